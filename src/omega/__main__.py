@@ -1,0 +1,5 @@
+"""Allow `python -m omega`."""
+
+from omega.cli import main
+
+main()

@@ -1,0 +1,53 @@
+"""Start-up: $OMEGA_HOME, bundled files, config, logging and the pieces built from them."""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omega.config import Config, load_config
+from omega.logs import register_secret, setup_logging
+from omega.paths import OmegaPaths, default_home, touch_private
+from omega.prompts import Prompts, deploy_bundled, load_prompts
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    """What every command needs: paths, validated config and prompts."""
+
+    paths: OmegaPaths
+    config: Config
+    prompts: Prompts
+    deployed: list[Path] = field(default_factory=list)
+
+
+def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtime:
+    """Prepare $OMEGA_HOME and load everything; raises ConfigError on a broken config."""
+    paths = OmegaPaths(home or default_home())
+    paths.ensure()
+    touch_private(paths.log)
+    config = load_config(paths.config)
+    for secret in _secret_values(config):
+        register_secret(secret)
+    setup_logging(paths.log, config.omega.log_level, stderr_level)
+    deployed = deploy_bundled(paths)
+    if paths.config.exists():
+        paths.config.chmod(0o600)
+    for path in deployed:
+        log.info("deployed bundled %s", path.name)
+    return Runtime(paths=paths, config=config, prompts=load_prompts(paths), deployed=deployed)
+
+
+def _secret_values(config: Config) -> list[str]:
+    p = config.provider
+    keys = [p.anthropic.api_key, p.openai.api_key, p.openrouter.api_key, p.gemini.api_key,
+            config.channel.telegram.bot_token]
+    values = [k.get_secret_value() for k in keys]
+    values += [os.environ.get(v, "") for v in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY",
+                                                 "GEMINI_API_KEY", "OPENROUTER_API_KEY",
+                                                 "TELEGRAM_BOT_TOKEN")]
+    return [v for v in values if v]

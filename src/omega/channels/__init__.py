@@ -1,0 +1,1 @@
+"""Messaging channels behind one protocol."""

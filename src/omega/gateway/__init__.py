@@ -1,0 +1,1 @@
+"""The gateway: dispatch, the message pipeline, prompts and commands."""

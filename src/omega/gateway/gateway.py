@@ -1,0 +1,106 @@
+"""The gateway: runs channels, persists and dispatches messages, one sender at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Sequence
+
+from omega import i18n
+from omega.channels.base import Channel
+from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.types import IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+SenderKey = tuple[str, str]
+
+
+class Gateway:
+    """Connects channels to the pipeline.
+
+    Different senders are answered concurrently; one sender's messages strictly in order,
+    later ones buffered (and acknowledged) while one is in flight. Every message is in the
+    durable inbox before it is processed and marked finished after its reply is sent.
+    """
+
+    def __init__(self, deps: PipelineDeps, channels: Sequence[Channel]) -> None:
+        self.deps = deps
+        self.channels = {channel.name: channel for channel in channels}
+        self._queues: dict[SenderKey, deque[IncomingMessage]] = {}
+        self._workers: dict[SenderKey, asyncio.Task[None]] = {}
+
+    async def submit(self, message: IncomingMessage) -> None:
+        """Accept a new message from a channel: persist it, then dispatch it."""
+        try:
+            await self.deps.store.call(self.deps.store.inbox_put, message)
+        except Exception:  # still answer; the log says the message was not durable
+            log.exception("could not persist incoming message %s", message.id)
+        await self._dispatch(message)
+
+    async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
+        key = (message.channel, message.sender_id)
+        queue = self._queues.setdefault(key, deque())
+        queue.append(message)
+        if key in self._workers:
+            if acknowledge:
+                await self.send(OutgoingMessage(message.channel, message.target,
+                                                i18n.message("busy_ack"), kind="ack"))
+            return
+        self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
+
+    async def _serve_sender(self, key: SenderKey) -> None:
+        queue = self._queues[key]
+        try:
+            while queue:
+                message = queue.popleft()
+                error = ""
+                try:
+                    await handle_message(self.deps, message, self.send)
+                except Exception as exc:  # the pipeline guards itself; this is the last net
+                    log.exception("message %s failed", message.id)
+                    error = repr(exc)[:500]
+                try:
+                    await self.deps.store.call(self.deps.store.inbox_finish, message.id, error)
+                except Exception:
+                    log.exception("could not mark message %s finished", message.id)
+        finally:
+            self._workers.pop(key, None)
+            self._queues.pop(key, None)
+
+    async def send(self, message: OutgoingMessage) -> None:
+        """Deliver through the message's channel; failures are logged, never raised."""
+        channel = self.channels.get(message.channel)
+        if channel is None:
+            log.warning("no channel %r for outgoing message", message.channel)
+            return
+        try:
+            await channel.send(message)
+        except Exception:
+            log.exception("sending on %s failed", message.channel)
+
+    async def replay_inbox(self) -> int:
+        """Dispatch messages left unfinished by an earlier run, in arrival order."""
+        pending = await self.deps.store.call(self.deps.store.inbox_pending)
+        for message in pending:
+            log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
+            await self._dispatch(message, acknowledge=False)
+        return len(pending)
+
+    async def drain(self) -> None:
+        """Wait until every buffered and in-flight message is answered."""
+        while self._workers:
+            await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
+
+    async def run(self) -> None:
+        """Replay the inbox, run every channel until its input ends, then drain."""
+        await self.replay_inbox()
+        results = await asyncio.gather(
+            *(channel.run(self.submit) for channel in self.channels.values()),
+            return_exceptions=True,
+        )
+        for name, result in zip(self.channels, results, strict=True):
+            if isinstance(result, BaseException):
+                log.error("channel %s stopped with an error: %r", name, result)
+        await self.drain()

@@ -1,0 +1,61 @@
+-- Conversations, messages (with FTS5), facts per sender, summaries.
+CREATE TABLE conversations (
+    id            TEXT PRIMARY KEY,
+    channel       TEXT NOT NULL,
+    sender_id     TEXT NOT NULL,
+    project       TEXT NOT NULL DEFAULT '',
+    status        TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'closed')),
+    started_at    TEXT NOT NULL,
+    last_activity TEXT NOT NULL,
+    closed_at     TEXT
+);
+CREATE INDEX idx_conversations_sender ON conversations (channel, sender_id, status);
+CREATE INDEX idx_conversations_activity ON conversations (status, last_activity);
+
+CREATE TABLE messages (
+    id              INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    channel         TEXT NOT NULL,
+    sender_id       TEXT NOT NULL,
+    role            TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+    content         TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+);
+CREATE INDEX idx_messages_conversation ON messages (conversation_id, id);
+CREATE INDEX idx_messages_sender ON messages (sender_id, id);
+
+CREATE VIRTUAL TABLE messages_fts USING fts5 (
+    content,
+    content = 'messages',
+    content_rowid = 'id',
+    tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER messages_fts_insert AFTER INSERT ON messages BEGIN
+    INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+CREATE TRIGGER messages_fts_delete AFTER DELETE ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+END;
+CREATE TRIGGER messages_fts_update AFTER UPDATE OF content ON messages BEGIN
+    INSERT INTO messages_fts (messages_fts, rowid, content) VALUES ('delete', old.id, old.content);
+    INSERT INTO messages_fts (rowid, content) VALUES (new.id, new.content);
+END;
+
+CREATE TABLE facts (
+    id         INTEGER PRIMARY KEY,
+    sender_id  TEXT NOT NULL,
+    key        TEXT NOT NULL,
+    value      TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (sender_id, key)
+);
+
+CREATE TABLE summaries (
+    id              INTEGER PRIMARY KEY,
+    conversation_id TEXT NOT NULL UNIQUE REFERENCES conversations (id) ON DELETE CASCADE,
+    sender_id       TEXT NOT NULL,
+    summary         TEXT NOT NULL,
+    created_at      TEXT NOT NULL
+);
+CREATE INDEX idx_summaries_sender ON summaries (sender_id, created_at);

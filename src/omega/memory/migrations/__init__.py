@@ -1,0 +1,87 @@
+"""Numbered SQL migrations, applied exactly once each, in order."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import resources
+
+_FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
+
+
+class SchemaTooNewError(Exception):
+    """The database was written by a newer Omega than this one."""
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One numbered SQL script."""
+
+    version: int
+    name: str
+    sql: str
+
+
+def bundled_migrations() -> list[Migration]:
+    """The migrations shipped in this package, sorted by version."""
+    found = []
+    for entry in resources.files(__package__).iterdir():
+        match = _FILE_NAME.match(entry.name)
+        if match:
+            found.append(
+                Migration(int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8"))
+            )
+    found.sort(key=lambda m: m.version)
+    versions = [m.version for m in found]
+    if len(set(versions)) != len(versions):
+        raise RuntimeError(f"duplicate migration versions: {versions}")
+    return found
+
+
+def applied_versions(conn: sqlite3.Connection) -> set[int]:
+    """Versions recorded in schema_migrations (creating that table if needed)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations ("
+        " version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)"
+    )
+    return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
+
+
+def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None) -> list[int]:
+    """Apply every pending migration atomically, in order; return the versions applied.
+
+    Raises SchemaTooNewError when the database holds a version this code does not know.
+    """
+    known = bundled_migrations() if migrations is None else migrations
+    done = applied_versions(conn)
+    newest_known = max((m.version for m in known), default=0)
+    unknown = sorted(v for v in done if v > newest_known)
+    if unknown:
+        raise SchemaTooNewError(
+            f"the database is at schema version {max(unknown)}, but this Omega only knows "
+            f"up to {newest_known}; upgrade Omega (or restore a backup) to use it"
+        )
+    applied = []
+    for migration in known:
+        if migration.version in done:
+            continue
+        stamp = datetime.now(UTC).isoformat(timespec="seconds")
+        # executescript commits any open transaction first, so BEGIN/COMMIT are in the script:
+        # either the whole migration and its bookkeeping row land, or nothing does.
+        script = (
+            "BEGIN;\n"
+            f"{migration.sql}\n;\n"
+            "INSERT INTO schema_migrations (version, name, applied_at) "
+            f"VALUES ({migration.version}, '{migration.name}', '{stamp}');\n"
+            "COMMIT;"
+        )
+        try:
+            conn.executescript(script)
+        except sqlite3.Error:
+            if conn.in_transaction:
+                conn.rollback()
+            raise
+        applied.append(migration.version)
+    return applied

@@ -1,0 +1,388 @@
+"""The SQLite store: conversations, messages (FTS5), facts, summaries, audit and the inbox.
+
+Methods are synchronous and thread-safe; async code calls them through `Store.call`, which
+runs them on the store's single database thread so the event loop never blocks on SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+import sqlite3
+import threading
+import uuid
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Literal, ParamSpec, TypeVar
+
+from omega.memory.migrations import migrate
+from omega.paths import PRIVATE_FILE_MODE, touch_private
+from omega.types import Attachment, ChatMessage, IncomingMessage, Role
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+AuditStatus = Literal["ok", "denied", "error"]
+
+
+def utc_now() -> str:
+    """Current UTC time in the one sortable text format the database uses."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def to_db_time(moment: datetime) -> str:
+    """Format an aware datetime in the database's UTC text format."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audited exchange (or denial, or error)."""
+
+    channel: str
+    sender_id: str
+    status: AuditStatus
+    sender_name: str = ""
+    input_text: str = ""
+    output_text: str = ""
+    provider: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    processing_ms: int = 0
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class RecalledMessage:
+    """A past message found by full-text search."""
+
+    conversation_id: str
+    role: Role
+    content: str
+    created_at: str
+
+
+_FTS_TOKEN = re.compile(r"\w+", re.UNICODE)
+
+
+def fts_query(text: str, max_terms: int = 8) -> str:
+    """Turn free text into a safe FTS5 OR-query of quoted terms ('' when nothing to search)."""
+    terms: list[str] = []
+    for token in _FTS_TOKEN.findall(text.lower()):
+        if len(token) >= 3 and token not in terms:
+            terms.append(token)
+        if len(terms) == max_terms:
+            break
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+class Store:
+    """Omega's memory.db."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        touch_private(path)
+        self._lock = threading.RLock()
+        self._executor: ThreadPoolExecutor | None = None
+        self._conn = sqlite3.connect(
+            path, check_same_thread=False, isolation_level=None, timeout=10.0
+        )
+        try:
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=NORMAL")
+            self._conn.execute("PRAGMA foreign_keys=ON")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            migrate(self._conn)
+        except Exception:
+            self._conn.close()
+            raise
+        self._secure_sidecars()
+
+    def _secure_sidecars(self) -> None:
+        for suffix in ("-wal", "-shm"):
+            sidecar = self.path.with_name(self.path.name + suffix)
+            if sidecar.exists():
+                sidecar.chmod(PRIVATE_FILE_MODE)
+
+    def close(self) -> None:
+        """Close the connection and the database thread."""
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+            self._executor = None
+        with self._lock:
+            self._conn.close()
+
+    async def call(self, fn: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+        """Run a store method on the database thread, keeping the event loop free."""
+        if self._executor is None:
+            self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="omega-db")
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            cursor.row_factory = sqlite3.Row
+            return list(cursor.fetchall())
+
+    # ---- conversations and messages -------------------------------------------------------
+
+    def _active_conversation(
+        self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str
+    ) -> str:
+        row = conn.execute(
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
+            (channel, sender_id),
+        ).fetchone()
+        if row:
+            return str(row[0])
+        conversation_id = uuid.uuid4().hex
+        conn.execute(
+            "INSERT INTO conversations (id, channel, sender_id, started_at, last_activity) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, channel, sender_id, now, now),
+        )
+        return conversation_id
+
+    def active_conversation(self, channel: str, sender_id: str) -> str:
+        """The sender's open conversation on this channel, created if there is none."""
+        with self._tx() as conn:
+            return self._active_conversation(conn, channel, sender_id, utc_now())
+
+    def store_exchange(self, channel: str, sender_id: str, user_text: str, reply_text: str) -> str:
+        """Save a user message and Omega's reply in one transaction; return the conversation."""
+        now = utc_now()
+        with self._tx() as conn:
+            conversation_id = self._active_conversation(conn, channel, sender_id, now)
+            conn.executemany(
+                "INSERT INTO messages (conversation_id, channel, sender_id, role, content, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (conversation_id, channel, sender_id, "user", user_text, now),
+                    (conversation_id, channel, sender_id, "assistant", reply_text, now),
+                ],
+            )
+            conn.execute(
+                "UPDATE conversations SET last_activity = ? WHERE id = ?", (now, conversation_id)
+            )
+        return conversation_id
+
+    def recent_messages(self, channel: str, sender_id: str, limit: int) -> list[ChatMessage]:
+        """The last `limit` messages of the sender's active conversation, oldest first."""
+        if limit <= 0:
+            return []
+        rows = self._query(
+            "SELECT m.role, m.content FROM messages m JOIN conversations c "
+            "ON c.id = m.conversation_id WHERE c.channel = ? AND c.sender_id = ? "
+            "AND c.status = 'active' ORDER BY m.id DESC LIMIT ?",
+            (channel, sender_id, limit),
+        )
+        return [ChatMessage(role=row["role"], content=row["content"]) for row in reversed(rows)]
+
+    def search_messages(
+        self, sender_id: str, text: str, limit: int = 5, exclude_conversation: str = ""
+    ) -> list[RecalledMessage]:
+        """Past messages of this sender related to `text` (FTS5, best matches first)."""
+        query = fts_query(text)
+        if not query or limit <= 0:
+            return []
+        rows = self._query(
+            "SELECT m.conversation_id, m.role, m.content, m.created_at FROM messages_fts f "
+            "JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? AND m.sender_id = ? "
+            "AND m.conversation_id != ? ORDER BY f.rank LIMIT ?",
+            (query, sender_id, exclude_conversation, limit),
+        )
+        return [
+            RecalledMessage(row["conversation_id"], row["role"], row["content"], row["created_at"])
+            for row in rows
+        ]
+
+    def idle_conversations(self, idle_minutes: int) -> list[tuple[str, str, str]]:
+        """Active conversations with no activity for `idle_minutes`: (id, channel, sender)."""
+        cutoff = to_db_time(datetime.now(UTC) - timedelta(minutes=idle_minutes))
+        rows = self._query(
+            "SELECT id, channel, sender_id FROM conversations "
+            "WHERE status = 'active' AND last_activity < ?",
+            (cutoff,),
+        )
+        return [(row["id"], row["channel"], row["sender_id"]) for row in rows]
+
+    def close_conversation(self, conversation_id: str, summary: str) -> None:
+        """Close a conversation and keep its summary."""
+        now = utc_now()
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT sender_id FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                return
+            conn.execute(
+                "UPDATE conversations SET status = 'closed', closed_at = ? WHERE id = ?",
+                (now, conversation_id),
+            )
+            if summary:
+                conn.execute(
+                    "INSERT OR REPLACE INTO summaries (conversation_id, sender_id, summary, "
+                    "created_at) VALUES (?, ?, ?, ?)",
+                    (conversation_id, row[0], summary, now),
+                )
+
+    def recent_summaries(self, sender_id: str, limit: int = 3) -> list[str]:
+        """The sender's latest conversation summaries, newest first."""
+        rows = self._query(
+            "SELECT summary FROM summaries WHERE sender_id = ? ORDER BY created_at DESC LIMIT ?",
+            (sender_id, limit),
+        )
+        return [row["summary"] for row in rows]
+
+    # ---- facts -----------------------------------------------------------------------------
+
+    def set_fact(self, sender_id: str, key: str, value: str) -> None:
+        """Remember (or update) one fact about a sender."""
+        now = utc_now()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO facts (sender_id, key, value, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (sender_id, key) "
+                "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (sender_id, key, value, now, now),
+            )
+
+    def facts(self, sender_id: str) -> dict[str, str]:
+        """Every fact known about a sender, in the order they were learned."""
+        rows = self._query(
+            "SELECT key, value FROM facts WHERE sender_id = ? ORDER BY id", (sender_id,)
+        )
+        return {row["key"]: row["value"] for row in rows}
+
+    def delete_facts(self, sender_id: str) -> int:
+        """Forget every fact about a sender; return how many were removed."""
+        with self._tx() as conn:
+            return conn.execute("DELETE FROM facts WHERE sender_id = ?", (sender_id,)).rowcount
+
+    # ---- audit -----------------------------------------------------------------------------
+
+    def audit(self, entry: AuditEntry) -> None:
+        """Append one entry to the audit log."""
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
+                "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
+                "processing_ms, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    utc_now(),
+                    entry.channel,
+                    entry.sender_id,
+                    entry.sender_name,
+                    entry.input_text,
+                    entry.output_text,
+                    entry.provider,
+                    entry.model,
+                    entry.input_tokens,
+                    entry.output_tokens,
+                    entry.cost_usd,
+                    entry.processing_ms,
+                    entry.status,
+                    entry.detail,
+                ),
+            )
+
+    def audit_entries(self, limit: int = 50) -> list[dict[str, object]]:
+        """The latest audit entries, newest first."""
+        rows = self._query("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(row) for row in rows]
+
+    # ---- durable inbox ---------------------------------------------------------------------
+
+    def inbox_put(self, message: IncomingMessage) -> None:
+        """Persist an incoming message before it is processed (idempotent on its id)."""
+        payload = json.dumps(
+            {
+                "channel": message.channel,
+                "sender_id": message.sender_id,
+                "sender_name": message.sender_name,
+                "text": message.text,
+                "is_group": message.is_group,
+                "reply_target": message.reply_target,
+                "received_at": message.received_at,
+                "attachments": [
+                    {
+                        "kind": a.kind,
+                        "name": a.name,
+                        "mime_type": a.mime_type,
+                        "data": base64.b64encode(a.data).decode("ascii"),
+                    }
+                    for a in message.attachments
+                ],
+            }
+        )
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT OR IGNORE INTO inbox (id, channel, sender_id, payload, received_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (message.id, message.channel, message.sender_id, payload, utc_now()),
+            )
+
+    def inbox_finish(self, message_id: str, error: str = "") -> None:
+        """Mark a message processed (done), or failed with the error that stopped it."""
+        status = "failed" if error else "done"
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE inbox SET status = ?, finished_at = ?, last_error = ?, "
+                "attempts = attempts + 1 WHERE id = ?",
+                (status, utc_now(), error or None, message_id),
+            )
+
+    def inbox_pending(self) -> list[IncomingMessage]:
+        """Messages received but never finished, in arrival order."""
+        rows = self._query("SELECT id, payload FROM inbox WHERE status = 'pending' ORDER BY seq")
+        pending = []
+        for row in rows:
+            data = json.loads(row["payload"])
+            attachments = [
+                Attachment(
+                    kind=a["kind"],
+                    data=base64.b64decode(a["data"]),
+                    name=a.get("name", ""),
+                    mime_type=a.get("mime_type", ""),
+                )
+                for a in data.pop("attachments", [])
+            ]
+            pending.append(IncomingMessage(id=row["id"], attachments=attachments, **data))
+        return pending
+
+    # ---- statistics ------------------------------------------------------------------------
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables, for status displays."""
+        tables = ("conversations", "messages", "facts", "summaries", "scheduled_tasks",
+                  "audit_log")
+        result = {}
+        with self._lock:
+            for table in tables:
+                result[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+            result["inbox_pending"] = int(
+                self._conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'pending'").fetchone()[0]
+            )
+        return result

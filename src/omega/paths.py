@@ -1,0 +1,108 @@
+"""The $OMEGA_HOME layout: the one place that knows file and folder names."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
+
+
+def default_home() -> Path:
+    """Return $OMEGA_HOME, or ~/.omega when it is not set."""
+    env = os.environ.get("OMEGA_HOME", "").strip()
+    return Path(env).expanduser() if env else Path.home() / ".omega"
+
+
+@dataclass(frozen=True)
+class OmegaPaths:
+    """Every durable location under one home directory."""
+
+    home: Path
+
+    @property
+    def config(self) -> Path:
+        return self.home / "config.toml"
+
+    @property
+    def db(self) -> Path:
+        return self.home / "memory.db"
+
+    @property
+    def log(self) -> Path:
+        return self.home / "omega.log"
+
+    @property
+    def system_prompt(self) -> Path:
+        return self.home / "SYSTEM_PROMPT.md"
+
+    @property
+    def welcome(self) -> Path:
+        return self.home / "WELCOME.toml"
+
+    @property
+    def heartbeat(self) -> Path:
+        return self.home / "HEARTBEAT.md"
+
+    @property
+    def self_healing(self) -> Path:
+        return self.home / "self-healing.json"
+
+    @property
+    def workspace(self) -> Path:
+        return self.home / "workspace"
+
+    @property
+    def inbox(self) -> Path:
+        return self.workspace / "inbox"
+
+    @property
+    def skills(self) -> Path:
+        return self.home / "skills"
+
+    @property
+    def projects(self) -> Path:
+        return self.home / "projects"
+
+    @property
+    def tools(self) -> Path:
+        return self.home / "tools"
+
+    @property
+    def scaffolds(self) -> Path:
+        return self.home / "scaffolds"
+
+    @property
+    def whatsapp(self) -> Path:
+        return self.home / "whatsapp"
+
+    def ensure(self) -> None:
+        """Create the home and its folders (owner-only), idempotently."""
+        for folder in (
+            self.home,
+            self.workspace,
+            self.inbox,
+            self.skills,
+            self.projects,
+            self.tools,
+            self.scaffolds,
+        ):
+            folder.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.home, PRIVATE_DIR_MODE)
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write text to a file readable only by its owner (0600), creating it if needed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, PRIVATE_FILE_MODE)
+
+
+def touch_private(path: Path) -> None:
+    """Make sure a file exists with owner-only permissions."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, PRIVATE_FILE_MODE)
+    os.close(fd)
+    os.chmod(path, PRIVATE_FILE_MODE)

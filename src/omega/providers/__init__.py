@@ -1,0 +1,76 @@
+"""AI providers behind one protocol, and the factory that picks and builds one."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping
+
+from omega.config import Config
+from omega.paths import OmegaPaths
+from omega.providers.base import Provider, ProviderError
+
+__all__ = [
+    "Provider", "ProviderError", "build_provider", "provider_timeout", "resolve_provider_name",
+]
+
+# Order of preference for an API key found in the environment (auto-selection).
+_ENV_KEY_PROVIDERS = (
+    ("ANTHROPIC_API_KEY", "anthropic"),
+    ("OPENAI_API_KEY", "openai"),
+    ("GEMINI_API_KEY", "gemini"),
+    ("OPENROUTER_API_KEY", "openrouter"),
+)
+
+
+def resolve_provider_name(config: Config, environ: Mapping[str, str] | None = None) -> str:
+    """The configured provider, or with `auto`: claude CLI on PATH, else an env API key,
+    else the bundled local model."""
+    if config.provider.default != "auto":
+        return config.provider.default
+    env = os.environ if environ is None else environ
+    if shutil.which("claude", path=env.get("PATH")):
+        return "claude-code"
+    for var, name in _ENV_KEY_PROVIDERS:
+        if env.get(var, "").strip():
+            return name
+    return "local"
+
+
+def build_provider(name: str, config: Config, paths: OmegaPaths) -> Provider:
+    """Construct the named provider from its config section (imports only what it needs)."""
+    p = config.provider
+    if name == "local":
+        from omega.providers.local import LocalProvider
+
+        return LocalProvider(p.local)
+    if name == "claude-code":
+        from omega.providers.claude_code import ClaudeCodeProvider
+
+        return ClaudeCodeProvider(p.claude_code, paths.workspace)
+    from omega.providers.api import ApiProvider, ApiSettings
+
+    section = {
+        "openai": p.openai, "ollama": p.ollama, "openrouter": p.openrouter,
+        "anthropic": p.anthropic, "gemini": p.gemini,
+    }.get(name)
+    if section is None:
+        raise ProviderError(f"unknown provider {name!r}", kind="unavailable")
+    api_key = getattr(section, "api_key", None)
+    return ApiProvider(
+        ApiSettings(
+            name=name,
+            model=section.model,
+            api_key=api_key.get_secret_value() if api_key is not None else "",
+            base_url=getattr(section, "base_url", ""),
+            model_complex=section.model_complex,
+            timeout_secs=p.timeout_secs,
+        )
+    )
+
+
+def provider_timeout(name: str, config: Config) -> float:
+    """How long the gateway waits for one answer from this provider."""
+    if name == "claude-code":
+        return float(config.provider.claude_code.timeout_secs) + 5.0
+    return config.provider.timeout_secs

@@ -1,0 +1,35 @@
+"""The Provider protocol every AI backend implements, and its error type."""
+
+from __future__ import annotations
+
+from typing import Literal, Protocol, runtime_checkable
+
+from omega.types import Context, Reply
+
+ErrorKind = Literal["timeout", "unavailable", "rate_limit", "error"]
+
+
+class ProviderError(Exception):
+    """A provider could not answer; `kind` picks the friendly message shown to the user."""
+
+    def __init__(self, message: str, kind: ErrorKind = "error") -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """An AI backend: turns a Context into a Reply."""
+
+    @property
+    def name(self) -> str:
+        """Short provider name, as in config (`openai`, `local`, ...)."""
+        ...
+
+    def availability(self) -> tuple[bool, str]:
+        """Whether the provider can be used now, and a one-line reason (no secrets)."""
+        ...
+
+    async def complete(self, context: Context) -> Reply:
+        """Answer the context's conversation; raise ProviderError on failure."""
+        ...

@@ -1,0 +1,113 @@
+"""The messages and values that flow between channels, the gateway and providers."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Role = Literal["user", "assistant", "system"]
+OutgoingKind = Literal["reply", "ack", "status", "alert", "reminder", "error", "photo"]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A file that came with a message; `name` is untrusted and never used as a path."""
+
+    kind: Literal["image", "document", "audio", "video"]
+    data: bytes
+    name: str = ""
+    mime_type: str = ""
+
+
+@dataclass
+class IncomingMessage:
+    """One message from a person on some channel."""
+
+    channel: str
+    sender_id: str
+    text: str
+    sender_name: str = ""
+    is_group: bool = False
+    reply_target: str = ""
+    attachments: list[Attachment] = field(default_factory=list)
+    id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    received_at: float = field(default_factory=time.time)
+
+    @property
+    def target(self) -> str:
+        """Where replies go: the explicit reply target, else the sender."""
+        return self.reply_target or self.sender_id
+
+
+@dataclass(frozen=True)
+class OutgoingMessage:
+    """One message Omega sends."""
+
+    channel: str
+    target: str
+    text: str
+    kind: OutgoingKind = "reply"
+    photo: bytes | None = None
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One turn of history given to a provider."""
+
+    role: Role
+    content: str
+
+
+@dataclass
+class Context:
+    """Everything a provider needs for one completion."""
+
+    system_prompt: str
+    messages: list[ChatMessage]
+    model: str | None = None
+    max_tokens: int | None = None
+    sender_id: str = ""
+    channel: str = ""
+
+    @property
+    def prompt(self) -> str:
+        """The latest user message."""
+        for message in reversed(self.messages):
+            if message.role == "user":
+                return message.content
+        return ""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts and cost of one completion (cost in USD, None when unknown)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call a provider made while answering."""
+
+    name: str
+    arguments: dict[str, Any]
+    ok: bool
+    result_preview: str = ""
+    duration_ms: int = 0
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A provider's answer."""
+
+    text: str
+    provider: str
+    model: str = ""
+    usage: Usage = field(default_factory=Usage)
+    tool_calls: tuple[ToolCall, ...] = ()
+    session_id: str | None = None
+    elapsed_ms: int = 0
