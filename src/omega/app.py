@@ -44,10 +44,22 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
 
 def _secret_values(config: Config) -> list[str]:
     p = config.provider
-    keys = [p.anthropic.api_key, p.openai.api_key, p.openrouter.api_key, p.gemini.api_key,
-            config.channel.telegram.bot_token]
+    keys = [
+        p.anthropic.api_key,
+        p.openai.api_key,
+        p.openrouter.api_key,
+        p.gemini.api_key,
+        config.channel.telegram.bot_token,
+    ]
     values = [k.get_secret_value() for k in keys]
-    values += [os.environ.get(v, "") for v in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY",
-                                                 "GEMINI_API_KEY", "OPENROUTER_API_KEY",
-                                                 "TELEGRAM_BOT_TOKEN")]
+    values += [
+        os.environ.get(v, "")
+        for v in (
+            "ANTHROPIC_API_KEY",
+            "OPENAI_API_KEY",
+            "GEMINI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "TELEGRAM_BOT_TOKEN",
+        )
+    ]
     return [v for v in values if v]

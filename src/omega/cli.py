@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from omega import __version__
+
+if TYPE_CHECKING:
+    from omega.app import Runtime
+    from omega.memory import Store
 
 app = typer.Typer(
     name="omega",
@@ -55,7 +59,7 @@ def _main(
         raise typer.Exit(0)
 
 
-def _runtime(stderr_level: str = "warning"):  # type: ignore[no-untyped-def]
+def _runtime(stderr_level: str = "warning") -> Runtime:
     from omega.app import bootstrap
     from omega.config import ConfigError
 
@@ -67,7 +71,7 @@ def _runtime(stderr_level: str = "warning"):  # type: ignore[no-untyped-def]
         _fail(f"cannot prepare the data directory: {exc}")
 
 
-def _open_store(runtime):  # type: ignore[no-untyped-def]
+def _open_store(runtime: Runtime) -> Store:
     import sqlite3
 
     from omega.memory import SchemaTooNewError, Store
@@ -82,9 +86,13 @@ def _open_store(runtime):  # type: ignore[no-untyped-def]
 
 @app.command()
 def chat(
-    jsonl: Annotated[bool, typer.Option(
-        "--jsonl", help="Read one JSON object per line on stdin; write one per message on stdout."
-    )] = False,
+    jsonl: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl",
+            help="Read one JSON object per line on stdin; write one per message on stdout.",
+        ),
+    ] = False,
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
@@ -99,8 +107,9 @@ def chat(
     ok, reason = provider.availability()
     if not ok:
         sys.stderr.write(f"omega: warning: provider {name} is not available: {reason}\n")
-    deps = PipelineDeps(runtime.config, runtime.prompts, store, provider,
-                        provider_timeout(name, runtime.config))
+    deps = PipelineDeps(
+        runtime.config, runtime.prompts, store, provider, provider_timeout(name, runtime.config)
+    )
     channel = JsonlChannel() if jsonl else InteractiveChannel(runtime.config.omega.name)
     gateway = Gateway(deps, [channel])
     try:
@@ -116,8 +125,12 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
     """Ask one question and print the answer (no memory, no channels)."""
     from omega.gateway.pipeline import friendly_error
     from omega.memory.context import build_context
-    from omega.providers import ProviderError, build_provider, provider_timeout
-    from omega.providers import resolve_provider_name
+    from omega.providers import (
+        ProviderError,
+        build_provider,
+        provider_timeout,
+        resolve_provider_name,
+    )
     from omega.types import IncomingMessage
 
     if not question.strip():
@@ -130,8 +143,9 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 
     async def one_shot() -> str:
         try:
-            reply = await asyncio.wait_for(provider.complete(context),
-                                           provider_timeout(name, runtime.config))
+            reply = await asyncio.wait_for(
+                provider.complete(context), provider_timeout(name, runtime.config)
+            )
         except TimeoutError:
             raise ProviderError("timed out", kind="timeout") from None
         return reply.text
@@ -148,9 +162,6 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
-    from rich.console import Console
-    from rich.table import Table
-
     from omega.providers import build_provider, resolve_provider_name
 
     runtime = _runtime()
@@ -162,26 +173,32 @@ def status() -> None:
     config = runtime.config
     name = resolve_provider_name(config)
     ok, reason = build_provider(name, config, runtime.paths).availability()
-    db_size = sum(
-        p.stat().st_size for p in runtime.paths.home.glob("memory.db*") if p.is_file()
-    )
-    table = Table(show_header=False, box=None)
-    table.add_row("version", __version__)
+    db_size = sum(p.stat().st_size for p in runtime.paths.home.glob("memory.db*") if p.is_file())
     source = "" if config.provider.default != "auto" else " (auto-selected)"
-    table.add_row("provider", f"{name}{source}")
-    table.add_row("available", f"{'yes' if ok else 'no'} - {reason}")
-    table.add_row("data dir", str(runtime.paths.home))
-    table.add_row("config", str(runtime.paths.config) if runtime.paths.config.exists()
-                  else "(none: defaults)")
-    table.add_row("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)")
-    for key, value in counts.items():
-        table.add_row(key.replace("_", " "), str(value))
+    rows: list[tuple[str, str]] = [
+        ("version", __version__),
+        ("provider", f"{name}{source}"),
+        ("available", f"{'yes' if ok else 'no'} - {reason}"),
+        ("data dir", str(runtime.paths.home)),
+        (
+            "config",
+            str(runtime.paths.config) if runtime.paths.config.exists() else "(none: defaults)",
+        ),
+        ("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)"),
+    ]
+    rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     p = config.provider
-    for section, secret in (("anthropic", p.anthropic.api_key), ("openai", p.openai.api_key),
-                            ("gemini", p.gemini.api_key), ("openrouter", p.openrouter.api_key),
-                            ("telegram", config.channel.telegram.bot_token)):
-        table.add_row(f"{section} key", "set (hidden)" if secret.get_secret_value() else "not set")
-    Console().print(table)
+    for section, secret in (
+        ("anthropic", p.anthropic.api_key),
+        ("openai", p.openai.api_key),
+        ("gemini", p.gemini.api_key),
+        ("openrouter", p.openrouter.api_key),
+        ("telegram", config.channel.telegram.bot_token),
+    ):
+        rows.append((f"{section} key", "set (hidden)" if secret.get_secret_value() else "not set"))
+    width = max(len(key) for key, _ in rows) + 2
+    for key, value in rows:
+        typer.echo(f"{key:<{width}}{value}")
 
 
 def main() -> None:

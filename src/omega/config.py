@@ -66,36 +66,36 @@ class ClaudeCodeConfig(_Section):
     max_resume_attempts: Annotated[int, Field(ge=0)] = 5
 
 
-class AnthropicConfig(_Section):
+class ApiProviderConfig(_Section):
+    """Settings shared by every HTTP API provider."""
+
     api_key: SecretStr = SecretStr("")
+    base_url: str = ""  # empty: the provider's public endpoint
+    model: str = ""
+    model_complex: str = ""  # empty: same as model
+
+
+class AnthropicConfig(ApiProviderConfig):
     model: str = "claude-sonnet-4-6"
-    model_complex: str = ""
 
 
-class OpenAIConfig(_Section):
-    api_key: SecretStr = SecretStr("")
+class OpenAIConfig(ApiProviderConfig):
     base_url: str = "https://api.openai.com/v1"
     model: str = "gpt-4o-mini"
-    model_complex: str = ""
 
 
-class OllamaConfig(_Section):
+class OllamaConfig(ApiProviderConfig):
     base_url: str = "http://localhost:11434/v1"
     model: str = "llama3.2"
-    model_complex: str = ""
 
 
-class OpenRouterConfig(_Section):
-    api_key: SecretStr = SecretStr("")
+class OpenRouterConfig(ApiProviderConfig):
     base_url: str = "https://openrouter.ai/api/v1"
     model: str = "anthropic/claude-sonnet-4"
-    model_complex: str = ""
 
 
-class GeminiConfig(_Section):
-    api_key: SecretStr = SecretStr("")
+class GeminiConfig(ApiProviderConfig):
     model: str = "gemini-2.5-flash"
-    model_complex: str = ""
 
 
 class LocalConfig(_Section):
@@ -107,8 +107,9 @@ class LocalConfig(_Section):
 
 
 class ProviderSection(_Section):
-    default: Literal["auto", "claude-code", "anthropic", "openai", "ollama", "openrouter",
-                     "gemini", "local"] = "auto"
+    default: Literal[
+        "auto", "claude-code", "anthropic", "openai", "ollama", "openrouter", "gemini", "local"
+    ] = "auto"
     timeout_secs: Annotated[float, Field(gt=0)] = 120.0
     fallback: list[ProviderName] = Field(default_factory=list)
     claude_code: ClaudeCodeConfig = Field(default_factory=ClaudeCodeConfig, alias="claude-code")
@@ -280,10 +281,7 @@ def _format_validation_error(
     for item in error.errors():
         loc = tuple(str(part) for part in item["loc"])
         key = ".".join(loc) or "(top level)"
-        if item["type"] == "extra_forbidden":
-            problem = "unknown key"
-        else:
-            problem = item["msg"]
+        problem = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
         source = origins.get(tuple(_norm(p) for p in loc))
         where = f"env {source}" if source else str(config_path)
         lines.append(f"{where}: key '{key}': {problem}")

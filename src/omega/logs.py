@@ -14,10 +14,10 @@ from omega.paths import touch_private
 REDACTED = "[REDACTED]"
 # Shapes of credentials that must never reach a log even if nobody registered them.
 _SECRET_PATTERNS = [
-    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),                     # OpenAI / Anthropic style keys
-    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),                   # Google API keys
-    re.compile(r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}\b"),          # Telegram bot tokens
-    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),         # Authorization headers
+    re.compile(r"sk-[A-Za-z0-9_\-]{8,}"),  # OpenAI / Anthropic style keys
+    re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
+    re.compile(r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}\b"),  # Telegram bot tokens
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),  # Authorization headers
     re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&]{4,}"),
 ]
 
@@ -60,7 +60,9 @@ class RedactingFilter(logging.Filter):
         return True
 
 
-def setup_logging(log_file: Path | None, level: str = "info", stderr_level: str = "warning") -> None:
+def setup_logging(
+    log_file: Path | None, level: str = "info", stderr_level: str = "warning"
+) -> None:
     """Send logs to the file (0600, rotated) and stderr; safe to call more than once."""
     root = logging.getLogger()
     for handler in list(root.handlers):
@@ -84,7 +86,9 @@ def setup_logging(log_file: Path | None, level: str = "info", stderr_level: str 
         handler.addFilter(RedactingFilter())
         handler._omega = True  # type: ignore[attr-defined]
         root.addHandler(handler)
-    root.setLevel(min(logging.getLevelName(level.upper()), logging.getLevelName(stderr_level.upper())))
+    root.setLevel(
+        min(logging.getLevelName(level.upper()), logging.getLevelName(stderr_level.upper()))
+    )
     # Third-party HTTP clients log full URLs at DEBUG/INFO; keep them quiet unless asked.
     for noisy in ("httpx", "httpcore", "openai", "anthropic", "google_genai", "hpack"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

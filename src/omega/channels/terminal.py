@@ -18,8 +18,9 @@ log = logging.getLogger(__name__)
 _EOF = object()
 
 
-def _start_line_reader(stream: IO[str], loop: asyncio.AbstractEventLoop,
-                       queue: asyncio.Queue[object]) -> threading.Thread:
+def _start_line_reader(
+    stream: IO[str], loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[object]
+) -> threading.Thread:
     """Read lines on a daemon thread (so a blocked read never holds up exit)."""
 
     def pump() -> None:
@@ -52,7 +53,12 @@ async def _read_line(stream: IO[str], prompt: str) -> str | None:
             line: str | None = stream.readline() or None
         except (OSError, ValueError):
             line = None
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
+
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(line)
+
+        loop.call_soon_threadsafe(deliver)
 
     threading.Thread(target=read, name="omega-stdin", daemon=True).start()
     return await future
@@ -84,16 +90,23 @@ def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
     if not isinstance(is_group, bool):
         raise ValueError("field 'is_group' must be true or false")
     return IncomingMessage(
-        channel="terminal", sender_id=sender_id.strip(), sender_name=sender_name,
-        text=text, is_group=is_group,
+        channel="terminal",
+        sender_id=sender_id.strip(),
+        sender_name=sender_name,
+        text=text,
+        is_group=is_group,
     )
 
 
 class JsonlChannel:
     """Scriptable terminal: one JSON object per line in, one per outgoing message out."""
 
-    def __init__(self, stdin: IO[str] | None = None, stdout: IO[str] | None = None,
-                 default_sender: str | None = None) -> None:
+    def __init__(
+        self,
+        stdin: IO[str] | None = None,
+        stdout: IO[str] | None = None,
+        default_sender: str | None = None,
+    ) -> None:
         self._stdin = stdin or sys.stdin
         self._stdout = stdout or sys.stdout
         self._default_sender = default_sender or getpass.getuser()
@@ -131,8 +144,9 @@ class JsonlChannel:
                 message = parse_jsonl_line(line, self._default_sender)
             except ValueError as exc:
                 log.warning("jsonl input line %d rejected: %s", line_no, exc)
-                self._write({"to": None, "kind": "error",
-                             "text": f"input line {line_no} ignored: {exc}"})
+                self._write(
+                    {"to": None, "kind": "error", "text": f"input line {line_no} ignored: {exc}"}
+                )
                 continue
             await submit(message)
 

@@ -45,8 +45,11 @@ class Gateway:
         queue.append(message)
         if key in self._workers:
             if acknowledge:
-                await self.send(OutgoingMessage(message.channel, message.target,
-                                                i18n.message("busy_ack"), kind="ack"))
+                await self.send(
+                    OutgoingMessage(
+                        message.channel, message.target, i18n.message("busy_ack"), kind="ack"
+                    )
+                )
             return
         self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
 
@@ -94,7 +97,11 @@ class Gateway:
             await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
 
     async def run(self) -> None:
-        """Replay the inbox, run every channel until its input ends, then drain."""
+        """Warm the provider, replay the inbox, run every channel until its input ends, drain."""
+        try:
+            await self.deps.provider.prepare()
+        except Exception as exc:  # an unavailable provider still lets channels answer kindly
+            log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
         await self.replay_inbox()
         results = await asyncio.gather(
             *(channel.run(self.submit) for channel in self.channels.values()),

@@ -35,8 +35,11 @@ class PipelineDeps:
 def friendly_error(error: ProviderError | Exception, language: str = "English") -> str:
     """The message a user sees instead of a raw provider error."""
     kind = error.kind if isinstance(error, ProviderError) else "error"
-    key = {"timeout": "error_timeout", "unavailable": "error_unavailable",
-           "rate_limit": "error_rate_limit"}.get(kind, "error_generic")
+    key = {
+        "timeout": "error_timeout",
+        "unavailable": "error_unavailable",
+        "rate_limit": "error_rate_limit",
+    }.get(kind, "error_generic")
     return i18n.message(key, language)
 
 
@@ -53,8 +56,8 @@ async def _ask_provider(deps: PipelineDeps, context: Context) -> Reply:
         return await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
     except TimeoutError:
         raise ProviderError(
-            f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s",
-            kind="timeout") from None
+            f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
+        ) from None
     except ProviderError:
         raise
     except Exception as exc:  # a provider bug is still only a friendly message for the user
@@ -69,9 +72,7 @@ async def _safely(what: str, store: Store, fn: Callable[..., object], *args: obj
         log.exception("%s failed; the reply still goes out", what)
 
 
-async def handle_message(
-    deps: PipelineDeps, message: IncomingMessage, send: SendFn
-) -> None:
+async def handle_message(deps: PipelineDeps, message: IncomingMessage, send: SendFn) -> None:
     """Answer one message: context -> provider -> store -> audit -> send."""
     started = time.perf_counter()
     context = await _context(deps, message)
@@ -80,21 +81,51 @@ async def handle_message(
     except ProviderError as exc:
         log.error("provider error for %s/%s: %s", message.channel, message.sender_id, exc)
         text = friendly_error(exc)
-        await _safely("audit", deps.store, deps.store.audit, AuditEntry(
-            channel=message.channel, sender_id=message.sender_id,
-            sender_name=message.sender_name, input_text=message.text, output_text=text,
-            provider=deps.provider.name, status="error", detail=str(exc)[:2000],
-            processing_ms=int((time.perf_counter() - started) * 1000)))
+        await _safely(
+            "audit",
+            deps.store,
+            deps.store.audit,
+            AuditEntry(
+                channel=message.channel,
+                sender_id=message.sender_id,
+                sender_name=message.sender_name,
+                input_text=message.text,
+                output_text=text,
+                provider=deps.provider.name,
+                status="error",
+                detail=str(exc)[:2000],
+                processing_ms=int((time.perf_counter() - started) * 1000),
+            ),
+        )
         await send(OutgoingMessage(message.channel, message.target, text, kind="error"))
         return
     text = reply.text or "…"
-    await _safely("store exchange", deps.store, deps.store.store_exchange, message.channel,
-                  message.sender_id, message.text, text)
-    await _safely("audit", deps.store, deps.store.audit, AuditEntry(
-        channel=message.channel, sender_id=message.sender_id, sender_name=message.sender_name,
-        input_text=message.text, output_text=text, provider=reply.provider, model=reply.model,
-        input_tokens=reply.usage.input_tokens, output_tokens=reply.usage.output_tokens,
-        cost_usd=reply.usage.cost_usd, status="ok",
-        processing_ms=int((time.perf_counter() - started) * 1000)))
+    await _safely(
+        "store exchange",
+        deps.store,
+        deps.store.store_exchange,
+        message.channel,
+        message.sender_id,
+        message.text,
+        text,
+    )
+    await _safely(
+        "audit",
+        deps.store,
+        deps.store.audit,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            output_text=text,
+            provider=reply.provider,
+            model=reply.model,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.usage.cost_usd,
+            status="ok",
+            processing_ms=int((time.perf_counter() - started) * 1000),
+        ),
+    )
     await send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
-

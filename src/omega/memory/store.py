@@ -376,13 +376,16 @@ class Store:
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables, for status displays."""
-        tables = ("conversations", "messages", "facts", "summaries", "scheduled_tasks",
-                  "audit_log")
+        tables = ("conversations", "messages", "facts", "summaries", "scheduled_tasks", "audit_log")
         result = {}
         with self._lock:
             for table in tables:
-                result[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+                result[table] = int(
+                    self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                )
             result["inbox_pending"] = int(
-                self._conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'pending'").fetchone()[0]
+                self._conn.execute(
+                    "SELECT COUNT(*) FROM inbox WHERE status = 'pending'"
+                ).fetchone()[0]
             )
         return result

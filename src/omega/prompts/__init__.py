@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -12,7 +13,14 @@ from omega.paths import OmegaPaths, write_private
 
 BUNDLED_FILES = ("SYSTEM_PROMPT.md", "WELCOME.toml")
 LANGUAGES = (
-    "English", "Spanish", "Portuguese", "French", "German", "Italian", "Dutch", "Russian",
+    "English",
+    "Spanish",
+    "Portuguese",
+    "French",
+    "German",
+    "Italian",
+    "Dutch",
+    "Russian",
 )
 _SECTION = re.compile(r"^##\s+(Identity|Soul|System)\s*$", re.MULTILINE | re.IGNORECASE)
 
@@ -68,10 +76,8 @@ def load_prompts(paths: OmegaPaths) -> Prompts:
     except (OSError, UnicodeDecodeError):
         sections = {}
     welcome = _welcome_messages(tomllib.loads(bundled_text("WELCOME.toml")))
-    try:
+    with contextlib.suppress(OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         welcome.update(_welcome_messages(tomllib.loads(paths.welcome.read_text("utf-8"))))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
-        pass
     return Prompts(
         identity=sections.get("identity", bundled["identity"]),
         soul=sections.get("soul", bundled["soul"]),

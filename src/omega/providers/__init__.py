@@ -6,12 +6,16 @@ import os
 import shutil
 from collections.abc import Mapping
 
-from omega.config import Config
+from omega.config import ApiProviderConfig, Config
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
 
 __all__ = [
-    "Provider", "ProviderError", "build_provider", "provider_timeout", "resolve_provider_name",
+    "Provider",
+    "ProviderError",
+    "build_provider",
+    "provider_timeout",
+    "resolve_provider_name",
 ]
 
 # Order of preference for an API key found in the environment (auto-selection).
@@ -50,19 +54,22 @@ def build_provider(name: str, config: Config, paths: OmegaPaths) -> Provider:
         return ClaudeCodeProvider(p.claude_code, paths.workspace)
     from omega.providers.api import ApiProvider, ApiSettings
 
-    section = {
-        "openai": p.openai, "ollama": p.ollama, "openrouter": p.openrouter,
-        "anthropic": p.anthropic, "gemini": p.gemini,
-    }.get(name)
+    sections: dict[str, ApiProviderConfig] = {
+        "openai": p.openai,
+        "ollama": p.ollama,
+        "openrouter": p.openrouter,
+        "anthropic": p.anthropic,
+        "gemini": p.gemini,
+    }
+    section = sections.get(name)
     if section is None:
         raise ProviderError(f"unknown provider {name!r}", kind="unavailable")
-    api_key = getattr(section, "api_key", None)
     return ApiProvider(
         ApiSettings(
             name=name,
             model=section.model,
-            api_key=api_key.get_secret_value() if api_key is not None else "",
-            base_url=getattr(section, "base_url", ""),
+            api_key=section.api_key.get_secret_value(),
+            base_url=section.base_url,
             model_complex=section.model_complex,
             timeout_secs=p.timeout_secs,
         )

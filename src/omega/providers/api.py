@@ -3,12 +3,13 @@ Anthropic and Gemini. pydantic-ai is imported lazily so CLI start-up stays fast.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from omega.providers.base import ProviderError
+from omega.providers.base import ErrorKind, ProviderError
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
@@ -87,6 +88,14 @@ class ApiProvider:
         self._models[model_name] = model
         return model
 
+    async def prepare(self) -> None:
+        def load() -> None:
+            import pydantic_ai.direct  # noqa: F401  (the first import costs about a second)
+
+            self._model(self.settings.model)
+
+        await asyncio.to_thread(load)
+
     async def complete(self, context: Context) -> Reply:
         from pydantic_ai import exceptions
         from pydantic_ai.direct import model_request
@@ -105,17 +114,22 @@ class ApiProvider:
                 self._model(model_name), to_model_messages(context), model_settings=settings
             )
         except exceptions.ModelHTTPError as exc:
-            kind = "rate_limit" if exc.status_code == 429 else "error"
-            raise ProviderError(f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}",
-                                kind=kind) from exc
-        except (exceptions.ModelAPIError, exceptions.UnexpectedModelBehavior,
-                exceptions.UserError) as exc:
-            kind = "timeout" if "timed out" in str(exc).lower() else "error"
-            raise ProviderError(f"{self.name}: {exc}", kind=kind) from exc
+            kind: ErrorKind = "rate_limit" if exc.status_code == 429 else "error"
+            raise ProviderError(
+                f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}", kind=kind
+            ) from exc
+        except (
+            exceptions.ModelAPIError,
+            exceptions.UnexpectedModelBehavior,
+            exceptions.UserError,
+        ) as exc:
+            api_kind: ErrorKind = "timeout" if "timed out" in str(exc).lower() else "error"
+            raise ProviderError(f"{self.name}: {exc}", kind=api_kind) from exc
         except TimeoutError as exc:
             raise ProviderError(f"{self.name}: request timed out", kind="timeout") from exc
         text = "".join(
-            str(getattr(part, "content", "")) for part in response.parts
+            str(getattr(part, "content", ""))
+            for part in response.parts
             if getattr(part, "part_kind", "") == "text"
         ).strip()
         return Reply(
@@ -134,7 +148,6 @@ class ApiProvider:
 def to_model_messages(context: Context) -> list[ModelMessage]:
     """Turn Omega's context into pydantic-ai messages: system prompt first, then the turns."""
     from pydantic_ai.messages import (
-        ModelMessage,
         ModelRequest,
         ModelResponse,
         SystemPromptPart,

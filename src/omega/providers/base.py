@@ -30,6 +30,10 @@ class Provider(Protocol):
         """Whether the provider can be used now, and a one-line reason (no secrets)."""
         ...
 
+    async def prepare(self) -> None:
+        """Load what the first call would otherwise load (libraries, weights), off the loop."""
+        ...
+
     async def complete(self, context: Context) -> Reply:
         """Answer the context's conversation; raise ProviderError on failure."""
         ...

@@ -42,16 +42,24 @@ class ClaudeCodeProvider:
             return False, "`claude` CLI not found on PATH"
         return True, f"{path} (model {self._config.model})"
 
+    async def prepare(self) -> None:
+        return None  # the CLI is a separate process; nothing to load here
+
     async def complete(self, context: Context) -> Reply:
         executable = shutil.which(self._executable)
         if executable is None:
             raise ProviderError("`claude` CLI not found on PATH", kind="unavailable")
         model = context.model or self._config.model
         args = [
-            executable, "-p", render_prompt(context),
-            "--output-format", "json",
-            "--model", model,
-            "--max-turns", str(self._config.max_turns),
+            executable,
+            "-p",
+            render_prompt(context),
+            "--output-format",
+            "json",
+            "--model",
+            model,
+            "--max-turns",
+            str(self._config.max_turns),
         ]
         if context.system_prompt:
             args += ["--append-system-prompt", context.system_prompt]
@@ -61,9 +69,12 @@ class ClaudeCodeProvider:
         self._workspace.mkdir(parents=True, exist_ok=True)
         started = time.perf_counter()
         proc = await asyncio.create_subprocess_exec(
-            *args, cwd=self._workspace, env=env,
+            *args,
+            cwd=self._workspace,
+            env=env,
             stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
         )
         try:
             out, err = await asyncio.wait_for(proc.communicate(), self._config.timeout_secs)

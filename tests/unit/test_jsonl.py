@@ -1,0 +1,63 @@
+"""Parsing `omega chat --jsonl` input lines: strict about fields, never crashes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omega.channels.terminal import parse_jsonl_line
+
+
+def test_only_text_is_required() -> None:
+    message = parse_jsonl_line('{"text": "hi"}', default_sender="me")
+    assert (message.text, message.sender_id, message.is_group) == ("hi", "me", False)
+    assert message.channel == "terminal"
+
+
+def test_all_fields() -> None:
+    line = json.dumps({"text": "yo", "sender_id": 42, "sender_name": "Ann", "is_group": True})
+    message = parse_jsonl_line(line, default_sender="me")
+    assert (message.sender_id, message.sender_name, message.is_group) == ("42", "Ann", True)
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("not json", "not valid JSON"),
+        ("[1, 2]", "JSON object"),
+        ('{"sender_id": "a"}', "'text' is required"),
+        ('{"text": 5}', "'text' is required"),
+        ('{"text": "x", "sender_id": ""}', "sender_id"),
+        ('{"text": "x", "is_group": "yes"}', "is_group"),
+        ('{"text": "x", "sender_name": []}', "sender_name"),
+    ],
+)
+def test_bad_lines_are_rejected_with_a_reason(line: str, problem: str) -> None:
+    with pytest.raises(ValueError, match=problem):
+        parse_jsonl_line(line, default_sender="me")
+
+
+@given(st.text(max_size=300))
+def test_any_text_either_parses_or_raises_value_error(line: str) -> None:
+    try:
+        message = parse_jsonl_line(line, default_sender="me")
+    except ValueError:
+        return
+    assert isinstance(message.text, str)
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["text", "sender_id", "sender_name", "is_group", "x"]),
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+    )
+)
+def test_any_object_either_parses_or_raises_value_error(data: dict[str, object]) -> None:
+    try:
+        message = parse_jsonl_line(json.dumps(data), default_sender="me")
+    except ValueError:
+        return
+    assert message.text == data["text"]

@@ -1,0 +1,50 @@
+"""Secrets never reach logs: registered values and credential-shaped strings are redacted."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from omega.logs import REDACTED, redact, register_secret, setup_logging
+
+
+def test_known_shapes_are_redacted() -> None:
+    samples = [
+        "key sk-proj-abcdefghijklmnop1234",
+        "token 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw_x",
+        "Authorization: Bearer abc.def-ghi_jkl",
+        "api_key=supersecretvalue",
+        "AIzaSyA-1234567890abcdefghijklmno",
+    ]
+    for sample in samples:
+        out = redact(sample)
+        assert REDACTED in out, sample
+    assert "supersecretvalue" not in redact("api_key=supersecretvalue")
+
+
+def test_registered_secret_never_reaches_the_log_file(tmp_path: Path) -> None:
+    log_file = tmp_path / "omega.log"
+    register_secret("plain-looking-secret-42")
+    setup_logging(log_file, "debug", "critical")
+    logger = logging.getLogger("omega.test")
+    logger.info("calling with %s", "plain-looking-secret-42")
+    try:
+        raise RuntimeError("failed with plain-looking-secret-42")
+    except RuntimeError:
+        logger.exception("boom")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log_file.read_text()
+    assert "plain-looking-secret-42" not in text
+    assert text.count(REDACTED) >= 2
+    assert (log_file.stat().st_mode & 0o777) == 0o600
+
+
+@given(st.text(max_size=100), st.text(max_size=100))
+def test_a_registered_secret_is_removed_wherever_it_stands(before: str, after: str) -> None:
+    secret = "zq-registered-secret-77"
+    register_secret(secret)
+    assert secret not in redact(before + secret + after)

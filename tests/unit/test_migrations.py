@@ -1,0 +1,96 @@
+"""Migrations: fresh database, re-runs, atomicity and refusal of a newer schema."""
+
+from __future__ import annotations
+
+import sqlite3
+import stat
+from pathlib import Path
+
+import pytest
+
+from omega.memory import SchemaTooNewError, Store
+from omega.memory.migrations import Migration, bundled_migrations, migrate
+
+EXPECTED_TABLES = {
+    "conversations",
+    "messages",
+    "messages_fts",
+    "facts",
+    "summaries",
+    "scheduled_tasks",
+    "audit_log",
+    "inbox",
+    "schema_migrations",
+}
+
+
+def tables(db: Path) -> set[str]:
+    with sqlite3.connect(db) as conn:
+        return {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+
+
+def versions(db: Path) -> list[int]:
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute("SELECT version FROM schema_migrations ORDER BY 1")]
+
+
+def test_fresh_database_gets_every_table_and_version(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    Store(db).close()
+    assert tables(db) >= EXPECTED_TABLES
+    assert versions(db) == [m.version for m in bundled_migrations()]
+
+
+def test_database_is_wal_and_private(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    store = Store(db)
+    try:
+        with sqlite3.connect(db) as conn:
+            assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        store.set_fact("u1", "name", "Ana")  # makes the -wal file exist
+        for path in tmp_path.glob("memory.db*"):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    finally:
+        store.close()
+
+
+def test_rerun_applies_nothing_and_keeps_data(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    store = Store(db)
+    store.set_fact("u1", "name", "Ana")
+    store.close()
+    with sqlite3.connect(db) as conn:
+        assert migrate(conn) == []
+    store = Store(db)
+    assert store.facts("u1") == {"name": "Ana"}
+    store.close()
+    assert versions(db) == [m.version for m in bundled_migrations()]
+
+
+def test_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
+    db = tmp_path / "memory.db"
+    Store(db).close()
+    with sqlite3.connect(db) as conn:
+        conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', '2099-01-01')")
+    with pytest.raises(SchemaTooNewError, match="999"):
+        Store(db)
+
+
+def test_failed_migration_leaves_nothing_behind(tmp_path: Path) -> None:
+    conn = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    good = Migration(1, "good", "CREATE TABLE a (x INTEGER);")
+    bad = Migration(2, "bad", "CREATE TABLE b (x INTEGER);\nTHIS IS NOT SQL;")
+    with pytest.raises(sqlite3.OperationalError):
+        migrate(conn, [good, bad])
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert "a" in names
+    assert "b" not in names
+    assert [r[0] for r in conn.execute("SELECT version FROM schema_migrations")] == [1]
+    # Fixing the script lets the next start apply it.
+    fixed = Migration(2, "bad", "CREATE TABLE b (x INTEGER);")
+    assert migrate(conn, [good, fixed]) == [2]
+
+
+def test_migrations_are_numbered_without_gaps() -> None:
+    found = [m.version for m in bundled_migrations()]
+    assert found == list(range(1, len(found) + 1))

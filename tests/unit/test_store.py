@@ -1,0 +1,109 @@
+"""The store: per-sender facts, history, FTS recall, the audit log and the durable inbox."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omega.memory import AuditEntry, Store
+from omega.memory.store import fts_query
+from omega.types import Attachment, ChatMessage, IncomingMessage
+
+
+def test_facts_are_kept_per_sender(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    store.set_fact("alice", "name", "Alice")
+    store.set_fact("bob", "name", "Bob")
+    store.set_fact("alice", "name", "Alice B.")
+    assert store.facts("alice") == {"name": "Alice B."}
+    assert store.facts("bob") == {"name": "Bob"}
+    assert store.delete_facts("alice") == 1
+    assert store.facts("alice") == {}
+    assert store.facts("bob") == {"name": "Bob"}
+    store.close()
+
+
+def test_history_is_per_sender_and_ordered(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    store.store_exchange("terminal", "a", "hello", "hi a")
+    store.store_exchange("terminal", "b", "yo", "hi b")
+    store.store_exchange("terminal", "a", "again", "hi again")
+    assert store.recent_messages("terminal", "a", 10) == [
+        ChatMessage("user", "hello"),
+        ChatMessage("assistant", "hi a"),
+        ChatMessage("user", "again"),
+        ChatMessage("assistant", "hi again"),
+    ]
+    assert store.recent_messages("terminal", "a", 2)[0] == ChatMessage("user", "again")
+    assert len(store.recent_messages("terminal", "b", 10)) == 2
+    store.close()
+
+
+def test_fts_recall_finds_closed_conversations_of_that_sender_only(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    first = store.store_exchange("terminal", "a", "my sister lives in Lisbon", "noted")
+    store.store_exchange("terminal", "b", "Lisbon is lovely", "indeed")
+    store.close_conversation(first, "Talked about family.")
+    current = store.active_conversation("terminal", "a")
+    found = store.search_messages(
+        "a", "where does my sister live, Lisbon?", exclude_conversation=current
+    )
+    assert [m.content for m in found] == ["my sister lives in Lisbon"]
+    assert store.recent_summaries("a") == ["Talked about family."]
+    store.close()
+
+
+def test_fts_query_neutralizes_operators() -> None:
+    assert fts_query('a" OR x* NEAR(') == '"near"'
+    assert fts_query("") == ""
+    assert fts_query("hello hello world") == '"hello" OR "world"'
+
+
+def test_audit_entries_are_written(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    store.audit(
+        AuditEntry(
+            channel="terminal",
+            sender_id="a",
+            status="ok",
+            input_text="hi",
+            output_text="hello",
+            provider="openai",
+            model="m",
+            input_tokens=10,
+            output_tokens=2,
+            cost_usd=0.001,
+        )
+    )
+    [row] = store.audit_entries()
+    assert row["status"] == "ok"
+    assert row["input_tokens"] == 10
+    assert row["provider"] == "openai"
+    store.close()
+
+
+def test_inbox_keeps_unfinished_messages_in_order(tmp_path: Path) -> None:
+    db = tmp_path / "m.db"
+    store = Store(db)
+    first = IncomingMessage(
+        channel="terminal",
+        sender_id="a",
+        text="one",
+        attachments=[Attachment(kind="image", data=b"\x89PNG", name="../x")],
+    )
+    second = IncomingMessage(channel="terminal", sender_id="b", text="two", is_group=True)
+    third = IncomingMessage(channel="terminal", sender_id="a", text="three")
+    for message in (first, second, third):
+        store.inbox_put(message)
+    store.inbox_put(first)  # the same message again is not duplicated
+    store.inbox_finish(second.id)
+    store.close()
+
+    store = Store(db)  # as after a restart
+    pending = store.inbox_pending()
+    assert [m.text for m in pending] == ["one", "three"]
+    assert pending[0].id == first.id
+    assert pending[0].attachments[0].data == b"\x89PNG"
+    store.inbox_finish(first.id, error="boom")
+    assert [m.text for m in store.inbox_pending()] == ["three"]
+    assert store.counts()["inbox_pending"] == 1
+    store.close()
