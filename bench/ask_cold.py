@@ -24,8 +24,9 @@ OMEGA = str(Path(sys.executable).with_name("omega"))
 def run_once(env: dict[str, str], question: str) -> tuple[float, float]:
     """One `omega ask`: (wall seconds, peak RSS MiB) of that process alone."""
     started = time.perf_counter()
-    proc = subprocess.Popen([OMEGA, "ask", question], env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [OMEGA, "ask", question], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+    )
     assert proc.stdout is not None
     proc.stdout.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -38,10 +39,13 @@ def run_once(env: dict[str, str], question: str) -> tuple[float, float]:
 def measure(label: str, env: dict[str, str], runs: int) -> None:
     """Print the medians for one provider set-up."""
     run_once(env, "warm the page cache")  # first run only warms the OS file cache
-    walls, rss = zip(*(run_once(env, "What is the capital of France?") for _ in range(runs)),
-                     strict=True)
-    print(f"{label:<28} wall p50 {statistics.median(walls):.2f} s   "
-          f"max {max(walls):.2f} s   peak RSS p50 {statistics.median(rss):.0f} MiB")
+    walls, rss = zip(
+        *(run_once(env, "What is the capital of France?") for _ in range(runs)), strict=True
+    )
+    print(
+        f"{label:<28} wall p50 {statistics.median(walls):.2f} s   "
+        f"max {max(walls):.2f} s   peak RSS p50 {statistics.median(rss):.0f} MiB"
+    )
 
 
 def main() -> None:
@@ -49,13 +53,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         base = dict(os.environ, OMEGA_HOME=home, OMEGA_ALLOW_ROOT="1")
         print(f"omega ask, cold process, {runs} runs each")
-        measure("bundled model (local)", dict(base, OMEGA_PROVIDER__DEFAULT="local",
-                                              OMEGA_PROVIDER__LOCAL__MAX_TOKENS="32"), runs)
+        measure(
+            "bundled model (local)",
+            dict(base, OMEGA_PROVIDER__DEFAULT="local", OMEGA_PROVIDER__LOCAL__MAX_TOKENS="32"),
+            runs,
+        )
         with FakeOpenAI() as server:
-            measure("instant OpenAI-compatible", dict(
-                base, OMEGA_PROVIDER__DEFAULT="openai",
-                OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
-                OMEGA_PROVIDER__OPENAI__API_KEY="bench"), runs)
+            measure(
+                "instant OpenAI-compatible",
+                dict(
+                    base,
+                    OMEGA_PROVIDER__DEFAULT="openai",
+                    OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
+                    OMEGA_PROVIDER__OPENAI__API_KEY="bench",
+                ),
+                runs,
+            )
 
 
 if __name__ == "__main__":
