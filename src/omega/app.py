@@ -6,11 +6,16 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from omega.config import Config, load_config
 from omega.logs import register_secret, setup_logging
 from omega.paths import OmegaPaths, default_home, touch_private
 from omega.prompts import Prompts, deploy_bundled, load_prompts
+
+if TYPE_CHECKING:
+    from omega.gateway.pipeline import PipelineDeps
+    from omega.memory import Store
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +45,29 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
     for path in deployed:
         log.info("deployed bundled %s", path.name)
     return Runtime(paths=paths, config=config, prompts=load_prompts(paths), deployed=deployed)
+
+
+def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
+    """Build the provider, catalogs and state the gateway's pipeline runs on."""
+    from omega.gateway.pipeline import PipelineDeps
+    from omega.gateway.state import RuntimeState
+    from omega.providers import build_provider, provider_timeout, resolve_provider_name
+    from omega.skills import ProjectCatalog, SkillCatalog, deploy_bundled_skills
+
+    for path in deploy_bundled_skills(runtime.paths.skills):
+        log.info("deployed bundled skill %s", path.parent.name)
+    name = resolve_provider_name(runtime.config)
+    return PipelineDeps(
+        config=runtime.config,
+        prompts=runtime.prompts,
+        store=store,
+        provider=build_provider(name, runtime.config, runtime.paths),
+        provider_timeout=provider_timeout(name, runtime.config),
+        paths=runtime.paths,
+        skills=SkillCatalog(runtime.paths.skills),
+        projects=ProjectCatalog(runtime.paths.projects),
+        state=RuntimeState(heartbeat_interval=runtime.config.heartbeat.interval_minutes),
+    )
 
 
 def _secret_values(config: Config) -> list[str]:

@@ -95,21 +95,18 @@ def chat(
     ] = False,
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
+    from omega.app import pipeline_deps
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
-    from omega.gateway.pipeline import PipelineDeps
-    from omega.providers import build_provider, provider_timeout, resolve_provider_name
 
     runtime = _runtime()
     store = _open_store(runtime)
-    name = resolve_provider_name(runtime.config)
-    provider = build_provider(name, runtime.config, runtime.paths)
-    ok, reason = provider.availability()
+    deps = pipeline_deps(runtime, store)
+    ok, reason = deps.provider.availability()
     if not ok:
-        sys.stderr.write(f"omega: warning: provider {name} is not available: {reason}\n")
-    deps = PipelineDeps(
-        runtime.config, runtime.prompts, store, provider, provider_timeout(name, runtime.config)
-    )
+        sys.stderr.write(
+            f"omega: warning: provider {deps.provider.name} is not available: {reason}\n"
+        )
     channel = JsonlChannel() if jsonl else InteractiveChannel(runtime.config.omega.name)
     gateway = Gateway(deps, [channel])
     try:
@@ -124,7 +121,8 @@ def chat(
 def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
     """Ask one question and print the answer (no memory, no channels)."""
     from omega.gateway.pipeline import friendly_error
-    from omega.memory.context import build_context
+    from omega.gateway.prompt import PromptSituation, compose_system_prompt
+    from omega.memory.context import ContextRequest, build_context
     from omega.providers import (
         ProviderError,
         build_provider,
@@ -139,7 +137,15 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
     name = resolve_provider_name(runtime.config)
     provider = build_provider(name, runtime.config, runtime.paths)
     message = IncomingMessage(channel="cli", sender_id="cli", text=question)
-    context = build_context(None, runtime.prompts, runtime.config, message)
+    system_prompt = compose_system_prompt(
+        runtime.prompts,
+        PromptSituation(
+            channel="terminal",
+            sandbox_mode=runtime.config.sandbox.mode,
+            workspace=str(runtime.paths.workspace),
+        ),
+    )
+    context = build_context(None, ContextRequest(message, system_prompt, {}, "English", 0))
 
     async def one_shot() -> str:
         try:

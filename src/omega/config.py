@@ -50,6 +50,9 @@ class OmegaSection(_Section):
     name: str = "Omega"
     timezone: str = ""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
+    typing_interval_secs: Annotated[float, Field(gt=0)] = 5.0
+    status_first_secs: Annotated[float, Field(gt=0)] = 15.0
+    status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
 
 
 class AuthSection(_Section):
@@ -123,23 +126,28 @@ class ProviderSection(_Section):
 
 class TerminalConfig(_Section):
     enabled: bool = True
-    allowed_users: list[str] = Field(default_factory=list)  # empty: the local user is trusted
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # "*": anyone at this machine
 
 
 class TelegramConfig(_Section):
     enabled: bool = False
     bot_token: SecretStr = SecretStr("")
-    allowed_users: list[int] = Field(default_factory=list)
+    allowed_users: list[int | Literal["*"]] = Field(default_factory=list)  # empty: nobody
     api_base: str = "https://api.telegram.org"
 
 
 class WhatsAppConfig(_Section):
     enabled: bool = False
-    allowed_users: list[str] = Field(default_factory=list)
+    allowed_users: list[str] = Field(default_factory=list)  # phone numbers; "*": anyone
+
+
+class WebChannelConfig(_Section):
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # local page: the owner
 
 
 class ChannelSection(_Section):
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    web: WebChannelConfig = Field(default_factory=WebChannelConfig)
     telegram: TelegramConfig = Field(default_factory=TelegramConfig)
     whatsapp: WhatsAppConfig = Field(default_factory=WhatsAppConfig)
 

@@ -3,6 +3,36 @@
 from __future__ import annotations
 
 MESSAGES: dict[str, dict[str, str]] = {
+    "done": {
+        "English": "Done.",
+        "Spanish": "Hecho.",
+        "Portuguese": "Feito.",
+        "French": "C'est fait.",
+        "German": "Erledigt.",
+        "Italian": "Fatto.",
+        "Dutch": "Klaar.",
+        "Russian": "Готово.",
+    },
+    "status_first": {
+        "English": "Taking a moment...",
+        "Spanish": "Dame un momento...",
+        "Portuguese": "Só um momento...",
+        "French": "Un instant...",
+        "German": "Einen Moment...",
+        "Italian": "Un momento...",
+        "Dutch": "Even geduld...",
+        "Russian": "Минутку...",
+    },
+    "status_repeat": {
+        "English": "Still working...",
+        "Spanish": "Sigo trabajando...",
+        "Portuguese": "Ainda a trabalhar...",
+        "French": "Je travaille encore...",
+        "German": "Ich arbeite noch daran...",
+        "Italian": "Ci sto ancora lavorando...",
+        "Dutch": "Nog bezig...",
+        "Russian": "Всё ещё работаю...",
+    },
     "busy_ack": {
         "English": "Got it, I'll get to this next.",
         "Spanish": "Entendido, me ocupo de esto a continuación.",

@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "system"]
-OutgoingKind = Literal["reply", "ack", "status", "alert", "reminder", "error", "photo"]
+OutgoingKind = Literal[
+    "reply", "ack", "status", "alert", "reminder", "error", "photo", "welcome", "command", "denied"
+]
 
 
 @dataclass(frozen=True)

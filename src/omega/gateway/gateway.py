@@ -60,7 +60,7 @@ class Gateway:
                 message = queue.popleft()
                 error = ""
                 try:
-                    await handle_message(self.deps, message, self.send)
+                    await handle_message(self.deps, message, self)
                 except Exception as exc:  # the pipeline guards itself; this is the last net
                     log.exception("message %s failed", message.id)
                     error = repr(exc)[:500]
@@ -82,6 +82,16 @@ class Gateway:
             await channel.send(message)
         except Exception:
             log.exception("sending on %s failed", message.channel)
+
+    async def typing(self, channel_name: str, target: str) -> None:
+        """Show a typing indicator; failures are logged, never raised."""
+        channel = self.channels.get(channel_name)
+        if channel is None:
+            return
+        try:
+            await channel.send_typing(target)
+        except Exception as exc:
+            log.debug("typing indicator on %s failed: %s", channel_name, exc)
 
     async def replay_inbox(self) -> int:
         """Dispatch messages left unfinished by an earlier run, in arrival order."""

@@ -1,24 +1,59 @@
-"""handle_message: the ordered stages one message goes through."""
+"""handle_message: the ordered stages one message goes through.
+
+auth -> sanitize -> attachments -> welcome -> projects -> commands -> typing -> prompt ->
+context -> skill triggers -> provider (with status nudges) -> SILENT -> markers -> store ->
+audit -> send -> workspace images -> cleanup. Each stage is a small function below.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
+from datetime import tzinfo
+from pathlib import Path
+from typing import Protocol, TypeVar
 
 from omega import i18n
 from omega.config import Config
-from omega.memory.context import build_context
+from omega.gateway import attachments
+from omega.gateway.auth import check_auth
+from omega.gateway.commands import CommandContext, parse_command, run_command
+from omega.gateway.language import detect_language
+from omega.gateway.prompt import PromptSituation, compose_system_prompt
+from omega.gateway.sanitize import sanitize
+from omega.gateway.state import RuntimeState
+from omega.loops.checklist import read_checklist
+from omega.markers.handlers import MarkerContext, apply_markers
+from omega.markers.registry import parse_markers
+from omega.memory.context import ContextRequest, build_context
 from omega.memory.store import AuditEntry, Store
+from omega.paths import OmegaPaths
 from omega.prompts import Prompts
 from omega.providers.base import Provider, ProviderError
+from omega.schedule import resolve_timezone
+from omega.skills import ProjectCatalog, SkillCatalog, match_triggers
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+MAX_SKILL_CHARS = 2000
 
-SendFn = Callable[[OutgoingMessage], Awaitable[None]]
+
+class Outbox(Protocol):
+    """Where the pipeline sends things: the gateway."""
+
+    async def send(self, message: OutgoingMessage) -> None:
+        """Deliver a message on its channel."""
+        ...
+
+    async def typing(self, channel: str, target: str) -> None:
+        """Show a typing indicator."""
+        ...
 
 
 @dataclass
@@ -30,9 +65,13 @@ class PipelineDeps:
     store: Store
     provider: Provider
     provider_timeout: float
+    paths: OmegaPaths
+    skills: SkillCatalog
+    projects: ProjectCatalog
+    state: RuntimeState
 
 
-def friendly_error(error: ProviderError | Exception, language: str = "English") -> str:
+def friendly_error(error: Exception, language: str = "English") -> str:
     """The message a user sees instead of a raw provider error."""
     kind = error.kind if isinstance(error, ProviderError) else "error"
     key = {
@@ -43,12 +82,169 @@ def friendly_error(error: ProviderError | Exception, language: str = "English") 
     return i18n.message(key, language)
 
 
-async def _context(deps: PipelineDeps, message: IncomingMessage) -> Context:
+async def _db(deps: PipelineDeps, what: str, default: T, fn: Callable[..., T], *args: object) -> T:
+    """A store call on the db thread; on failure log it and carry on with `default`."""
     try:
-        return await deps.store.call(build_context, deps.store, deps.prompts, deps.config, message)
+        return await deps.store.call(fn, *args)
+    except Exception:
+        log.exception("%s failed; carrying on without it", what)
+        return default
+
+
+async def _audit(deps: PipelineDeps, entry: AuditEntry) -> None:
+    await _db(deps, "audit", None, deps.store.audit, entry)
+
+
+def _ms(started: float) -> int:
+    return int((time.perf_counter() - started) * 1000)
+
+
+# ---- stages ---------------------------------------------------------------------------------
+
+
+async def _deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
+    log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
+    await _audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            status="denied",
+            detail=reason,
+            event="denied",
+        ),
+    )
+    await out.send(
+        OutgoingMessage(
+            message.channel, message.target, deps.config.auth.deny_message, kind="denied"
+        )
+    )
+
+
+def _sanitized(message: IncomingMessage) -> IncomingMessage:
+    result = sanitize(message.text)
+    if not result.modified:
+        return message
+    log.warning("sanitized input from %s: %s", message.sender_id, "; ".join(result.warnings))
+    return dataclasses.replace(message, text=result.text)
+
+
+def _with_attachment_notes(message: IncomingMessage, saved: list[str]) -> IncomingMessage:
+    if not saved:
+        return message
+    notes = "\n".join(f"[Attached file: {path}]" for path in saved)
+    return dataclasses.replace(message, text=f"{notes}\n{message.text}".strip())
+
+
+async def _welcome(
+    deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], out: Outbox
+) -> dict[str, str]:
+    """First contact: greet in the detected language and remember that we did."""
+    if "welcomed" in facts:
+        return facts
+    language = facts.get("preferred_language") or detect_language(message.text)
+    text = deps.prompts.welcome.get(language) or deps.prompts.welcome.get("English", "")
+    if text:
+        await out.send(OutgoingMessage(message.channel, message.target, text, kind="welcome"))
+    await _db(
+        deps, "remember welcome", None, deps.store.set_fact, message.sender_id, "welcomed", "true"
+    )
+    if "preferred_language" not in facts:
+        await _db(
+            deps,
+            "remember language",
+            None,
+            deps.store.set_fact,
+            message.sender_id,
+            "preferred_language",
+            language,
+        )
+    log.info("welcomed %s/%s in %s", message.channel, message.sender_id, language)
+    return {**facts, "welcomed": "true", "preferred_language": language}
+
+
+@contextlib.asynccontextmanager
+async def _showing_activity(
+    deps: PipelineDeps, message: IncomingMessage, language: str, out: Outbox
+) -> AsyncIterator[None]:
+    """Typing indicator every few seconds, and localized nudges if the answer is slow."""
+    cfg = deps.config.omega
+
+    async def typing() -> None:
+        while True:
+            await out.typing(message.channel, message.target)
+            await asyncio.sleep(cfg.typing_interval_secs)
+
+    async def nudges() -> None:
+        await asyncio.sleep(cfg.status_first_secs)
+        await out.send(
+            OutgoingMessage(
+                message.channel,
+                message.target,
+                i18n.message("status_first", language),
+                kind="status",
+            )
+        )
+        while True:
+            await asyncio.sleep(cfg.status_repeat_secs)
+            await out.send(
+                OutgoingMessage(
+                    message.channel,
+                    message.target,
+                    i18n.message("status_repeat", language),
+                    kind="status",
+                )
+            )
+
+    tasks = [asyncio.create_task(typing()), asyncio.create_task(nudges())]
+    try:
+        yield
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def _situation(
+    deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], zone: tzinfo
+) -> PromptSituation:
+    project = (
+        deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
+    )
+    matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
+    return PromptSituation(
+        channel=message.channel,
+        is_group=message.is_group,
+        project_name=project.name if project else "",
+        project_instructions=project.instructions if project else "",
+        personality=facts.get("personality", ""),
+        checklist=read_checklist(deps.paths.heartbeat),
+        sandbox_mode=deps.config.sandbox.mode,
+        workspace=str(deps.paths.workspace),
+        skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
+        timezone=zone,
+    )
+
+
+async def _context(
+    deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], language: str, zone: tzinfo
+) -> Context:
+    system_prompt = compose_system_prompt(deps.prompts, _situation(deps, message, facts, zone))
+    request = ContextRequest(
+        message=message,
+        system_prompt=system_prompt,
+        facts=facts,
+        language=language,
+        max_history=deps.config.memory.max_context_messages,
+        timezone=zone,
+    )
+    try:
+        return await deps.store.call(build_context, deps.store, request)
     except Exception:  # memory failing must not stop the reply
-        log.exception("context build failed; answering without history")
-        return build_context(None, deps.prompts, deps.config, message)
+        log.exception("context build failed; answering without memory")
+        return build_context(None, request)
 
 
 async def _ask_provider(deps: PipelineDeps, context: Context) -> Reply:
@@ -64,27 +260,82 @@ async def _ask_provider(deps: PipelineDeps, context: Context) -> Reply:
         raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
 
 
-async def _safely(what: str, store: Store, fn: Callable[..., object], *args: object) -> None:
-    """Run a store write on the db thread; log and carry on if it fails."""
-    try:
-        await store.call(fn, *args)
-    except Exception:
-        log.exception("%s failed; the reply still goes out", what)
+async def _send_new_images(
+    deps: PipelineDeps, message: IncomingMessage, before: dict[Path, int], out: Outbox
+) -> None:
+    after = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
+    for path in attachments.new_images(before, after):
+        try:
+            data = await asyncio.to_thread(path.read_bytes)
+        except OSError as exc:
+            log.warning("could not read workspace image %s: %s", path, exc)
+            continue
+        await out.send(
+            OutgoingMessage(message.channel, message.target, path.name, kind="photo", photo=data)
+        )
+        attachments.cleanup([path])
 
 
-async def handle_message(deps: PipelineDeps, message: IncomingMessage, send: SendFn) -> None:
-    """Answer one message: context -> provider -> store -> audit -> send."""
+# ---- the pipeline ---------------------------------------------------------------------------
+
+
+async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> None:
+    """Answer one message through every stage, in order."""
     started = time.perf_counter()
-    context = await _context(deps, message)
+    denial = check_auth(deps.config, message)
+    if denial:
+        await _deny(deps, message, denial, out)
+        return
+    message = _sanitized(message)
+    saved = await asyncio.to_thread(
+        attachments.save_attachments, deps.paths.inbox, message.attachments
+    )
     try:
-        reply = await _ask_provider(deps, context)
+        await _answer(deps, _with_attachment_notes(message, [str(p) for p in saved]), out, started)
+    finally:
+        attachments.cleanup(saved)
+
+
+async def _answer(
+    deps: PipelineDeps, message: IncomingMessage, out: Outbox, started: float
+) -> None:
+    no_facts: dict[str, str] = {}
+    facts = await _db(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
+    facts = await _welcome(deps, message, facts, out)
+    language = facts.get("preferred_language", "English")
+    zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
+
+    command = parse_command(message.text)
+    if command is not None:
+        ctx = CommandContext(
+            store=deps.store,
+            config=deps.config,
+            paths=deps.paths,
+            message=message,
+            provider_name=deps.provider.name,
+            started_at=deps.state.started_at,
+            skills=deps.skills,
+            projects=deps.projects,
+            timezone=zone,
+        )
+        try:
+            text = await run_command(command, ctx)
+        except Exception:
+            log.exception("command /%s failed", command.name)
+            text = i18n.message("error_generic", language)
+        await out.send(OutgoingMessage(message.channel, message.target, text, kind="command"))
+        return
+
+    images_before = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
+    try:
+        async with _showing_activity(deps, message, language, out):
+            context = await _context(deps, message, facts, language, zone)
+            reply = await _ask_provider(deps, context)
     except ProviderError as exc:
         log.error("provider error for %s/%s: %s", message.channel, message.sender_id, exc)
-        text = friendly_error(exc)
-        await _safely(
-            "audit",
-            deps.store,
-            deps.store.audit,
+        text = friendly_error(exc, language)
+        await _audit(
+            deps,
             AuditEntry(
                 channel=message.channel,
                 sender_id=message.sender_id,
@@ -94,25 +345,44 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, send: Sen
                 provider=deps.provider.name,
                 status="error",
                 detail=str(exc)[:2000],
-                processing_ms=int((time.perf_counter() - started) * 1000),
+                processing_ms=_ms(started),
             ),
         )
-        await send(OutgoingMessage(message.channel, message.target, text, kind="error"))
+        await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
         return
-    text = reply.text or "…"
-    await _safely(
+
+    parsed = parse_markers(reply.text)
+    if parsed.has("SILENT") and not parsed.text:
+        log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
+        return
+    outcome = await apply_markers(
+        parsed,
+        MarkerContext(
+            store=deps.store,
+            paths=deps.paths,
+            config=deps.config,
+            message=message,
+            timezone=zone,
+            skills=deps.skills,
+            projects=deps.projects,
+            state=deps.state,
+            notify=out.send,
+        ),
+    )
+    text = parsed.text or (i18n.message("done", language) if outcome.applied else "…")
+
+    await _db(
+        deps,
         "store exchange",
-        deps.store,
+        "",
         deps.store.store_exchange,
         message.channel,
         message.sender_id,
         message.text,
         text,
     )
-    await _safely(
-        "audit",
-        deps.store,
-        deps.store.audit,
+    await _audit(
+        deps,
         AuditEntry(
             channel=message.channel,
             sender_id=message.sender_id,
@@ -125,7 +395,12 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, send: Sen
             output_tokens=reply.usage.output_tokens,
             cost_usd=reply.usage.cost_usd,
             status="ok",
-            processing_ms=int((time.perf_counter() - started) * 1000),
+            processing_ms=_ms(started),
+            detail="; ".join(outcome.applied + outcome.failed)[:2000],
         ),
     )
-    await send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    await _send_new_images(deps, message, images_before, out)
+
+
+SendFn = Callable[[OutgoingMessage], Awaitable[None]]

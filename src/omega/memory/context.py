@@ -1,28 +1,100 @@
-"""Build the provider context for one incoming message."""
+"""Build the provider context for one incoming message from what memory holds."""
 
 from __future__ import annotations
 
-from omega.config import Config
-from omega.gateway.prompt import compose_system_prompt
+from dataclasses import dataclass
+from datetime import UTC, tzinfo
+
 from omega.memory.store import Store
-from omega.prompts import Prompts
 from omega.types import ChatMessage, Context, IncomingMessage
 
+# Facts shown first in the profile: who the person is, then where and when they live.
+IDENTITY_KEYS = ("preferred_name", "name", "pronouns", "age", "occupation")
+CONTEXT_KEYS = ("timezone", "location", "city", "country", "preferred_language", "interests")
+# Bookkeeping facts the model does not need to see as profile.
+INTERNAL_KEYS = frozenset({"welcomed", "active_project", "personality"})
+MAX_RECALL_CHARS = 300
 
-def build_context(
-    store: Store | None, prompts: Prompts, config: Config, message: IncomingMessage
-) -> Context:
-    """System prompt plus the sender's recent history and the new message.
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What build_context needs besides the store."""
+
+    message: IncomingMessage
+    system_prompt: str
+    facts: dict[str, str]
+    language: str
+    max_history: int
+    recall_limit: int = 5
+    timezone: tzinfo = UTC
+
+
+def profile_lines(facts: dict[str, str]) -> list[str]:
+    """Facts as `key: value` lines, identity keys first, then context keys, then the rest."""
+    shown = {k: v for k, v in facts.items() if k not in INTERNAL_KEYS}
+    ordered = [k for k in IDENTITY_KEYS if k in shown]
+    ordered += [k for k in CONTEXT_KEYS if k in shown]
+    ordered += [k for k in shown if k not in ordered]
+    return [f"- {key}: {shown[key]}" for key in ordered]
+
+
+def onboarding_hint(facts: dict[str, str]) -> str:
+    """Graduated: nothing known, a little known, or enough known to say nothing."""
+    known = len([k for k in facts if k not in INTERNAL_KEYS and k != "preferred_language"])
+    if known == 0:
+        return (
+            "You know nothing about this person yet. Be welcoming; learn their name and "
+            "what they need naturally, without an interrogation."
+        )
+    if known < 3:
+        return "You know a little about this person; pick up more context naturally."
+    return ""
+
+
+def build_context(store: Store | None, request: ContextRequest) -> Context:
+    """System prompt enriched from memory, plus recent history and the new message.
 
     With no store (one-shot `omega ask`) the context holds only the new message.
     """
+    message = request.message
     history: list[ChatMessage] = []
+    sections = [request.system_prompt]
     if store is not None:
-        history = store.recent_messages(
-            message.channel, message.sender_id, config.memory.max_context_messages
+        history = store.recent_messages(message.channel, message.sender_id, request.max_history)
+        profile = profile_lines(request.facts)
+        if profile:
+            sections.append("What you know about this person:\n" + "\n".join(profile))
+        summaries = store.recent_summaries(message.sender_id, 3)
+        if summaries:
+            sections.append("Earlier conversations:\n" + "\n".join(f"- {s}" for s in summaries))
+        current = store.active_conversation_id(message.channel, message.sender_id)
+        recalled = store.search_messages(
+            message.sender_id,
+            message.text,
+            limit=request.recall_limit,
+            exclude_conversation=current or "",
         )
+        if recalled:
+            lines = [
+                f"- [{r.created_at[:10]}] {r.role}: {r.content[:MAX_RECALL_CHARS]}"
+                for r in recalled
+            ]
+            sections.append("Related things said before:\n" + "\n".join(lines))
+        tasks = store.pending_tasks(message.sender_id)
+        if tasks:
+            lines = [
+                f"- [{t.id[:8]}] {t.due_at.astimezone(request.timezone):%Y-%m-%d %H:%M %Z} "
+                f"({t.repeat}, {t.task_type}): {t.description}"
+                for t in tasks[:20]
+            ]
+            sections.append("Their pending scheduled tasks:\n" + "\n".join(lines))
+        hint = onboarding_hint(request.facts)
+        if hint:
+            sections.append(hint)
+    if request.language and request.language != "English":
+        sections.append(f"Always answer in {request.language}.")
     return Context(
-        system_prompt=compose_system_prompt(prompts, message.channel),
+        system_prompt="\n\n".join(sections),
         messages=[*history, ChatMessage(role="user", content=message.text)],
         sender_id=message.sender_id,
         channel=message.channel,

@@ -41,6 +41,11 @@ def to_db_time(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
+def from_db_time(text: str) -> datetime:
+    """Parse the database's UTC text format back into an aware datetime."""
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
+
+
 @dataclass(frozen=True)
 class AuditEntry:
     """One audited exchange (or denial, or error)."""
@@ -58,6 +63,44 @@ class AuditEntry:
     cost_usd: float | None = None
     processing_ms: int = 0
     detail: str = ""
+    event: str = "exchange"
+
+
+@dataclass(frozen=True)
+class Task:
+    """A scheduled reminder or action."""
+
+    id: str
+    channel: str
+    sender_id: str
+    reply_target: str
+    description: str
+    task_type: Literal["reminder", "action"]
+    due_at: datetime
+    repeat: str
+    timezone: str
+    status: str
+    retry_count: int = 0
+
+
+def _task(row: sqlite3.Row) -> Task:
+    return Task(
+        id=row["id"],
+        channel=row["channel"],
+        sender_id=row["sender_id"],
+        reply_target=row["reply_target"],
+        description=row["description"],
+        task_type=row["task_type"],
+        due_at=from_db_time(row["due_at"]),
+        repeat=row["repeat"],
+        timezone=row["timezone"],
+        status=row["status"],
+        retry_count=row["retry_count"],
+    )
+
+
+class TaskLookupError(LookupError):
+    """No task, or more than one, matches an id prefix."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +208,15 @@ class Store:
         )
         return conversation_id
 
+    def active_conversation_id(self, channel: str, sender_id: str) -> str | None:
+        """The sender's open conversation on this channel, if any (never creates one)."""
+        rows = self._query(
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
+            (channel, sender_id),
+        )
+        return str(rows[0]["id"]) if rows else None
+
     def active_conversation(self, channel: str, sender_id: str) -> str:
         """The sender's open conversation on this channel, created if there is none."""
         with self._tx() as conn:
@@ -256,6 +308,49 @@ class Store:
         )
         return [row["summary"] for row in rows]
 
+    def close_active_conversation(self, channel: str, sender_id: str) -> str | None:
+        """Close the sender's open conversation (summary comes later); return its id."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+                "AND status = 'active'",
+                (channel, sender_id),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE conversations SET status = 'closed', closed_at = ? WHERE id = ?",
+                (utc_now(), row[0]),
+            )
+            return str(row[0])
+
+    def sender_counts(self, sender_id: str) -> dict[str, int]:
+        """How much is remembered about one sender."""
+        with self._lock:
+            one = self._conn.execute
+            return {
+                "conversations": int(
+                    one(
+                        "SELECT COUNT(*) FROM conversations WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+                "messages": int(
+                    one(
+                        "SELECT COUNT(*) FROM messages WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+                "facts": int(
+                    one("SELECT COUNT(*) FROM facts WHERE sender_id = ?", (sender_id,)).fetchone()[
+                        0
+                    ]
+                ),
+                "summaries": int(
+                    one(
+                        "SELECT COUNT(*) FROM summaries WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+            }
+
     # ---- facts -----------------------------------------------------------------------------
 
     def set_fact(self, sender_id: str, key: str, value: str) -> None:
@@ -276,10 +371,143 @@ class Store:
         )
         return {row["key"]: row["value"] for row in rows}
 
-    def delete_facts(self, sender_id: str) -> int:
-        """Forget every fact about a sender; return how many were removed."""
+    def get_fact(self, sender_id: str, key: str) -> str | None:
+        """One fact about a sender, or None."""
+        rows = self._query(
+            "SELECT value FROM facts WHERE sender_id = ? AND key = ?", (sender_id, key)
+        )
+        return str(rows[0]["value"]) if rows else None
+
+    def delete_fact(self, sender_id: str, key: str) -> bool:
+        """Forget one fact; True when it existed."""
         with self._tx() as conn:
-            return conn.execute("DELETE FROM facts WHERE sender_id = ?", (sender_id,)).rowcount
+            cursor = conn.execute(
+                "DELETE FROM facts WHERE sender_id = ? AND key = ?", (sender_id, key)
+            )
+            return cursor.rowcount > 0
+
+    def delete_facts(self, sender_id: str, keep: tuple[str, ...] = ()) -> int:
+        """Forget every fact about a sender except the `keep` keys; return how many went."""
+        marks = ",".join("?" * len(keep))
+        sql = "DELETE FROM facts WHERE sender_id = ?" + (
+            f" AND key NOT IN ({marks})" if keep else ""
+        )
+        with self._tx() as conn:
+            return conn.execute(sql, (sender_id, *keep)).rowcount
+
+    # ---- scheduled tasks -------------------------------------------------------------------
+
+    def create_task(
+        self,
+        *,
+        channel: str,
+        sender_id: str,
+        reply_target: str,
+        description: str,
+        due_at: datetime,
+        repeat: str = "once",
+        task_type: str = "reminder",
+        timezone: str = "UTC",
+    ) -> tuple[str, bool]:
+        """Schedule a task; return (id, created). An identical pending task is not duplicated."""
+        due = to_db_time(due_at)
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND channel = ? AND "
+                "description = ? AND due_at = ? AND task_type = ? AND status = 'pending'",
+                (sender_id, channel, description, due, task_type),
+            ).fetchone()
+            if row:
+                return str(row[0]), False
+            task_id = uuid.uuid4().hex
+            conn.execute(
+                "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
+                "task_type, due_at, repeat, timezone, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    task_id,
+                    channel,
+                    sender_id,
+                    reply_target,
+                    description,
+                    task_type,
+                    due,
+                    repeat,
+                    timezone,
+                    utc_now(),
+                ),
+            )
+            return task_id, True
+
+    def pending_tasks(self, sender_id: str) -> list[Task]:
+        """The sender's pending tasks, soonest first."""
+        rows = self._query(
+            "SELECT * FROM scheduled_tasks WHERE sender_id = ? AND status = 'pending' "
+            "ORDER BY due_at",
+            (sender_id,),
+        )
+        return [_task(row) for row in rows]
+
+    def _task_by_prefix(self, conn: sqlite3.Connection, sender_id: str, prefix: str) -> str:
+        # Exact prefix match on the id (no LIKE, so no wildcards), pending tasks of this sender.
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise TaskLookupError("no task id given")
+        rows = conn.execute(
+            "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND status = 'pending' "
+            "AND substr(id, 1, ?) = ?",
+            (sender_id, len(prefix), prefix),
+        ).fetchall()
+        if not rows:
+            raise TaskLookupError(f"no pending task starts with {prefix!r}")
+        if len(rows) > 1:
+            raise TaskLookupError(f"{len(rows)} tasks start with {prefix!r}; give more of the id")
+        return str(rows[0][0])
+
+    def cancel_task(self, sender_id: str, prefix: str) -> Task:
+        """Cancel the one pending task of this sender whose id starts with `prefix`."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+            conn.execute("UPDATE scheduled_tasks SET status = 'cancelled' WHERE id = ?", (task_id,))
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+                return _task(row.fetchone())
+            finally:
+                conn.row_factory = None
+
+    def update_task(
+        self,
+        sender_id: str,
+        prefix: str,
+        *,
+        description: str = "",
+        due_at: datetime | None = None,
+        repeat: str = "",
+    ) -> Task:
+        """Change the given fields of one pending task (matched by exact id prefix)."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+            if description:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET description = ? WHERE id = ?",
+                    (description, task_id),
+                )
+            if due_at is not None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET due_at = ? WHERE id = ?",
+                    (to_db_time(due_at), task_id),
+                )
+            if repeat:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET repeat = ? WHERE id = ?", (repeat, task_id)
+                )
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+                return _task(row.fetchone())
+            finally:
+                conn.row_factory = None
 
     # ---- audit -----------------------------------------------------------------------------
 
@@ -289,7 +517,8 @@ class Store:
             conn.execute(
                 "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
                 "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
-                "processing_ms, status, detail) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "processing_ms, status, detail, event) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     utc_now(),
                     entry.channel,
@@ -305,6 +534,7 @@ class Store:
                     entry.processing_ms,
                     entry.status,
                     entry.detail,
+                    entry.event,
                 ),
             )
 

@@ -1,0 +1,102 @@
+"""Incoming attachments saved under generated names, and new workspace images to send."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from pathlib import Path
+
+from omega.paths import PRIVATE_FILE_MODE
+from omega.types import Attachment
+
+log = logging.getLogger(__name__)
+
+IMAGE_EXTENSIONS = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+MAX_ATTACHMENT_BYTES = 25 * 1024 * 1024
+_MAGIC = (
+    (b"\x89PNG\r\n\x1a\n", ".png"),
+    (b"\xff\xd8\xff", ".jpg"),
+    (b"GIF87a", ".gif"),
+    (b"GIF89a", ".gif"),
+    (b"%PDF-", ".pdf"),
+)
+_MIME = {
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "application/pdf": ".pdf",
+    "text/plain": ".txt",
+    "audio/ogg": ".ogg",
+    "audio/mpeg": ".mp3",
+    "video/mp4": ".mp4",
+}
+
+
+def _extension(attachment: Attachment) -> str:
+    """From the bytes or the declared type, never from the sender's file name."""
+    data = attachment.data
+    for magic, ext in _MAGIC:
+        if data.startswith(magic):
+            return ext
+    if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        return ".webp"
+    return _MIME.get(attachment.mime_type.lower().strip(), ".bin")
+
+
+def save_attachments(inbox: Path, attachments: list[Attachment]) -> list[Path]:
+    """Write each attachment to `inbox` under a fresh random name (0600); return the paths."""
+    saved: list[Path] = []
+    if not attachments:
+        return saved
+    inbox.mkdir(parents=True, exist_ok=True)
+    for attachment in attachments:
+        if len(attachment.data) > MAX_ATTACHMENT_BYTES:
+            log.warning(
+                "attachment of %d bytes skipped (limit %d)",
+                len(attachment.data),
+                MAX_ATTACHMENT_BYTES,
+            )
+            continue
+        path = inbox / f"{attachment.kind}-{uuid.uuid4().hex}{_extension(attachment)}"
+        try:
+            path.write_bytes(attachment.data)
+            path.chmod(PRIVATE_FILE_MODE)
+        except OSError as exc:
+            log.warning("could not save attachment: %s", exc)
+            continue
+        saved.append(path)
+    return saved
+
+
+def cleanup(paths: list[Path]) -> None:
+    """Remove temporary files; failures are logged, never raised."""
+    for path in paths:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as exc:
+            log.warning("could not remove %s: %s", path, exc)
+
+
+def snapshot_images(workspace: Path) -> dict[Path, int]:
+    """Top-level image files in the workspace with their modification times."""
+    try:
+        entries = list(workspace.iterdir())
+    except OSError:
+        return {}
+    found: dict[Path, int] = {}
+    for entry in entries:
+        if entry.suffix.lower() in IMAGE_EXTENSIONS:
+            try:
+                if entry.is_file():
+                    found[entry] = entry.stat().st_mtime_ns
+            except OSError:
+                continue
+    return found
+
+
+def new_images(before: dict[Path, int], after: dict[Path, int]) -> list[Path]:
+    """Images created or rewritten between two snapshots, oldest first."""
+    return sorted(
+        (p for p, mtime in after.items() if before.get(p) != mtime), key=lambda p: after[p]
+    )

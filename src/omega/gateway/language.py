@@ -1,0 +1,170 @@
+"""Guess the language of a user message with a small stop-word heuristic.
+
+Each language has a set of very frequent function words (plus greetings and a few words a
+personal-agent user types often). A word shared by several languages splits its point among
+them, and a few telltale letters (ñ, ã, ß, ...) add small bonuses. Cyrillic script means
+Russian. English wins whenever the evidence is weak or tied.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+from omega.prompts import LANGUAGES
+
+__all__ = ["detect_language"]
+
+DEFAULT_LANGUAGE = "English"
+# Long messages do not need every word; a prefix keeps the cost bounded.
+_MAX_CHARS = 4000
+# Below this score (about one distinctive word) the guess is too weak to leave English.
+_MIN_SCORE = 1.0
+
+
+def _words(block: str) -> frozenset[str]:
+    """The whitespace-separated words of a text block (keeps the word lists below readable)."""
+    return frozenset(block.split())
+
+
+_STOP_WORDS: dict[str, frozenset[str]] = {
+    "English": _words(
+        """
+        the a and is are was were be been you your i my me we our they it this that these those
+        what which who how why when where with for from about have has had do does did not
+        can could would should will please help need want hello hi hey thanks thank just no
+        of to in on at an if or but so some any there here today tomorrow remind meeting
+        """
+    ),
+    "Spanish": _words(
+        """
+        el la los las de del que y en un una unos es son por para con no se lo le les su sus
+        al como cómo más pero muy estoy estás está están esta este esto eso ese hola gracias
+        qué yo tú tengo tienes necesito ayuda puedes quiero hoy mañana bien sí también hay mi
+        tu usted nosotros todo cuando dónde donde porque buenos buenas días tardes noches
+        favor ayudar hacer tiene ser fue era a o me te dos nos gustaría quisiera podrías
+        puedo ahora mucho muchas muchos ellos ellas hasta recuérdame cuéntame dime
+        """
+    ),
+    "Portuguese": _words(
+        """
+        o os a as de do da dos das que e em no na nos nas um uma é com não para por se mais
+        mas muito eu você vocês tudo bem olá ola oi obrigado obrigada preciso ajuda tenho
+        estou está isso isto este esta meu minha seu sua ao aos pelo pela também hoje amanhã
+        bom boa dia sim quero pode como ele ela eles elas foi ser são fazer ajudar lembrar me
+        lembra lembre conta diga
+        """
+    ),
+    "French": _words(
+        """
+        le la les de des du et en un une est sont je tu il elle nous vous ils elles que qui
+        ne pas pour sur avec dans ce cette ces mon ma mes ton votre vos au aux bonjour salut
+        merci oui non voudrais veux suis très aide aider mais ou où comment ça aujourd hui
+        demain besoin plaît c j l d qu n s m t y avez avons peux pouvez faire me te
+        """
+    ),
+    "German": _words(
+        """
+        der die das und ist ich du er sie es wir ihr nicht ein eine einen einem einer mit auf
+        für von zu zum zur den dem des im auch bin bist sind haben habe hast hallo danke bitte
+        ja nein wie was wo warum mein meine meinem meinen meiner dein deine brauche hilfe
+        kannst können kann heute morgen guten tag aber oder noch schon sehr gut mir mich dich
+        dir uns mache machen erinnere termin in so will möchte erzähl sag
+        """
+    ),
+    "Italian": _words(
+        """
+        il lo la i gli le di del della dei delle che e è un una uno per con non sono sei ho
+        hai ha abbiamo mi ti ci si come cosa ciao grazie buongiorno buonasera bene bisogno
+        aiuto aiutare puoi voglio vorrei oggi domani anche ma molto questo questa nel nella
+        al alla dell nell sto stai sta tutto perché dove quando io lui lei noi voi loro mio
+        mia tuo tua fare ricordami a o in no raccontami dimmi
+        """
+    ),
+    "Dutch": _words(
+        """
+        de het een en is ik je jij u we wij zij niet van met op voor naar aan dat die dit wat
+        hoe waar mijn jouw heb hebt heeft hebben ben bent zijn hallo hoi dank bedankt
+        alsjeblieft alstublieft ja nee hulp nodig kun kunt kan wil vandaag morgen goed ook
+        maar of nog er agenda graag hij zo te om bij mij jou ons doen herinner in me
+        """
+    ),
+}
+# Letters that lean towards particular languages; each distinct one present adds this much,
+# split among the languages listed.
+_LETTER_BONUS = 0.75
+_LETTERS: dict[str, tuple[str, ...]] = {
+    "ñ": ("Spanish",),
+    "¿": ("Spanish",),
+    "¡": ("Spanish",),
+    "ã": ("Portuguese",),
+    "õ": ("Portuguese",),
+    "ç": ("Portuguese", "French"),
+    "ê": ("Portuguese", "French"),
+    "â": ("Portuguese", "French"),
+    "ô": ("Portuguese", "French"),
+    "œ": ("French",),
+    "è": ("French", "Italian"),
+    "ù": ("French", "Italian"),
+    "à": ("French", "Italian", "Portuguese"),
+    "î": ("French",),
+    "û": ("French",),
+    "ò": ("Italian",),
+    "ì": ("Italian",),
+    "ß": ("German",),
+    "ä": ("German",),
+    "ö": ("German",),
+    "ü": ("German",),
+    "ĳ": ("Dutch",),
+}
+
+
+def _word_weights() -> dict[str, dict[str, float]]:
+    """Each stop word's weight per language: a word shared by n languages counts 1/n for each."""
+    owners: dict[str, list[str]] = {}
+    for language, words in _STOP_WORDS.items():
+        for word in words:
+            owners.setdefault(word, []).append(language)
+    return {word: dict.fromkeys(langs, 1.0 / len(langs)) for word, langs in owners.items()}
+
+
+_WORD_WEIGHTS = _word_weights()
+_WORD_RE = re.compile(r"[^\W\d_]+")
+_CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
+# Static data, checked once: every language Omega speaks is detectable, and nothing else.
+assert {*_STOP_WORDS, "Russian"} == set(LANGUAGES), "stop words must match omega.prompts"
+
+
+def detect_language(text: str) -> str:
+    """The most likely of LANGUAGES for `text`; English when unsure. Never raises."""
+    try:
+        return _detect(text)
+    except Exception:  # detection only picks a reply language; it must never block a message
+        return DEFAULT_LANGUAGE
+
+
+def _detect(text: str) -> str:
+    """Score stop words and telltale letters; Cyrillic-majority text is Russian."""
+    # NFC so that decomposed accents (e + U+0301) still read as one word.
+    sample = unicodedata.normalize("NFC", text[:_MAX_CHARS]).lower()
+    words = _WORD_RE.findall(sample)
+    if not words:
+        return DEFAULT_LANGUAGE
+    letters = sum(len(word) for word in words)
+    if 2 * len(_CYRILLIC_RE.findall(sample)) > letters:
+        return "Russian"
+    scores: dict[str, float] = {}
+    for word in words:
+        for language, weight in _WORD_WEIGHTS.get(word, {}).items():
+            scores[language] = scores.get(language, 0.0) + weight
+    for letter, languages in _LETTERS.items():
+        if letter in sample:
+            for language in languages:
+                scores[language] = scores.get(language, 0.0) + _LETTER_BONUS / len(languages)
+    ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
+    if not ranked or ranked[0][1] < _MIN_SCORE:
+        return DEFAULT_LANGUAGE
+    best, score = ranked[0]
+    if len(ranked) > 1 and ranked[1][1] >= score - 1e-9:
+        return DEFAULT_LANGUAGE  # a tie is no evidence either way
+    return best

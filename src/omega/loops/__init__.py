@@ -1,0 +1,1 @@
+"""Background loops (summarizer, scheduler, heartbeat) and the files they keep."""

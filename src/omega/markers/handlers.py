@@ -1,0 +1,237 @@
+"""What each marker does. Parsing is pure (registry.py); effects happen here, in order."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import tzinfo
+
+from omega.config import Config
+from omega.gateway.state import RuntimeState
+from omega.loops.checklist import add_item, remove_items
+from omega.markers.registry import MarkerEvent, ParseResult
+from omega.memory.store import AuditEntry, Store, TaskLookupError
+from omega.paths import OmegaPaths
+from omega.prompts import LANGUAGES
+from omega.schedule import ScheduleError, parse_repeat, parse_when, timezone_name, to_utc
+from omega.skills import ProjectCatalog, SkillCatalog, SkillError, append_lesson
+from omega.types import IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[OutgoingMessage], Awaitable[None]]
+
+
+@dataclass
+class MarkerContext:
+    """Everything marker effects may touch, for one reply."""
+
+    store: Store
+    paths: OmegaPaths
+    config: Config
+    message: IncomingMessage
+    timezone: tzinfo
+    skills: SkillCatalog
+    projects: ProjectCatalog
+    state: RuntimeState
+    notify: Notify
+    cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
+
+
+@dataclass
+class MarkerOutcome:
+    """What the markers changed, for the caller and the log."""
+
+    applied: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    project_changed: bool = False
+
+
+Handler = Callable[[MarkerEvent, MarkerContext, MarkerOutcome], Awaitable[None]]
+
+
+async def _audit_change(ctx: MarkerContext, event: MarkerEvent, diff: str) -> None:
+    """Self-modifications are audited with their diff; a failing audit never blocks them."""
+    try:
+        await ctx.store.call(
+            ctx.store.audit,
+            AuditEntry(
+                channel=ctx.message.channel,
+                sender_id=ctx.message.sender_id,
+                sender_name=ctx.message.sender_name,
+                status="ok",
+                event=f"marker:{event.name}",
+                input_text=event.raw[:2000],
+                detail=f"cause: {ctx.cause}\n{diff}",
+            ),
+        )
+    except Exception:
+        log.exception("audit of %s failed", event.name)
+
+
+async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    description, when = event.fields[0], event.fields[1]
+    repeat = parse_repeat(event.fields[2] if len(event.fields) > 2 else "once")
+    due = to_utc(parse_when(when), ctx.timezone)
+    task_type = "action" if event.name == "SCHEDULE_ACTION" else "reminder"
+    task_id, created = await ctx.store.call(
+        ctx.store.create_task,
+        channel=ctx.message.channel,
+        sender_id=ctx.message.sender_id,
+        reply_target=ctx.message.target,
+        description=description,
+        due_at=due,
+        repeat=repeat,
+        task_type=task_type,
+        timezone=timezone_name(ctx.timezone),
+    )
+    out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
+
+
+async def _cancel(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    task = await ctx.store.call(ctx.store.cancel_task, ctx.message.sender_id, event.value)
+    out.applied.append(f"CANCEL_TASK {task.id[:8]}")
+
+
+async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    fields = event.fields + ("",) * (4 - len(event.fields))
+    due = to_utc(parse_when(fields[2]), ctx.timezone) if fields[2] else None
+    repeat = parse_repeat(fields[3]) if fields[3] else ""
+    task = await ctx.store.call(
+        ctx.store.update_task,
+        ctx.message.sender_id,
+        fields[0],
+        description=fields[1],
+        due_at=due,
+        repeat=repeat,
+    )
+    out.applied.append(f"UPDATE_TASK {task.id[:8]}")
+
+
+async def _project_off(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    sender = ctx.message.sender_id
+    if await ctx.store.call(ctx.store.delete_fact, sender, "active_project"):
+        await ctx.store.call(ctx.store.close_active_conversation, ctx.message.channel, sender)
+        out.project_changed = True
+    out.applied.append("PROJECT_DEACTIVATE")
+
+
+async def _project_on(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    project = ctx.projects.get(event.value)
+    if project is None:
+        raise LookupError(f"no project named {event.value!r}")
+    sender = ctx.message.sender_id
+    current = await ctx.store.call(ctx.store.get_fact, sender, "active_project")
+    if current != project.name:
+        await ctx.store.call(ctx.store.set_fact, sender, "active_project", project.name)
+        await ctx.store.call(ctx.store.close_active_conversation, ctx.message.channel, sender)
+        out.project_changed = True
+    out.applied.append(f"PROJECT_ACTIVATE {project.name}")
+
+
+async def _whatsapp_qr(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    if not ctx.config.channel.whatsapp.enabled:
+        await ctx.notify(
+            OutgoingMessage(
+                ctx.message.channel,
+                ctx.message.target,
+                "WhatsApp pairing is not available: the WhatsApp channel is not enabled in "
+                "config.toml ([channel.whatsapp] enabled = true).",
+                kind="status",
+            )
+        )
+        raise LookupError("whatsapp channel not enabled")
+    raise LookupError("whatsapp pairing is started by the WhatsApp channel itself")
+
+
+async def _lang(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    known = {name.casefold(): name for name in LANGUAGES}
+    language = known.get(event.value.casefold(), event.value.strip().title())
+    await ctx.store.call(ctx.store.set_fact, ctx.message.sender_id, "preferred_language", language)
+    out.applied.append(f"LANG_SWITCH {language}")
+
+
+async def _heartbeat_add(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    diff = await ctx.store.call(add_item, ctx.paths.heartbeat, event.value)
+    if diff:
+        await _audit_change(ctx, event, diff)
+    out.applied.append(f"HEARTBEAT_ADD {'added' if diff else 'already there'}")
+
+
+async def _heartbeat_remove(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, event.value)
+    if diff:
+        await _audit_change(ctx, event, diff)
+    out.applied.append(f"HEARTBEAT_REMOVE {'removed' if diff else 'no match'}")
+
+
+async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    minutes = int(event.value)
+    previous, ctx.state.heartbeat_interval = ctx.state.heartbeat_interval, minutes
+    await _audit_change(ctx, event, f"heartbeat interval {previous} -> {minutes} minutes")
+    hb = ctx.config.heartbeat
+    channel, target = (
+        (hb.channel, hb.reply_target)
+        if hb.reply_target
+        else (ctx.message.channel, ctx.message.target)
+    )
+    await ctx.notify(
+        OutgoingMessage(
+            channel, target, f"Heartbeat interval set to {minutes} minutes.", kind="status"
+        )
+    )
+    out.applied.append(f"HEARTBEAT_INTERVAL {minutes}")
+
+
+async def _skill_improve(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    skill = ctx.skills.get(event.fields[0])
+    if skill is None:
+        raise LookupError(f"no skill named {event.fields[0]!r}")
+    diff = await ctx.store.call(append_lesson, skill.path, event.fields[1])
+    if diff:
+        await _audit_change(ctx, event, diff)
+    out.applied.append(f"SKILL_IMPROVE {skill.name} {'appended' if diff else 'known already'}")
+
+
+HANDLERS: dict[str, Handler] = {
+    "SCHEDULE": _schedule,
+    "SCHEDULE_ACTION": _schedule,
+    "CANCEL_TASK": _cancel,
+    "UPDATE_TASK": _update,
+    "PROJECT_DEACTIVATE": _project_off,
+    "PROJECT_ACTIVATE": _project_on,
+    "WHATSAPP_QR": _whatsapp_qr,
+    "LANG_SWITCH": _lang,
+    "HEARTBEAT_ADD": _heartbeat_add,
+    "HEARTBEAT_REMOVE": _heartbeat_remove,
+    "HEARTBEAT_INTERVAL": _heartbeat_interval,
+    "SKILL_IMPROVE": _skill_improve,
+}
+# Read by their callers rather than applied here.
+CALLER_HANDLED = frozenset({"SILENT", "HEARTBEAT_OK"})
+
+
+async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcome:
+    """Apply every valid marker in order; one failing marker never stops the others."""
+    outcome = MarkerOutcome()
+    for raw, reason in result.rejected:
+        log.warning("invalid marker stripped (%s): %.200s", reason, raw)
+        outcome.failed.append(f"invalid: {reason}")
+    for event in result.events:
+        handler = HANDLERS.get(event.name)
+        if handler is None:
+            if event.name not in CALLER_HANDLED:
+                log.warning("marker %s has no handler in this version; stripped", event.name)
+            continue
+        try:
+            await handler(event, ctx, outcome)
+        except (ScheduleError, TaskLookupError, LookupError, SkillError, ValueError) as exc:
+            log.warning("marker %s not applied: %s", event.name, exc)
+            outcome.failed.append(f"{event.name}: {exc}")
+        except Exception:
+            log.exception("marker %s failed", event.name)
+            outcome.failed.append(f"{event.name}: internal error")
+    if outcome.applied:
+        log.info("markers applied: %s", "; ".join(outcome.applied))
+    return outcome
