@@ -49,13 +49,16 @@ def test_fts_recall_finds_closed_conversations_of_that_sender_only(tmp_path: Pat
     )
     assert [m.content for m in found] == ["my sister lives in Lisbon"]
     assert store.recent_summaries("a") == ["Talked about family."]
+    store.store_exchange("terminal", 'odd "id" OR *', "Lisbon trip", "ok")
+    assert [m.content for m in store.search_messages('odd "id" OR *', "Lisbon")] == ["Lisbon trip"]
     store.close()
 
 
 def test_fts_query_neutralizes_operators() -> None:
     assert fts_query('a" OR x* NEAR(') == '"near"'
     assert fts_query("") == ""
-    assert fts_query("hello hello world") == '"hello" OR "world"'
+    assert fts_query("hello hello world") == "\"hello\" OR \"world\""
+    assert fts_query("what about the garden") == "\"garden\""
 
 
 def test_audit_entries_are_written(tmp_path: Path) -> None:

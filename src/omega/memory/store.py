@@ -114,13 +114,26 @@ class RecalledMessage:
 
 
 _FTS_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Words too common to say what a message is about (the eight languages Omega greets in).
+STOP_WORDS = frozenset(
+    "the and for are but not you your with this that what when where which who how about "
+    "from have has had was were will would can could should there their them they then than "
+    "into just also some any all our out get got like please thanks thank yes okay "
+    "que los las del por para con una uno como pero más mas esto esta este eso "
+    "não nao uma com por para mais isso esta este "
+    "les des une est pas pour avec dans que qui sur vous nous "
+    "der die das und ist nicht ich mit für fur ein eine den dem sie wir "
+    "che non per una con sono della questo "
+    "het een van dat niet met voor zijn ook maar "
+    "что это как для все так".split()
+)
 
 
 def fts_query(text: str, max_terms: int = 8) -> str:
     """Turn free text into a safe FTS5 OR-query of quoted terms ('' when nothing to search)."""
     terms: list[str] = []
     for token in _FTS_TOKEN.findall(text.lower()):
-        if len(token) >= 3 and token not in terms:
+        if len(token) >= 3 and token not in STOP_WORDS and token not in terms:
             terms.append(token)
         if len(terms) == max_terms:
             break
@@ -259,11 +272,14 @@ class Store:
         query = fts_query(text)
         if not query or limit <= 0:
             return []
+        # Narrow to this sender inside the index, so ranking never scans other people's words.
+        sender_phrase = '"' + sender_id.replace('"', '""') + '"'
+        match = f"sender_id : {sender_phrase} AND ({query})"
         rows = self._query(
             "SELECT m.conversation_id, m.role, m.content, m.created_at FROM messages_fts f "
             "JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? AND m.sender_id = ? "
             "AND m.conversation_id != ? ORDER BY f.rank LIMIT ?",
-            (query, sender_id, exclude_conversation, limit),
+            (match, sender_id, exclude_conversation, limit),
         )
         return [
             RecalledMessage(row["conversation_id"], row["role"], row["content"], row["created_at"])
