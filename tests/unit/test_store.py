@@ -57,8 +57,8 @@ def test_fts_recall_finds_closed_conversations_of_that_sender_only(tmp_path: Pat
 def test_fts_query_neutralizes_operators() -> None:
     assert fts_query('a" OR x* NEAR(') == '"near"'
     assert fts_query("") == ""
-    assert fts_query("hello hello world") == "\"hello\" OR \"world\""
-    assert fts_query("what about the garden") == "\"garden\""
+    assert fts_query("hello hello world") == '"hello" OR "world"'
+    assert fts_query("what about the garden") == '"garden"'
 
 
 def test_audit_entries_are_written(tmp_path: Path) -> None:
