@@ -75,3 +75,71 @@ def test_a_provider_bug_is_a_friendly_error(isolated_env: Path) -> None:
     [row] = deps.store.audit_entries()
     assert row["status"] == "error"
     assert "provider bug" in str(row["detail"])
+
+
+class SlowProvider(EchoProvider):
+    async def complete(self, context: Context) -> Reply:
+        await asyncio.sleep(0.35)
+        return Reply(text="slow", provider="echo")
+
+
+class ImageProvider(EchoProvider):
+    """Writes an image into the workspace, as a provider with file tools would."""
+
+    def __init__(self, workspace: Path) -> None:
+        self.workspace = workspace
+        self.seen_attachment: bool | None = None
+
+    async def complete(self, context: Context) -> Reply:
+        paths = [
+            line.split(": ", 1)[1].rstrip("]")
+            for line in context.prompt.splitlines()
+            if line.startswith("[Attached file: ")
+        ]
+        self.seen_attachment = bool(paths) and all(Path(p).exists() for p in paths)
+        (self.workspace / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\nchart")
+        return Reply(text="Here is your chart.", provider="echo")
+
+
+def test_typing_indicator_repeats_while_waiting(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OMEGA_OMEGA__TYPING_INTERVAL_SECS", "0.1")
+    deps = deps_with(SlowProvider(), isolated_env)
+
+    class Typing(Recorder):
+        typed = 0
+
+        async def typing(self, channel: str, target: str) -> None:
+            self.typed += 1
+
+    out = Typing()
+    asyncio.run(handle_message(deps, IncomingMessage("terminal", "u1", "hello"), out))
+    assert out.typed >= 3
+    typed_before = out.typed
+    asyncio.run(asyncio.sleep(0.25))
+    assert out.typed == typed_before  # stopped with the reply
+
+
+def test_attachments_live_during_the_call_and_images_come_back(isolated_env: Path) -> None:
+    from omega.types import Attachment
+
+    runtime_home = isolated_env
+    provider = ImageProvider(runtime_home / "workspace")
+    deps = deps_with(provider, isolated_env)
+    out = Recorder()
+    message = IncomingMessage(
+        "terminal",
+        "u1",
+        "plot this",
+        attachments=[
+            Attachment(kind="image", data=b"\x89PNG\r\n\x1a\nin", name="../../escape.png")
+        ],
+    )
+    asyncio.run(handle_message(deps, message, out))
+    assert provider.seen_attachment is True
+    assert list((isolated_env / "workspace" / "inbox").iterdir()) == []
+    photos = [m for m in out.sent if m.kind == "photo"]
+    assert [(p.text, p.photo) for p in photos] == [("chart.png", b"\x89PNG\r\n\x1a\nchart")]
+    assert not (isolated_env / "workspace" / "chart.png").exists()
+    assert not (isolated_env.parent / "escape.png").exists()
