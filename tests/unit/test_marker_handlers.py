@@ -63,7 +63,7 @@ def test_schedule_in_user_timezone_and_no_duplicates(ctx: MarkerContext) -> None
     assert task.timezone == "Europe/Lisbon"
     assert task.task_type == "reminder"
     apply(ctx, "SCHEDULE_ACTION: Summarize news | 2030-07-01T07:00Z | daily")
-    action = [t for t in ctx.store.pending_tasks("ana") if t.task_type == "action"][0]
+    action = next(t for t in ctx.store.pending_tasks("ana") if t.task_type == "action")
     assert action.due_at.hour == 7 and action.repeat == "daily"
 
 
