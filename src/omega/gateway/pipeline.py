@@ -37,7 +37,7 @@ from omega.prompts import Prompts
 from omega.providers.base import Provider, ProviderError
 from omega.schedule import resolve_timezone
 from omega.skills import ProjectCatalog, SkillCatalog, match_triggers
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
+from omega.types import Context, IncomingMessage, OutgoingKind, OutgoingMessage, Reply
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -296,14 +296,35 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         attachments.cleanup(saved)
 
 
+@dataclass(frozen=True)
+class Turn:
+    """Who is being answered, in which language and timezone, and what is known of them."""
+
+    facts: dict[str, str]
+    language: str
+    zone: tzinfo
+
+
+async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
+    """The sender's facts, language and timezone (memory failing means empty facts)."""
+    no_facts: dict[str, str] = {}
+    facts = await _db(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
+    return _turn(deps, facts)
+
+
+def _turn(deps: PipelineDeps, facts: dict[str, str]) -> Turn:
+    return Turn(
+        facts=facts,
+        language=facts.get("preferred_language", "English"),
+        zone=resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone),
+    )
+
+
 async def _answer(
     deps: PipelineDeps, message: IncomingMessage, out: Outbox, started: float
 ) -> None:
-    no_facts: dict[str, str] = {}
-    facts = await _db(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
-    facts = await _welcome(deps, message, facts, out)
-    language = facts.get("preferred_language", "English")
-    zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
+    turn = await load_turn(deps, message)
+    turn = _turn(deps, await _welcome(deps, message, turn.facts, out))
 
     command = parse_command(message.text)
     if command is not None:
@@ -316,24 +337,45 @@ async def _answer(
             started_at=deps.state.started_at,
             skills=deps.skills,
             projects=deps.projects,
-            timezone=zone,
+            timezone=turn.zone,
         )
         try:
             text = await run_command(command, ctx)
         except Exception:
             log.exception("command /%s failed", command.name)
-            text = i18n.message("error_generic", language)
+            text = i18n.message("error_generic", turn.language)
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="command"))
         return
+    await respond(deps, message, turn, out, started=started)
 
+
+async def respond(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    out: Outbox,
+    *,
+    started: float | None = None,
+    cause: str = "reply",
+    raise_errors: bool = False,
+    kind: OutgoingKind = "reply",
+) -> str | None:
+    """Provider -> SILENT -> markers -> store -> audit -> send -> workspace images.
+
+    Returns the text sent (None when nothing was). With `raise_errors`, a provider failure
+    raises ProviderError instead of sending the friendly message (the scheduler retries).
+    """
+    started = time.perf_counter() if started is None else started
     images_before = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
     try:
-        async with _showing_activity(deps, message, language, out):
-            context = await _context(deps, message, facts, language, zone)
+        async with _showing_activity(deps, message, turn.language, out):
+            context = await _context(deps, message, turn.facts, turn.language, turn.zone)
             reply = await _ask_provider(deps, context)
     except ProviderError as exc:
-        log.error("provider error for %s/%s: %s", message.channel, message.sender_id, exc)
-        text = friendly_error(exc, language)
+        log.error(
+            "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
+        )
+        text = friendly_error(exc, turn.language)
         await _audit(
             deps,
             AuditEntry(
@@ -346,15 +388,18 @@ async def _answer(
                 status="error",
                 detail=str(exc)[:2000],
                 processing_ms=_ms(started),
+                event=cause,
             ),
         )
+        if raise_errors:
+            raise
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
-        return
+        return None
 
     parsed = parse_markers(reply.text)
     if parsed.has("SILENT") and not parsed.text:
         log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
-        return
+        return None
     outcome = await apply_markers(
         parsed,
         MarkerContext(
@@ -362,14 +407,15 @@ async def _answer(
             paths=deps.paths,
             config=deps.config,
             message=message,
-            timezone=zone,
+            timezone=turn.zone,
             skills=deps.skills,
             projects=deps.projects,
             state=deps.state,
             notify=out.send,
+            cause=cause,
         ),
     )
-    text = parsed.text or (i18n.message("done", language) if outcome.applied else "…")
+    text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
 
     await _db(
         deps,
@@ -397,10 +443,12 @@ async def _answer(
             status="ok",
             processing_ms=_ms(started),
             detail="; ".join(outcome.applied + outcome.failed)[:2000],
+            event="exchange" if cause == "reply" else cause,
         ),
     )
-    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    await out.send(OutgoingMessage(message.channel, message.target, text, kind=kind))
     await _send_new_images(deps, message, images_before, out)
+    return text
 
 
 SendFn = Callable[[OutgoingMessage], Awaitable[None]]

@@ -17,9 +17,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omega.memory.migrations import migrate
 from omega.paths import PRIVATE_FILE_MODE, touch_private
@@ -524,6 +525,68 @@ class Store:
                 return _task(row.fetchone())
             finally:
                 conn.row_factory = None
+
+    def due_tasks(self, now: datetime, limit: int = 100) -> list[Task]:
+        """Pending tasks due at or before `now`, oldest first."""
+        rows = self._query(
+            "SELECT * FROM scheduled_tasks WHERE status = 'pending' AND due_at <= ? "
+            "ORDER BY due_at LIMIT ?",
+            (to_db_time(now), limit),
+        )
+        return [_task(row) for row in rows]
+
+    def next_due_at(self) -> datetime | None:
+        """When the soonest pending task is due (None when nothing is pending)."""
+        rows = self._query(
+            "SELECT MIN(due_at) AS due FROM scheduled_tasks WHERE status = 'pending'"
+        )
+        due = rows[0]["due"] if rows else None
+        return from_db_time(due) if due else None
+
+    def claim_task(self, task_id: str) -> bool:
+        """Mark a pending task as being delivered; False if someone else has it or it changed."""
+        with self._tx() as conn:
+            cursor = conn.execute(
+                "UPDATE scheduled_tasks SET status = 'delivering' "
+                "WHERE id = ? AND status = 'pending'",
+                (task_id,),
+            )
+            return cursor.rowcount == 1
+
+    def finish_task(self, task_id: str, next_due: datetime | None) -> None:
+        """After delivery: a one-shot task is done; a repeating one waits for `next_due`."""
+        with self._tx() as conn:
+            if next_due is None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'delivered', delivered_at = ?, "
+                    "last_error = NULL WHERE id = ? AND status = 'delivering'",
+                    (utc_now(), task_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'pending', due_at = ?, retry_count = 0, "
+                    "delivered_at = ?, last_error = NULL WHERE id = ? AND status = 'delivering'",
+                    (to_db_time(next_due), utc_now(), task_id),
+                )
+
+    def retry_task(self, task_id: str, error: str, retry_at: datetime, give_up: bool) -> None:
+        """A failed delivery: back to pending at `retry_at` (never delivered), or failed."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE scheduled_tasks SET status = ?, due_at = ?, retry_count = retry_count + 1, "
+                "last_error = ? WHERE id = ? AND status = 'delivering'",
+                ("failed" if give_up else "pending", to_db_time(retry_at), error[:1000], task_id),
+            )
+
+    def interrupted_tasks(self) -> list[Task]:
+        """Tasks claimed by a run that died before its bookkeeping."""
+        rows = self._query("SELECT * FROM scheduled_tasks WHERE status = 'delivering'")
+        return [_task(row) for row in rows]
+
+    def task(self, task_id: str) -> Task | None:
+        """One task by its full id."""
+        rows = self._query("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+        return _task(rows[0]) if rows else None
 
     # ---- audit -----------------------------------------------------------------------------
 

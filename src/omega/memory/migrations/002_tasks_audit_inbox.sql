@@ -6,12 +6,15 @@ CREATE TABLE scheduled_tasks (
     reply_target TEXT NOT NULL,
     description  TEXT NOT NULL,
     task_type    TEXT NOT NULL DEFAULT 'reminder' CHECK (task_type IN ('reminder', 'action')),
-    due_at       TEXT NOT NULL,
+    due_at       TEXT NOT NULL,                 -- next occurrence, UTC
+    anchor_local TEXT NOT NULL DEFAULT '',      -- first occurrence, wall-clock in `timezone`
     repeat       TEXT NOT NULL DEFAULT 'once'
                  CHECK (repeat IN ('once', 'daily', 'weekly', 'monthly', 'weekdays')),
     timezone     TEXT NOT NULL DEFAULT 'UTC',
+    -- 'delivering': claimed by the scheduler; if Omega dies before the bookkeeping, the
+    -- occurrence counts as sent on restart rather than firing twice.
     status       TEXT NOT NULL DEFAULT 'pending'
-                 CHECK (status IN ('pending', 'delivered', 'cancelled', 'failed')),
+                 CHECK (status IN ('pending', 'delivering', 'delivered', 'cancelled', 'failed')),
     retry_count  INTEGER NOT NULL DEFAULT 0,
     last_error   TEXT,
     created_at   TEXT NOT NULL,
