@@ -118,6 +118,56 @@ def chat(
 
 
 @app.command()
+def start(
+    jsonl: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl", help="Also take messages as JSON lines on stdin (for scripts and tests)."
+        ),
+    ] = False,
+) -> None:
+    """Run Omega: every enabled channel plus the scheduler, heartbeat and summarizer.
+
+    SIGINT or SIGTERM stops intake, lets in-flight replies finish, summarizes open
+    conversations, stops the channels and exits 0.
+    """
+    import signal
+
+    from omega.app import pipeline_deps
+    from omega.channels.base import Channel
+    from omega.channels.terminal import JsonlChannel
+    from omega.gateway.gateway import Gateway
+
+    runtime = _runtime(stderr_level="info")
+    store = _open_store(runtime)
+    deps = pipeline_deps(runtime, store)
+    channels: list[Channel] = [JsonlChannel()] if jsonl else []
+    for name in ("telegram", "whatsapp"):
+        if getattr(runtime.config.channel, name).enabled:
+            sys.stderr.write(
+                f"omega: warning: the {name} channel is not available in this "
+                "version yet; it is not started\n"
+            )
+    if not channels:
+        sys.stderr.write(
+            "omega: note: no message channel is running; only the scheduler, "
+            "heartbeat and summarizer work\n"
+        )
+
+    async def serve() -> None:
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+
+    try:
+        asyncio.run(serve())
+    finally:
+        store.close()
+
+
+@app.command()
 def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
     """Ask one question and print the answer (no memory, no channels)."""
     from omega.gateway.pipeline import friendly_error

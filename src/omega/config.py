@@ -53,6 +53,7 @@ class OmegaSection(_Section):
     typing_interval_secs: Annotated[float, Field(gt=0)] = 5.0
     status_first_secs: Annotated[float, Field(gt=0)] = 15.0
     status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
+    shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # in-flight replies may finish
 
 
 class AuthSection(_Section):
@@ -154,12 +155,17 @@ class ChannelSection(_Section):
 
 class MemorySection(_Section):
     max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
-    idle_minutes: Annotated[int, Field(ge=1)] = 30
+    idle_minutes: Annotated[float, Field(gt=0)] = 30
+    summarize_check_secs: Annotated[float, Field(gt=0)] = 60.0
 
 
 class SchedulerSection(_Section):
     enabled: bool = True
-    poll_interval_secs: Annotated[int, Field(ge=1)] = 60
+    # The scheduler sleeps until the next due task and wakes when one is added; this is only
+    # the longest it sleeps without looking (a safety net for clock changes).
+    poll_interval_secs: Annotated[int, Field(ge=1)] = 3600
+    retry_base_secs: Annotated[float, Field(gt=0)] = 30.0  # failed sends back off from here
+    max_retries: Annotated[int, Field(ge=0)] = 8
 
 
 class HeartbeatSection(_Section):

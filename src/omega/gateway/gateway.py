@@ -72,14 +72,19 @@ class Gateway:
             self._workers.pop(key, None)
             self._queues.pop(key, None)
 
-    async def send(self, message: OutgoingMessage) -> None:
-        """Deliver through the message's channel; failures are logged, never raised."""
+    async def deliver(self, message: OutgoingMessage) -> None:
+        """Deliver through the message's channel, raising when that is not possible."""
         channel = self.channels.get(message.channel)
         if channel is None:
-            log.warning("no channel %r for outgoing message", message.channel)
-            return
+            raise LookupError(f"channel {message.channel!r} is not running")
+        await channel.send(message)
+
+    async def send(self, message: OutgoingMessage) -> None:
+        """Deliver through the message's channel; failures are logged, never raised."""
         try:
-            await channel.send(message)
+            await self.deliver(message)
+        except LookupError as exc:
+            log.warning("outgoing %s message dropped: %s", message.kind, exc)
         except Exception:
             log.exception("sending on %s failed", message.channel)
 
@@ -106,18 +111,68 @@ class Gateway:
         while self._workers:
             await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
 
-    async def run(self) -> None:
-        """Warm the provider, replay the inbox, run every channel until its input ends, drain."""
+    def _start_loops(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
+        from omega.loops.heartbeat import heartbeat_loop
+        from omega.loops.scheduler import Scheduler
+        from omega.loops.summarizer import summarizer_loop
+
+        config = self.deps.config
+        tasks = [asyncio.create_task(summarizer_loop(self.deps, stop), name="summarizer")]
+        if config.scheduler.enabled:
+            scheduler = Scheduler(self.deps, self)
+            tasks.append(asyncio.create_task(scheduler.run(stop), name="scheduler"))
+        if config.heartbeat.enabled:
+            tasks.append(
+                asyncio.create_task(heartbeat_loop(self.deps, self, stop), name="heartbeat")
+            )
+        return tasks
+
+    async def run(
+        self, stop: asyncio.Event | None = None, loops: bool = True, summarize_on_exit: bool = False
+    ) -> None:
+        """Serve until every channel's input ends or, when given, until `stop` is set.
+
+        Then: stop intake, let in-flight replies finish within the grace period (what does not
+        finish stays in the durable inbox for the next start), stop the loops and optionally
+        summarize the conversations still open.
+        """
         try:
             await self.deps.provider.prepare()
         except Exception as exc:  # an unavailable provider still lets channels answer kindly
             log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
+        loops_stop = asyncio.Event()
+        background = self._start_loops(loops_stop) if loops else []
         await self.replay_inbox()
-        results = await asyncio.gather(
-            *(channel.run(self.submit) for channel in self.channels.values()),
-            return_exceptions=True,
-        )
-        for name, result in zip(self.channels, results, strict=True):
-            if isinstance(result, BaseException):
-                log.error("channel %s stopped with an error: %r", name, result)
-        await self.drain()
+        channel_tasks = [
+            asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
+            for name, channel in self.channels.items()
+        ]
+        if stop is None:
+            await asyncio.gather(*channel_tasks, return_exceptions=True)
+        else:
+            await stop.wait()
+            log.info("shutting down: intake stopped")
+            for channel in self.channels.values():
+                try:
+                    await channel.stop()
+                except Exception:
+                    log.exception("stopping a channel failed")
+            await asyncio.wait(channel_tasks, timeout=5)
+        for name, task in zip(self.channels, channel_tasks, strict=True):
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                log.error("channel %s stopped with an error: %r", name, task.exception())
+            task.cancel()
+        try:
+            await asyncio.wait_for(self.drain(), self.deps.config.omega.shutdown_grace_secs)
+        except TimeoutError:
+            log.warning("in-flight messages did not finish in time; they stay in the inbox")
+        loops_stop.set()
+        for task in background:
+            task.cancel()
+        await asyncio.gather(*background, return_exceptions=True)
+        if summarize_on_exit:
+            from omega.loops.summarizer import summarize_all_active
+
+            count = await summarize_all_active(self.deps)
+            log.info("summarized %d open conversations at shutdown", count)
+        log.info("gateway stopped")

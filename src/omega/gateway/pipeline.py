@@ -247,7 +247,8 @@ async def _context(
         return build_context(None, request)
 
 
-async def _ask_provider(deps: PipelineDeps, context: Context) -> Reply:
+async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
+    """One provider call bounded by the configured timeout; every failure is a ProviderError."""
     try:
         return await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
     except TimeoutError:
@@ -370,7 +371,7 @@ async def respond(
     try:
         async with _showing_activity(deps, message, turn.language, out):
             context = await _context(deps, message, turn.facts, turn.language, turn.zone)
-            reply = await _ask_provider(deps, context)
+            reply = await ask_provider(deps, context)
     except ProviderError as exc:
         log.error(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc

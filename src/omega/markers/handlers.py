@@ -86,6 +86,7 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
         task_type=task_type,
         timezone=timezone_name(ctx.timezone),
     )
+    ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
 
 
@@ -106,6 +107,7 @@ async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
         due_at=due,
         repeat=repeat,
     )
+    ctx.state.tasks_changed.set()
     out.applied.append(f"UPDATE_TASK {task.id[:8]}")
 
 
@@ -169,6 +171,7 @@ async def _heartbeat_remove(event: MarkerEvent, ctx: MarkerContext, out: MarkerO
 async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     minutes = int(event.value)
     previous, ctx.state.heartbeat_interval = ctx.state.heartbeat_interval, minutes
+    ctx.state.heartbeat_changed.set()
     await _audit_change(ctx, event, f"heartbeat interval {previous} -> {minutes} minutes")
     hb = ctx.config.heartbeat
     channel, target = (

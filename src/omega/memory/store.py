@@ -82,10 +82,22 @@ class Task:
     timezone: str
     status: str
     retry_count: int = 0
+    anchor_local: datetime | None = None  # first occurrence, naive wall-clock in `timezone`
+
+
+def _anchor(due_at: datetime, timezone: str) -> str:
+    """The wall-clock time of an occurrence in the task's zone (what repeats keep)."""
+    try:
+        zone: tzinfo = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return due_at.astimezone(zone).replace(tzinfo=None).isoformat(timespec="seconds")
 
 
 def _task(row: sqlite3.Row) -> Task:
+    anchor = row["anchor_local"]
     return Task(
+        anchor_local=datetime.fromisoformat(anchor) if anchor else None,
         id=row["id"],
         channel=row["channel"],
         sender_id=row["sender_id"],
@@ -287,7 +299,7 @@ class Store:
             for row in rows
         ]
 
-    def idle_conversations(self, idle_minutes: int) -> list[tuple[str, str, str]]:
+    def idle_conversations(self, idle_minutes: float) -> list[tuple[str, str, str]]:
         """Active conversations with no activity for `idle_minutes`: (id, channel, sender)."""
         cutoff = to_db_time(datetime.now(UTC) - timedelta(minutes=idle_minutes))
         rows = self._query(
@@ -367,6 +379,35 @@ class Store:
                     ).fetchone()[0]
                 ),
             }
+
+    def all_recent_summaries(self, limit: int = 3) -> list[tuple[str, str]]:
+        """The latest summaries across everyone: (created_at, summary), newest first."""
+        rows = self._query(
+            "SELECT created_at, summary FROM summaries ORDER BY created_at DESC LIMIT ?", (limit,)
+        )
+        return [(row["created_at"], row["summary"]) for row in rows]
+
+    def conversation_messages(self, conversation_id: str) -> list[ChatMessage]:
+        """Every message of one conversation, in order."""
+        rows = self._query(
+            "SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        )
+        return [ChatMessage(role=row["role"], content=row["content"]) for row in rows]
+
+    def conversation_sender(self, conversation_id: str) -> tuple[str, str] | None:
+        """(channel, sender_id) of a conversation."""
+        rows = self._query(
+            "SELECT channel, sender_id FROM conversations WHERE id = ?", (conversation_id,)
+        )
+        return (rows[0]["channel"], rows[0]["sender_id"]) if rows else None
+
+    def active_conversations(self) -> list[tuple[str, str, str]]:
+        """Every open conversation: (id, channel, sender_id)."""
+        rows = self._query(
+            "SELECT id, channel, sender_id FROM conversations WHERE status = 'active'"
+        )
+        return [(row["id"], row["channel"], row["sender_id"]) for row in rows]
 
     # ---- facts -----------------------------------------------------------------------------
 

@@ -1,0 +1,172 @@
+"""The heartbeat: a periodic check of HEARTBEAT.md, silent when all is well."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from datetime import datetime, time
+
+from omega.gateway.pipeline import Outbox, PipelineDeps, ask_provider
+from omega.gateway.prompt import PromptSituation, compose_system_prompt
+from omega.loops.checklist import read_checklist
+from omega.markers.handlers import MarkerContext, apply_markers
+from omega.markers.registry import parse_markers
+from omega.memory.context import profile_lines
+from omega.memory.store import AuditEntry
+from omega.providers.base import ProviderError
+from omega.schedule import resolve_timezone
+from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT_PROMPT = """\
+This is your scheduled heartbeat check. Go through the owner's checklist below and decide
+whether anything needs their attention now.
+If everything is fine, answer with exactly HEARTBEAT_OK and nothing else.
+Otherwise write a short, concrete alert for the owner (what, why it matters, what to do).
+
+Checklist (HEARTBEAT.md):
+{checklist}"""
+
+_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
+
+
+def parse_hhmm(value: str) -> time | None:
+    """`HH:MM` as a time, None when empty or malformed."""
+    match = _HHMM.match(value.strip())
+    return time(int(match.group(1)), int(match.group(2))) if match else None
+
+
+def within_active_hours(now: time, start: str, end: str) -> bool:
+    """Whether `now` is inside [start, end); a window past midnight (22:00-06:00) wraps."""
+    begin, finish = parse_hhmm(start), parse_hhmm(end)
+    if begin is None or finish is None or begin == finish:
+        return True
+    if begin < finish:
+        return begin <= now < finish
+    return now >= begin or now < finish
+
+
+def is_heartbeat_ok(text: str) -> bool:
+    """A reply meaning 'all fine': HEARTBEAT_OK however it was formatted."""
+    cleaned = re.sub(r"[*_`~\s.!]+", " ", text).strip().upper()
+    return "HEARTBEAT_OK" in cleaned.replace(" ", "_") or "HEARTBEAT OK" in cleaned
+
+
+async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
+    """One heartbeat: ask the provider about the checklist; deliver anything but all-fine.
+
+    Returns the alert sent, or None (no checklist, all fine, or the provider failed).
+    """
+    checklist = read_checklist(deps.paths.heartbeat)
+    if checklist is None:
+        log.info("heartbeat skipped: HEARTBEAT.md has no items")
+        return None
+    hb = deps.config.heartbeat
+    owner = hb.reply_target
+    store = deps.store
+    facts = await store.call(store.facts, owner) if owner else {}
+    summaries = await store.call(store.all_recent_summaries, 3)
+    zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
+    prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())
+    profile = profile_lines(facts)
+    if profile:
+        prompt += "\n\nKnown about the owner:\n" + "\n".join(profile)
+    if summaries:
+        prompt += "\n\nRecent activity:\n" + "\n".join(
+            f"- [{when[:16]}] {text}" for when, text in summaries
+        )
+    system = compose_system_prompt(
+        deps.prompts,
+        PromptSituation(
+            channel=hb.channel,
+            sandbox_mode=deps.config.sandbox.mode,
+            workspace=str(deps.paths.workspace),
+            timezone=zone,
+        ),
+    )
+    context = Context(
+        system_prompt=system,
+        messages=[ChatMessage("user", prompt)],
+        sender_id=owner,
+        channel=hb.channel,
+    )
+    try:
+        reply = await ask_provider(deps, context)
+    except ProviderError as exc:
+        log.error("heartbeat provider call failed: %s", exc)
+        return None
+    parsed = parse_markers(reply.text)
+    message = IncomingMessage(
+        channel=hb.channel, sender_id=owner or "owner", text="heartbeat", reply_target=owner
+    )
+    await apply_markers(
+        parsed,
+        MarkerContext(
+            store=store,
+            paths=deps.paths,
+            config=deps.config,
+            message=message,
+            timezone=zone,
+            skills=deps.skills,
+            projects=deps.projects,
+            state=deps.state,
+            notify=out.send,
+            cause="heartbeat",
+        ),
+    )
+    suppressed = parsed.has("HEARTBEAT_OK") or is_heartbeat_ok(parsed.text) or not parsed.text
+    await store.call(
+        store.audit,
+        AuditEntry(
+            channel=hb.channel,
+            sender_id=owner,
+            input_text="(heartbeat)",
+            output_text=reply.text,
+            provider=reply.provider,
+            model=reply.model,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.usage.cost_usd,
+            status="ok",
+            event="heartbeat",
+            detail="suppressed: all fine" if suppressed else "alert delivered",
+        ),
+    )
+    if suppressed:
+        log.info("heartbeat: all fine (suppressed)")
+        return None
+    if not owner:
+        log.warning("heartbeat alert not delivered: [heartbeat] reply_target is not set")
+        return None
+    await out.send(OutgoingMessage(hb.channel, owner, parsed.text, kind="alert"))
+    return parsed.text
+
+
+async def heartbeat_loop(
+    deps: PipelineDeps, out: Outbox, stop: asyncio.Event, seconds_per_minute: float = 60.0
+) -> None:
+    """Every N minutes (changeable at run time) inside active hours, run a heartbeat."""
+    changed = deps.state.heartbeat_changed
+    hb = deps.config.heartbeat
+    while not stop.is_set():
+        changed.clear()
+        waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(changed.wait())]
+        await asyncio.wait(
+            waiters,
+            timeout=deps.state.heartbeat_interval * seconds_per_minute,
+            return_when=asyncio.FIRST_COMPLETED,
+        )
+        for waiter in waiters:
+            waiter.cancel()
+        if stop.is_set() or changed.is_set():
+            continue  # stopping, or the interval changed: plan the sleep again
+        zone = resolve_timezone(deps.config.omega.timezone)
+        if not within_active_hours(datetime.now(zone).time(), hb.active_start, hb.active_end):
+            log.info("heartbeat skipped: outside active hours")
+            continue
+        try:
+            await run_heartbeat(deps, out)
+        except Exception:
+            log.exception("heartbeat failed")

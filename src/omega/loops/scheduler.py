@@ -1,0 +1,176 @@
+"""The scheduler: delivers reminders and runs action tasks when they are due.
+
+It sleeps until the next due task (or until one is added), never polls blindly. A task is
+claimed before it is sent; a failed send goes back to pending with backoff and is never marked
+delivered; a task found claimed at start-up (Omega died between send and bookkeeping) counts
+as sent, so it never fires twice in a row.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import defaultdict
+from datetime import UTC, datetime, timedelta
+from typing import Protocol
+
+from omega.gateway.pipeline import Outbox, PipelineDeps, load_turn, respond
+from omega.memory.store import Task
+from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
+from omega.types import IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+MAX_BACKOFF_SECS = 3600.0
+CONCURRENT_SENDERS = 16
+
+
+class Deliverer(Outbox, Protocol):
+    """An outbox that can also deliver with errors raised (for retries)."""
+
+    async def deliver(self, message: OutgoingMessage) -> None:
+        """Send, raising when the message could not be delivered."""
+        ...
+
+
+class _Strict:
+    """Outbox view whose `send` raises, so an action's final reply failure is retried."""
+
+    def __init__(self, out: Deliverer) -> None:
+        self._out = out
+
+    async def send(self, message: OutgoingMessage) -> None:
+        if message.kind in ("reply", "reminder"):
+            await self._out.deliver(message)
+        else:
+            await self._out.send(message)
+
+    async def typing(self, channel: str, target: str) -> None:
+        await self._out.typing(channel, target)
+
+
+def following_due(task: Task, now: datetime) -> datetime | None:
+    """When a delivered task is next due (None for one-shot tasks)."""
+    if task.repeat == "once":
+        return None
+    zone = resolve_timezone(task.timezone)
+    anchor = task.anchor_local or task.due_at.astimezone(zone).replace(tzinfo=None)
+    return next_occurrence(anchor, task.repeat, zone, max(now, task.due_at))
+
+
+class Scheduler:
+    """Runs due tasks; `run` until `stop` is set."""
+
+    def __init__(self, deps: PipelineDeps, out: Deliverer) -> None:
+        self.deps = deps
+        self.out = out
+        self._limit = asyncio.Semaphore(CONCURRENT_SENDERS)
+
+    async def recover(self) -> int:
+        """Settle tasks a previous run claimed but never finished: they count as sent."""
+        store = self.deps.store
+        interrupted = await store.call(store.interrupted_tasks)
+        for task in interrupted:
+            log.warning(
+                "task %s was being delivered when Omega stopped; not sending it again", task.id[:8]
+            )
+            await store.call(store.finish_task, task.id, self._safe_following(task))
+        return len(interrupted)
+
+    def _safe_following(self, task: Task) -> datetime | None:
+        try:
+            return following_due(task, datetime.now(UTC))
+        except ScheduleError as exc:
+            log.error("task %s cannot repeat (%s); it will not fire again", task.id[:8], exc)
+            return None
+
+    async def run_due(self, now: datetime | None = None) -> int:
+        """Fire every task due now: different senders concurrently, one sender in order."""
+        store = self.deps.store
+        due = await store.call(store.due_tasks, now or datetime.now(UTC), 1000)
+        groups: dict[tuple[str, str], list[Task]] = defaultdict(list)
+        for task in due:
+            groups[(task.channel, task.sender_id)].append(task)
+
+        async def fire_group(tasks: list[Task]) -> None:
+            async with self._limit:
+                for task in tasks:
+                    await self.fire(task)
+
+        await asyncio.gather(*(fire_group(tasks) for tasks in groups.values()))
+        return len(due)
+
+    async def fire(self, task: Task) -> bool:
+        """Deliver one task; True when it was delivered."""
+        store = self.deps.store
+        if not await store.call(store.claim_task, task.id):
+            return False  # cancelled or changed meanwhile
+        try:
+            if task.task_type == "action":
+                await self._run_action(task)
+            else:
+                await self.out.deliver(
+                    OutgoingMessage(
+                        task.channel,
+                        task.reply_target,
+                        f"Reminder: {task.description}",
+                        kind="reminder",
+                    )
+                )
+        except Exception as exc:
+            await self._retry_later(task, exc)
+            return False
+        await store.call(store.finish_task, task.id, self._safe_following(task))
+        log.info("task %s delivered (%s)", task.id[:8], task.task_type)
+        return True
+
+    async def _run_action(self, task: Task) -> None:
+        message = IncomingMessage(
+            channel=task.channel,
+            sender_id=task.sender_id,
+            reply_target=task.reply_target,
+            text=f"[Scheduled action, due now] {task.description}",
+        )
+        turn = await load_turn(self.deps, message)
+        await respond(
+            self.deps, message, turn, _Strict(self.out), cause="action", raise_errors=True
+        )
+
+    async def _retry_later(self, task: Task, error: Exception) -> None:
+        cfg = self.deps.config.scheduler
+        backoff = min(cfg.retry_base_secs * 2**task.retry_count, MAX_BACKOFF_SECS)
+        give_up = task.retry_count + 1 > cfg.max_retries
+        retry_at = datetime.now(UTC) + timedelta(seconds=backoff)
+        log.warning(
+            "task %s failed (%s); %s",
+            task.id[:8],
+            error,
+            "giving up" if give_up else f"retrying in {backoff:.0f}s",
+        )
+        await self.deps.store.call(
+            self.deps.store.retry_task, task.id, repr(error)[:500], retry_at, give_up
+        )
+
+    async def run(self, stop: asyncio.Event) -> None:
+        """Deliver due tasks, then sleep until the next one is due, a task changes, or stop."""
+        await self.recover()
+        changed = self.deps.state.tasks_changed
+        longest = float(self.deps.config.scheduler.poll_interval_secs)
+        while not stop.is_set():
+            changed.clear()
+            try:
+                await self.run_due()
+            except Exception:
+                log.exception("scheduler pass failed")
+            next_at = await self.deps.store.call(self.deps.store.next_due_at)
+            delay = longest if next_at is None else (next_at - datetime.now(UTC)).total_seconds()
+            await _wait_any(stop, changed, seconds=min(max(delay, 0.0), longest))
+
+
+async def _wait_any(*events: asyncio.Event, seconds: float) -> None:
+    """Sleep until one of the events is set or `seconds` pass."""
+    waiters = [asyncio.create_task(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, timeout=seconds, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()

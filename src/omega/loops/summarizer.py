@@ -1,0 +1,134 @@
+"""The summarizer: idle conversations become a short summary plus validated facts, then close."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+
+from omega.gateway.pipeline import PipelineDeps, ask_provider
+from omega.providers.base import ProviderError
+from omega.types import ChatMessage, Context
+
+log = logging.getLogger(__name__)
+
+SUMMARIZE_PROMPT = (
+    "Summarize this conversation in one or two sentences: what the person wanted and what "
+    "was decided or done. Plain text, no preamble."
+)
+FACTS_PROMPT = (
+    "From this conversation, extract lasting facts about the person (not about the assistant), "
+    "one per line as `key: value`, using keys such as preferred_name, pronouns, timezone, "
+    "location, occupation, interests, preferred_language. Only facts they stated. "
+    "If there are none, answer exactly: none"
+)
+MAX_TRANSCRIPT_CHARS = 12_000
+_KEY = re.compile(r"^[a-z][a-z0-9_]*$")
+_PRICE_OR_NUMBER = re.compile(r"^[\s$€£¥+-]*[\d.,\s%]+$")
+
+
+def is_valid_fact(key: str, value: str) -> bool:
+    """The spec's rules: sane key and value lengths, no numeric keys, no prices or table rows."""
+    if not key or not value or len(key) > 50 or len(value) > 200:
+        return False
+    if key.isdigit() or not _KEY.match(key):
+        return False
+    if value.startswith("$") or value.count("|") >= 2:
+        return False
+    return not _PRICE_OR_NUMBER.match(value)
+
+
+def parse_facts(text: str) -> dict[str, str]:
+    """`key: value` lines from the model, normalized and validated; 'none' means no facts."""
+    facts: dict[str, str] = {}
+    if text.strip().strip(".").lower() == "none":
+        return facts
+    for line in text.splitlines():
+        line = line.strip().lstrip("-*• ").strip()
+        if ":" not in line:
+            continue
+        raw_key, raw_value = line.split(":", 1)
+        key = re.sub(r"[\s-]+", "_", raw_key.strip().strip("*`").lower())
+        value = raw_value.strip().strip("*`").strip()
+        if is_valid_fact(key, value):
+            facts[key] = value
+    return facts
+
+
+def transcript(messages: list[ChatMessage]) -> str:
+    """The conversation as `User:` / `Assistant:` lines, keeping the end when too long."""
+    lines = [f"{'User' if m.role == 'user' else 'Assistant'}: {m.content}" for m in messages]
+    text = "\n".join(lines)
+    return text[-MAX_TRANSCRIPT_CHARS:]
+
+
+async def _ask(deps: PipelineDeps, instruction: str, text: str) -> str:
+    context = Context(
+        system_prompt=instruction, messages=[ChatMessage("user", f"{instruction}\n\n{text}")]
+    )
+    reply = await ask_provider(deps, context)
+    return reply.text.strip()
+
+
+async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> str:
+    """Summarize one conversation, store its facts, close it; return the summary kept."""
+    store = deps.store
+    messages = await store.call(store.conversation_messages, conversation_id)
+    owner = await store.call(store.conversation_sender, conversation_id)
+    if not messages or owner is None:
+        await store.call(store.close_conversation, conversation_id, "(empty conversation)")
+        return "(empty conversation)"
+    text = transcript(messages)
+    try:
+        summary = await _ask(deps, SUMMARIZE_PROMPT, text) or ""
+    except ProviderError as exc:
+        log.warning("summary of %s failed: %s", conversation_id[:8], exc)
+        summary = ""
+    if not summary:
+        summary = f"({len(messages)} messages, summary unavailable)"
+    try:
+        facts = parse_facts(await _ask(deps, FACTS_PROMPT, text))
+    except ProviderError as exc:
+        log.warning("fact extraction for %s failed: %s", conversation_id[:8], exc)
+        facts = {}
+    for key, value in facts.items():
+        await store.call(store.set_fact, owner[1], key, value)
+    await store.call(store.close_conversation, conversation_id, summary[:1000])
+    log.info("conversation %s summarized (%d facts)", conversation_id[:8], len(facts))
+    return summary
+
+
+async def summarize_idle(deps: PipelineDeps) -> int:
+    """Summarize every conversation idle for `memory.idle_minutes`; return how many."""
+    idle = await deps.store.call(deps.store.idle_conversations, deps.config.memory.idle_minutes)
+    for conversation_id, _, _ in idle:
+        try:
+            await summarize_conversation(deps, conversation_id)
+        except Exception:
+            log.exception("summarizing %s failed", conversation_id[:8])
+    return len(idle)
+
+
+async def summarize_all_active(deps: PipelineDeps) -> int:
+    """At shutdown: summarize every open conversation."""
+    active = await deps.store.call(deps.store.active_conversations)
+    for conversation_id, _, _ in active:
+        try:
+            await summarize_conversation(deps, conversation_id)
+        except Exception:
+            log.exception("summarizing %s at shutdown failed", conversation_id[:8])
+    return len(active)
+
+
+async def summarizer_loop(deps: PipelineDeps, stop: asyncio.Event) -> None:
+    """Look for idle conversations every `memory.summarize_check_secs` until stopped."""
+    while not stop.is_set():
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), deps.config.memory.summarize_check_secs)
+        if stop.is_set():
+            return
+        try:
+            await summarize_idle(deps)
+        except Exception:
+            log.exception("summarizer pass failed")
