@@ -1,0 +1,380 @@
+"""Scheduler, heartbeat and summarizer, in process with a scripted provider."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, time, timedelta
+from pathlib import Path
+
+import pytest
+
+from omega.app import bootstrap, pipeline_deps
+from omega.gateway.pipeline import PipelineDeps
+from omega.loops.heartbeat import heartbeat_loop, is_heartbeat_ok, run_heartbeat
+from omega.loops.heartbeat import within_active_hours
+from omega.loops.scheduler import Scheduler
+from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
+from omega.memory import Store
+from omega.providers.base import ProviderError
+from omega.types import Context, OutgoingMessage, Reply
+
+
+class Scripted:
+    """A provider that answers from a list, recording the prompts it saw."""
+
+    name = "scripted"
+
+    def __init__(self, *answers: str | Exception) -> None:
+        self.answers = list(answers)
+        self.prompts: list[str] = []
+
+    def availability(self) -> tuple[bool, str]:
+        return True, "test"
+
+    async def prepare(self) -> None:
+        return None
+
+    async def complete(self, context: Context) -> Reply:
+        self.prompts.append(context.prompt)
+        answer = self.answers.pop(0) if self.answers else "ok"
+        if isinstance(answer, Exception):
+            raise answer
+        return Reply(text=answer, provider="scripted", model="m")
+
+
+class Outbox:
+    """Records deliveries; can be told to fail the next N."""
+
+    def __init__(self, failures: int = 0) -> None:
+        self.sent: list[OutgoingMessage] = []
+        self.failures = failures
+
+    async def deliver(self, message: OutgoingMessage) -> None:
+        if self.failures:
+            self.failures -= 1
+            raise ConnectionError("network down")
+        self.sent.append(message)
+
+    async def send(self, message: OutgoingMessage) -> None:
+        try:
+            await self.deliver(message)
+        except ConnectionError:
+            pass
+
+    async def typing(self, channel: str, target: str) -> None:
+        return None
+
+
+def make_deps(
+    home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch, **env: str
+) -> PipelineDeps:
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    runtime = bootstrap(home)
+    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+    deps.provider = provider
+    return deps
+
+
+def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
+    values = {
+        "description": "Call mom",
+        "repeat": "once",
+        "task_type": "reminder",
+        "timezone": "Europe/Lisbon",
+        **fields,
+    }
+    task_id, _ = deps.store.create_task(
+        channel="terminal", sender_id="ana", reply_target="ana", due_at=due, **values
+    )
+    return task_id
+
+
+NOW = datetime(2030, 1, 15, 9, 0, tzinfo=UTC)
+
+
+def test_due_reminder_is_delivered_once(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    task_id = add_task(deps, NOW - timedelta(seconds=1))
+    add_task(deps, NOW + timedelta(hours=1), description="later")
+    out = Outbox()
+    scheduler = Scheduler(deps, out)
+    assert asyncio.run(scheduler.run_due(NOW)) == 1
+    assert asyncio.run(scheduler.run_due(NOW)) == 0
+    assert [(m.text, m.kind, m.target) for m in out.sent] == [
+        ("Reminder: Call mom", "reminder", "ana")
+    ]
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "delivered"
+
+
+def test_repeating_task_moves_to_its_next_occurrence(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    task_id = add_task(deps, datetime(2020, 1, 31, 9, 0, tzinfo=UTC), repeat="monthly")
+    out = Outbox()
+    asyncio.run(Scheduler(deps, out).run_due())
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "pending"
+    assert task.due_at > datetime.now(UTC)
+    local = task.due_at.astimezone(__import__("zoneinfo").ZoneInfo("Europe/Lisbon"))
+    assert local.hour == 9
+    assert len(out.sent) == 1  # years of missed occurrences fire once, not once each
+
+
+def test_failed_send_is_retried_with_backoff_never_marked_delivered(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(
+        isolated_env,
+        Scripted(),
+        monkeypatch,
+        OMEGA_SCHEDULER__RETRY_BASE_SECS="60",
+        OMEGA_SCHEDULER__MAX_RETRIES="1",
+    )
+    task_id = add_task(deps, NOW - timedelta(minutes=5))
+    out = Outbox(failures=1)
+    scheduler = Scheduler(deps, out)
+    asyncio.run(scheduler.run_due(NOW))
+    task = deps.store.task(task_id)
+    assert task is not None
+    assert (task.status, task.retry_count) == ("pending", 1)
+    assert task.due_at > datetime.now(UTC) + timedelta(seconds=50)
+    asyncio.run(scheduler.run_due(task.due_at))
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "delivered"
+    assert [m.text for m in out.sent] == ["Reminder: Call mom"]
+    # Past max_retries the task is failed, never delivered.
+    other = add_task(deps, NOW - timedelta(minutes=1), description="doomed")
+    out.failures = 5
+    for _ in range(3):
+        pending = deps.store.task(other)
+        assert pending is not None
+        asyncio.run(scheduler.run_due(max(pending.due_at, NOW)))
+    final = deps.store.task(other)
+    assert final is not None and final.status == "failed"
+
+
+def test_crash_between_send_and_bookkeeping_does_not_fire_twice(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    task_id = add_task(deps, NOW - timedelta(seconds=5), repeat="daily")
+    assert deps.store.claim_task(task_id)  # the run that died had claimed and sent it
+    out = Outbox()
+    scheduler = Scheduler(deps, out)
+    assert asyncio.run(scheduler.recover()) == 1
+    asyncio.run(scheduler.run_due(datetime.now(UTC)))
+    assert out.sent == []
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "pending" and task.due_at > datetime.now(UTC)
+
+
+def test_action_task_runs_the_provider_and_can_schedule_more(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted(
+        "Top story: rain.\nSCHEDULE_ACTION: Check news again | 2031-01-01T08:00 | once"
+    )
+    deps = make_deps(isolated_env, provider, monkeypatch)
+    add_task(deps, NOW - timedelta(seconds=1), description="Check the news", task_type="action")
+    out = Outbox()
+    asyncio.run(Scheduler(deps, out).run_due(NOW))
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["Top story: rain."]
+    assert "Check the news" in provider.prompts[0]
+    pending = deps.store.pending_tasks("ana")
+    assert [t.description for t in pending] == ["Check news again"]
+    assert pending[0].task_type == "action"
+
+
+def test_failing_action_is_retried_not_lost(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted(ProviderError("down", kind="timeout"), "Done now.")
+    deps = make_deps(isolated_env, provider, monkeypatch, OMEGA_SCHEDULER__RETRY_BASE_SECS="1")
+    task_id = add_task(deps, NOW, description="Backup report", task_type="action")
+    out = Outbox()
+    scheduler = Scheduler(deps, out)
+    asyncio.run(scheduler.run_due(NOW))
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "pending" and task.retry_count == 1
+    asyncio.run(scheduler.run_due(task.due_at))
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["Done now."]
+
+
+def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    out = Outbox()
+
+    async def scenario() -> float:
+        stop = asyncio.Event()
+        runner = asyncio.create_task(Scheduler(deps, out).run(stop))
+        await asyncio.sleep(0.2)  # nothing pending: it sleeps (up to an hour)
+        due = datetime.now(UTC) + timedelta(seconds=0.5)
+        add_task(deps, due)
+        deps.state.tasks_changed.set()
+        while not out.sent:
+            await asyncio.sleep(0.01)
+        late = (datetime.now(UTC) - due).total_seconds()
+        stop.set()
+        await runner
+        return late
+
+    late = asyncio.run(scenario())
+    assert 0 <= late < 1.0
+    assert len(out.sent) == 1
+
+
+@pytest.mark.parametrize(
+    "now, start, end, inside",
+    [
+        (time(12, 0), "08:00", "22:00", True),
+        (time(7, 59), "08:00", "22:00", False),
+        (time(22, 0), "08:00", "22:00", False),
+        (time(23, 30), "22:00", "06:00", True),
+        (time(3, 0), "22:00", "06:00", True),
+        (time(6, 0), "22:00", "06:00", False),
+        (time(12, 0), "22:00", "06:00", False),
+        (time(12, 0), "", "", True),
+        (time(12, 0), "bad", "06:00", True),
+    ],
+)
+def test_active_hours_with_midnight_wrap(now: time, start: str, end: str, inside: bool) -> None:
+    assert within_active_hours(now, start, end) is inside
+
+
+@pytest.mark.parametrize(
+    "text, ok",
+    [
+        ("HEARTBEAT_OK", True),
+        ("**HEARTBEAT_OK**", True),
+        ("`heartbeat_ok`.", True),
+        ("All good. HEARTBEAT_OK", True),
+        ("Disk is 95% full!", False),
+        ("", False),
+    ],
+)
+def test_heartbeat_ok_is_tolerant_of_formatting(text: str, ok: bool) -> None:
+    assert is_heartbeat_ok(text) is ok
+
+
+def heartbeat_deps(home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
+    return make_deps(
+        home,
+        provider,
+        monkeypatch,
+        OMEGA_HEARTBEAT__CHANNEL="terminal",
+        OMEGA_HEARTBEAT__REPLY_TARGET="owner",
+    )
+
+
+def test_heartbeat_skips_without_checklist(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted("Something is wrong")
+    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+    assert provider.prompts == []
+
+
+def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted("**HEARTBEAT_OK**", "Disk is 95% full, clean /tmp.\nHEARTBEAT_ADD: Disk")
+    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+    deps.paths.heartbeat.write_text("# Checklist\n- Check disk space\n")
+    deps.store.set_fact("owner", "name", "Ana")
+    deps.store.close_conversation(
+        deps.store.store_exchange("terminal", "owner", "a", "b"), "Talked about disks."
+    )
+    out = Outbox()
+    assert asyncio.run(run_heartbeat(deps, out)) is None
+    assert out.sent == []
+    assert "Check disk space" in provider.prompts[0]
+    assert "name: Ana" in provider.prompts[0]
+    assert "Talked about disks." in provider.prompts[0]
+    assert asyncio.run(run_heartbeat(deps, out)) == "Disk is 95% full, clean /tmp."
+    assert [(m.channel, m.target, m.kind) for m in out.sent] == [("terminal", "owner", "alert")]
+    events = [e["detail"] for e in deps.store.audit_entries() if e["event"] == "heartbeat"]
+    assert events == ["alert delivered", "suppressed: all fine"]
+
+
+def test_heartbeat_loop_follows_interval_changes(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted(*["Alert!"] * 20)
+    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+    deps.paths.heartbeat.write_text("- Check things\n")
+    out = Outbox()
+
+    async def scenario() -> int:
+        stop = asyncio.Event()
+        deps.state.heartbeat_interval = 600  # 600 "minutes" of 0.01 s: 6 s
+        loop = asyncio.create_task(heartbeat_loop(deps, out, stop, seconds_per_minute=0.01))
+        await asyncio.sleep(0.3)
+        before = len(provider.prompts)
+        deps.state.heartbeat_interval = 5  # 0.05 s, as a HEARTBEAT_INTERVAL marker would
+        deps.state.heartbeat_changed.set()
+        await asyncio.sleep(0.5)
+        stop.set()
+        await loop
+        return before
+
+    assert asyncio.run(scenario()) == 0
+    assert len(provider.prompts) >= 3
+
+
+@pytest.mark.parametrize(
+    "key, value, valid",
+    [
+        ("name", "Ana", True),
+        ("timezone", "Europe/Lisbon", True),
+        ("k" * 51, "x", False),
+        ("name", "x" * 201, False),
+        ("123", "x", False),
+        ("budget", "$500", False),
+        ("row", "a | b | c", False),
+        ("price", "42.50", False),
+        ("age", "34", False),
+        ("", "x", False),
+        ("name", "", False),
+    ],
+)
+def test_fact_validation(key: str, value: str, valid: bool) -> None:
+    assert is_valid_fact(key, value) is valid
+
+
+def test_parse_facts_normalizes_and_filters() -> None:
+    text = "- Preferred Name: Ana\n**city**: Porto\nprice: $30\nnot a fact line\n1234: x"
+    assert parse_facts(text) == {"preferred_name": "Ana", "city": "Porto"}
+    assert parse_facts("None.") == {}
+
+
+def test_summarizer_stores_summary_and_facts_then_closes(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted("Ana planned her garden.", "name: Ana\ncity: Porto\nspend: $40")
+    deps = make_deps(isolated_env, provider, monkeypatch)
+    conversation = deps.store.store_exchange("terminal", "ana", "I'm Ana from Porto", "Hi Ana")
+    summary = asyncio.run(summarize_conversation(deps, conversation))
+    assert summary == "Ana planned her garden."
+    assert deps.store.facts("ana") == {"name": "Ana", "city": "Porto"}
+    assert deps.store.recent_summaries("ana") == ["Ana planned her garden."]
+    assert deps.store.active_conversation_id("terminal", "ana") is None
+    assert "User: I'm Ana from Porto" in provider.prompts[0]
+
+
+def test_failed_summary_falls_back_and_still_closes(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Scripted(ProviderError("down"), ProviderError("down"))
+    deps = make_deps(isolated_env, provider, monkeypatch)
+    conversation = deps.store.store_exchange("terminal", "bo", "hello", "hi")
+    asyncio.run(summarize_conversation(deps, conversation))
+    assert deps.store.recent_summaries("bo") == ["(2 messages, summary unavailable)"]
+    assert deps.store.active_conversation_id("terminal", "bo") is None
