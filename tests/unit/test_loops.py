@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from datetime import UTC, datetime, time, timedelta
 from pathlib import Path
 
@@ -10,8 +11,12 @@ import pytest
 
 from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import PipelineDeps
-from omega.loops.heartbeat import heartbeat_loop, is_heartbeat_ok, run_heartbeat
-from omega.loops.heartbeat import within_active_hours
+from omega.loops.heartbeat import (
+    heartbeat_loop,
+    is_heartbeat_ok,
+    run_heartbeat,
+    within_active_hours,
+)
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
 from omega.memory import Store
@@ -56,10 +61,8 @@ class Outbox:
         self.sent.append(message)
 
     async def send(self, message: OutgoingMessage) -> None:
-        try:
+        with contextlib.suppress(ConnectionError):
             await self.deliver(message)
-        except ConnectionError:
-            pass
 
     async def typing(self, channel: str, target: str) -> None:
         return None
