@@ -299,3 +299,34 @@ def test_commands_answer_locally(fake_openai: FakeOpenAI) -> None:
     assert "playwright-mcp" in commands[3]
     assert "I remember" in commands[4]
     assert [r.last_user_text for r in fake_openai.requests] == ["/unknowncmd hello"]
+
+
+def test_busy_ack_speaks_the_senders_language(fake_openai: FakeOpenAI) -> None:
+    fake_openai.default_delay = 0.4
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl(
+            {"text": "Hola, ¿cómo estás? Necesito ayuda", "sender_id": "eva"},
+            {"text": "¿Y otra cosa?", "sender_id": "eva"},
+        ),
+    )
+    assert texts(result.events, "ack") == ["Entendido, me ocupo de esto a continuación."]
+
+
+def test_forget_closes_and_summarizes_the_conversation(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(text="We talked about tulips.", match="Summarize"),
+        Step(text="none", match="extract"),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl({"text": "I love tulips"}, {"text": "/forget"}, {"text": "/history"}),
+    )
+    assert texts(result.events, "command")[0].startswith("Done: this conversation is closed")
+    assert "We talked about tulips." in texts(result.events, "command")[1]

@@ -47,11 +47,21 @@ class Gateway:
             if acknowledge:
                 await self.send(
                     OutgoingMessage(
-                        message.channel, message.target, i18n.message("busy_ack"), kind="ack"
+                        message.channel,
+                        message.target,
+                        i18n.message("busy_ack", await self._language(message.sender_id)),
+                        kind="ack",
                     )
                 )
             return
         self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
+
+    async def _language(self, sender_id: str) -> str:
+        store = self.deps.store
+        try:
+            return await store.call(store.get_fact, sender_id, "preferred_language") or "English"
+        except Exception:
+            return "English"
 
     async def _serve_sender(self, key: SenderKey) -> None:
         queue = self._queues[key]

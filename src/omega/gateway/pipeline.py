@@ -340,12 +340,29 @@ async def _answer(
             projects=deps.projects,
             timezone=turn.zone,
         )
+        closing = None
+        if command.name == "forget":
+            closing = await _db(
+                deps,
+                "find conversation",
+                None,
+                deps.store.active_conversation_id,
+                message.channel,
+                message.sender_id,
+            )
         try:
             text = await run_command(command, ctx)
         except Exception:
             log.exception("command /%s failed", command.name)
             text = i18n.message("error_generic", turn.language)
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="command"))
+        if closing:  # a forgotten conversation is still summarized, like an idle one
+            from omega.loops.summarizer import summarize_conversation
+
+            try:
+                await summarize_conversation(deps, closing)
+            except Exception:
+                log.exception("summarizing the forgotten conversation failed")
         return
     await respond(deps, message, turn, out, started=started)
 

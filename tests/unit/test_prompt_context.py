@@ -1,0 +1,105 @@
+"""System prompt composition and the context built from memory."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+from omega.gateway.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.memory import Store
+from omega.memory.context import ContextRequest, build_context, onboarding_hint, profile_lines
+from omega.prompts import Prompts
+from omega.types import IncomingMessage
+
+PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")
+
+
+def test_situational_sections_appear_only_when_they_apply() -> None:
+    plain = compose_system_prompt(PROMPTS, PromptSituation(channel="terminal", sandbox_mode="rwx"))
+    assert plain.startswith("I am Omega.\n\nKind.\n\nRules.")
+    assert "Platform: terminal" in plain
+    assert GROUP_RULES not in plain and "Active project" not in plain
+    assert "SCHEDULE:" in plain  # marker guide
+    assert "Sandbox mode" not in plain
+    full = compose_system_prompt(
+        PROMPTS,
+        PromptSituation(
+            channel="whatsapp",
+            is_group=True,
+            project_name="site",
+            project_instructions="Maintain the site.",
+            personality="terse",
+            checklist="- Check disk",
+            sandbox_mode="sandbox",
+            workspace="/w",
+            skill_instructions=(("weather", "Use wttr.in"),),
+        ),
+    )
+    assert full.startswith("Active project: site\nMaintain the site.\n---")
+    for piece in (
+        GROUP_RULES,
+        "Avoid Markdown tables",
+        "terse",
+        "- Check disk",
+        "Use wttr.in",
+        "inside your workspace /w",
+    ):
+        assert piece in full
+
+
+def test_profile_puts_identity_first_and_hides_bookkeeping() -> None:
+    facts = {
+        "hobby": "chess",
+        "timezone": "Europe/Lisbon",
+        "welcomed": "true",
+        "name": "Ana",
+        "active_project": "x",
+    }
+    assert profile_lines(facts) == ["- name: Ana", "- timezone: Europe/Lisbon", "- hobby: chess"]
+
+
+def test_onboarding_is_graduated() -> None:
+    assert "know nothing" in onboarding_hint({"welcomed": "true"})
+    assert "a little" in onboarding_hint({"name": "Ana"})
+    assert onboarding_hint({"name": "Ana", "city": "Porto", "job": "nurse"}) == ""
+
+
+def test_context_gathers_history_profile_summaries_recall_tasks_language(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    old = store.store_exchange("terminal", "ana", "my cat is called Miso", "lovely")
+    store.close_conversation(old, "Ana talked about her cat.")
+    store.store_exchange("terminal", "ana", "hello again", "hi!")
+    store.set_fact("ana", "name", "Ana")
+    store.create_task(
+        channel="terminal",
+        sender_id="ana",
+        reply_target="ana",
+        description="Feed Miso",
+        due_at=datetime(2030, 1, 1, 8, tzinfo=UTC),
+    )
+    message = IncomingMessage("terminal", "ana", "what is my cat called?")
+    context = build_context(
+        store,
+        ContextRequest(
+            message=message,
+            system_prompt="BASE",
+            facts=store.facts("ana"),
+            language="Spanish",
+            max_history=10,
+        ),
+    )
+    system = context.system_prompt
+    assert system.startswith("BASE")
+    for piece in (
+        "- name: Ana",
+        "Ana talked about her cat.",
+        "my cat is called Miso",
+        "Feed Miso",
+        "Always answer in Spanish",
+        "a little about this person",
+    ):
+        assert piece in system, piece
+    assert [m.content for m in context.messages] == ["hello again", "hi!", "what is my cat called?"]
+    alone = build_context(None, ContextRequest(message, "BASE", {}, "English", 10))
+    assert alone.system_prompt == "BASE"
+    assert len(alone.messages) == 1
