@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from omega import i18n
 from omega.channels.base import Channel
+from omega.gateway.language import detect_language
 from omega.gateway.pipeline import PipelineDeps, handle_message
 from omega.types import IncomingMessage, OutgoingMessage
 
@@ -49,19 +50,21 @@ class Gateway:
                     OutgoingMessage(
                         message.channel,
                         message.target,
-                        i18n.message("busy_ack", await self._language(message.sender_id)),
+                        i18n.message("busy_ack", await self._language(message)),
                         kind="ack",
                     )
                 )
             return
         self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
 
-    async def _language(self, sender_id: str) -> str:
+    async def _language(self, message: IncomingMessage) -> str:
+        """The sender's language: remembered, else guessed from this very message."""
         store = self.deps.store
         try:
-            return await store.call(store.get_fact, sender_id, "preferred_language") or "English"
+            known = await store.call(store.get_fact, message.sender_id, "preferred_language")
         except Exception:
-            return "English"
+            known = None
+        return known or detect_language(message.text)
 
     async def _serve_sender(self, key: SenderKey) -> None:
         queue = self._queues[key]
