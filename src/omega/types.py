@@ -62,6 +62,16 @@ class ChatMessage:
     content: str
 
 
+@dataclass(frozen=True)
+class McpServer:
+    """An MCP server (stdio) a skill needs for a call: the command that starts it."""
+
+    name: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+
+
 @dataclass
 class Context:
     """Everything a provider needs for one completion."""
@@ -72,6 +82,8 @@ class Context:
     max_tokens: int | None = None
     sender_id: str = ""
     channel: str = ""
+    mcp_servers: tuple[McpServer, ...] = ()  # attached for this call (matching skills)
+    use_tools: bool = True  # False for internal calls (classification, summaries)
 
     @property
     def prompt(self) -> str:
@@ -93,13 +105,14 @@ class Usage:
 
 @dataclass(frozen=True)
 class ToolCall:
-    """One tool call a provider made while answering."""
+    """One tool call a provider made while answering (recorded in the tool_calls table)."""
 
     name: str
     arguments: dict[str, Any]
     ok: bool
     result_preview: str = ""
     duration_ms: int = 0
+    error: str = ""
 
 
 @dataclass(frozen=True)

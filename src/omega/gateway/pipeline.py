@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -36,7 +37,7 @@ from omega.paths import OmegaPaths
 from omega.prompts import Prompts
 from omega.providers.base import Provider, ProviderError
 from omega.schedule import resolve_timezone
-from omega.skills import ProjectCatalog, SkillCatalog, match_triggers
+from omega.skills import ProjectCatalog, Skill, SkillCatalog, match_triggers
 from omega.types import Context, IncomingMessage, OutgoingKind, OutgoingMessage, Reply
 
 log = logging.getLogger(__name__)
@@ -208,12 +209,15 @@ async def _showing_activity(
 
 
 def _situation(
-    deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], zone: tzinfo
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    facts: dict[str, str],
+    zone: tzinfo,
+    matched: list[Skill],
 ) -> PromptSituation:
     project = (
         deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
     )
-    matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
     return PromptSituation(
         channel=message.channel,
         is_group=message.is_group,
@@ -231,7 +235,10 @@ def _situation(
 async def _context(
     deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], language: str, zone: tzinfo
 ) -> Context:
-    system_prompt = compose_system_prompt(deps.prompts, _situation(deps, message, facts, zone))
+    matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
+    system_prompt = compose_system_prompt(
+        deps.prompts, _situation(deps, message, facts, zone, matched)
+    )
     request = ContextRequest(
         message=message,
         system_prompt=system_prompt,
@@ -241,10 +248,13 @@ async def _context(
         timezone=zone,
     )
     try:
-        return await deps.store.call(build_context, deps.store, request)
+        context = await deps.store.call(build_context, deps.store, request)
     except Exception:  # memory failing must not stop the reply
         log.exception("context build failed; answering without memory")
-        return build_context(None, request)
+        context = build_context(None, request)
+    # Skills whose triggers match bring their MCP servers to this call only.
+    context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
+    return context
 
 
 async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
@@ -413,6 +423,29 @@ async def respond(
             raise
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
         return None
+
+    if reply.tool_calls:
+        conversation = await _db(
+            deps,
+            "find conversation",
+            None,
+            deps.store.active_conversation_id,
+            message.channel,
+            message.sender_id,
+        )
+        await _db(
+            deps,
+            "record tool calls",
+            0,
+            functools.partial(
+                deps.store.record_tool_calls,
+                agent=reply.provider,
+                channel=message.channel,
+                sender_id=message.sender_id,
+                conversation_id=conversation or "",
+            ),
+            reply.tool_calls,
+        )
 
     parsed = parse_markers(reply.text)
     if parsed.has("SILENT") and not parsed.text:

@@ -13,7 +13,7 @@ import re
 import sqlite3
 import threading
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,9 +22,10 @@ from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from omega.logs import redact
 from omega.memory.migrations import migrate
 from omega.paths import PRIVATE_FILE_MODE, touch_private
-from omega.types import Attachment, ChatMessage, IncomingMessage, Role
+from omega.types import Attachment, ChatMessage, IncomingMessage, Role, ToolCall
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -40,6 +41,16 @@ def utc_now() -> str:
 def to_db_time(moment: datetime) -> str:
     """Format an aware datetime in the database's UTC text format."""
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+MAX_ARGUMENTS = 4000
+MAX_PREVIEW = 500
+
+
+def _capped_json(arguments: dict[str, object]) -> str:
+    """Tool arguments as JSON with secrets redacted, cut to a sane size."""
+    text = redact(json.dumps(arguments, ensure_ascii=False, default=str))
+    return text if len(text) <= MAX_ARGUMENTS else text[: MAX_ARGUMENTS - 15] + "...(truncated)"
 
 
 def from_db_time(text: str) -> datetime:
@@ -661,6 +672,56 @@ class Store:
     def audit_entries(self, limit: int = 50) -> list[dict[str, object]]:
         """The latest audit entries, newest first."""
         rows = self._query("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(row) for row in rows]
+
+    # ---- tool calls ------------------------------------------------------------------------
+
+    def record_tool_calls(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        agent: str,
+        channel: str = "",
+        sender_id: str = "",
+        conversation_id: str = "",
+    ) -> int:
+        """Record tool calls (arguments size-capped and redacted); return the newest row id."""
+        if not calls:
+            return 0
+        now = utc_now()
+        rows = [
+            (
+                now,
+                agent,
+                channel,
+                sender_id,
+                conversation_id,
+                call.name,
+                _capped_json(call.arguments),
+                int(call.ok),
+                redact(call.error)[:MAX_PREVIEW],
+                redact(call.result_preview)[:MAX_PREVIEW],
+                call.duration_ms,
+            )
+            for call in calls
+        ]
+        with self._tx() as conn:
+            conn.executemany(
+                "INSERT INTO tool_calls (created_at, agent, channel, sender_id, conversation_id, "
+                "tool, arguments, ok, error, result_preview, duration_ms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            return int(conn.execute("SELECT MAX(id) FROM tool_calls").fetchone()[0])
+
+    def tool_calls(self, agent: str | None = None, limit: int = 100) -> list[dict[str, object]]:
+        """Recorded tool calls, newest first (optionally of one agent)."""
+        if agent is None:
+            rows = self._query("SELECT * FROM tool_calls ORDER BY id DESC LIMIT ?", (limit,))
+        else:
+            rows = self._query(
+                "SELECT * FROM tool_calls WHERE agent = ? ORDER BY id DESC LIMIT ?", (agent, limit)
+            )
         return [dict(row) for row in rows]
 
     # ---- durable inbox ---------------------------------------------------------------------

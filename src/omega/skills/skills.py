@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from omega.paths import PRIVATE_FILE_MODE, write_private
+from omega.types import McpServer
 
 log = logging.getLogger(__name__)
 
@@ -44,16 +45,6 @@ _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 class SkillError(ValueError):
     """A SKILL.md problem, with a message naming the file and what is wrong."""
-
-
-@dataclass(frozen=True)
-class McpServer:
-    """An MCP server a skill needs: the command that starts it over stdio."""
-
-    name: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
