@@ -116,6 +116,9 @@ class ProviderSection(_Section):
     ] = "auto"
     timeout_secs: Annotated[float, Field(gt=0)] = 120.0
     fallback: list[ProviderName] = Field(default_factory=list)
+    # Classify and route every message with a cheap planning call (skipped for `local`,
+    # whose 135M model cannot plan).
+    classify: bool = True
     claude_code: ClaudeCodeConfig = Field(default_factory=ClaudeCodeConfig, alias="claude-code")
     anthropic: AnthropicConfig = Field(default_factory=AnthropicConfig)
     openai: OpenAIConfig = Field(default_factory=OpenAIConfig)

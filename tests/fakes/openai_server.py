@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from omega.gateway.routing import PLANNER_TAG
+
 
 @dataclass
 class Step:
@@ -23,6 +25,7 @@ class Step:
     hang_secs: float = 0.0
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     match: str = ""  # only used for requests whose last user message contains this
+    planner: bool = False  # answers Omega's planning (classify & route) call instead
 
 
 @dataclass
@@ -60,6 +63,9 @@ class FakeOpenAI:
     def __init__(self) -> None:
         self.script: list[Step] = []
         self.requests: list[RecordedRequest] = []
+        # Omega's classify-and-route calls, kept apart so tests about replies see only replies;
+        # unless a `planner=True` step is scripted they are answered {"kind": "direct"}.
+        self.planner_requests: list[RecordedRequest] = []
         self.default_delay = 0.0
         self._lock = threading.Lock()
         fake = self
@@ -79,8 +85,12 @@ class FakeOpenAI:
                     self.path, {k.lower(): v for k, v in self.headers.items()}, body
                 )
                 with fake._lock:
-                    fake.requests.append(request)
-                    step = fake._next_step(request)
+                    if PLANNER_TAG in request.last_user_text:
+                        fake.planner_requests.append(request)
+                        step = fake._next_planner_step()
+                    else:
+                        fake.requests.append(request)
+                        step = fake._next_step(request)
                 delay = step.hang_secs or fake.default_delay
                 if delay:
                     time.sleep(delay)
@@ -107,8 +117,16 @@ class FakeOpenAI:
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 
+    def _next_planner_step(self) -> Step:
+        for index, step in enumerate(self.script):
+            if step.planner:
+                return self.script.pop(index)
+        return Step(text='{"kind": "direct"}')
+
     def _next_step(self, request: RecordedRequest) -> Step:
         for index, step in enumerate(self.script):
+            if step.planner:
+                continue
             if not step.match or step.match in request.last_user_text:
                 return self.script.pop(index)
         return Step(text=f"echo: {request.last_user_text}")

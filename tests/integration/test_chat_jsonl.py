@@ -12,7 +12,7 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 def audit_rows(home: Path) -> list[sqlite3.Row]:
     conn = sqlite3.connect(home / "memory.db")
     conn.row_factory = sqlite3.Row
-    rows = list(conn.execute("SELECT * FROM audit_log ORDER BY id"))
+    rows = list(conn.execute("SELECT * FROM audit_log WHERE event = 'exchange' ORDER BY id"))
     conn.close()
     return rows
 

@@ -26,6 +26,7 @@ from omega.gateway.auth import check_auth
 from omega.gateway.commands import CommandContext, parse_command, run_command
 from omega.gateway.language import detect_language
 from omega.gateway.prompt import PromptSituation, compose_system_prompt
+from omega.gateway.routing import DIRECT, Plan, models_for, parse_plan, planning_prompt
 from omega.gateway.sanitize import sanitize
 from omega.gateway.state import RuntimeState
 from omega.loops.checklist import read_checklist
@@ -38,7 +39,14 @@ from omega.prompts import Prompts
 from omega.providers.base import Provider, ProviderError
 from omega.schedule import resolve_timezone
 from omega.skills import ProjectCatalog, Skill, SkillCatalog, match_triggers
-from omega.types import Context, IncomingMessage, OutgoingKind, OutgoingMessage, Reply
+from omega.types import (
+    ChatMessage,
+    Context,
+    IncomingMessage,
+    OutgoingKind,
+    OutgoingMessage,
+    Reply,
+)
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -287,6 +295,270 @@ async def _send_new_images(
         attachments.cleanup([path])
 
 
+async def _record_tool_calls(deps: PipelineDeps, message: IncomingMessage, reply: Reply) -> None:
+    """Every tool call the provider made goes into the tool_calls table."""
+    if not reply.tool_calls:
+        return
+    conversation = await _db(
+        deps,
+        "find conversation",
+        None,
+        deps.store.active_conversation_id,
+        message.channel,
+        message.sender_id,
+    )
+    record = functools.partial(
+        deps.store.record_tool_calls,
+        agent=reply.provider,
+        channel=message.channel,
+        sender_id=message.sender_id,
+        conversation_id=conversation or "",
+    )
+    await _db(deps, "record tool calls", 0, record, reply.tool_calls)
+
+
+# ---- classify and route ---------------------------------------------------------------------
+
+
+def _routing_enabled(deps: PipelineDeps) -> bool:
+    return deps.config.provider.classify and deps.provider.name != "local"
+
+
+def _tool_names(deps: PipelineDeps) -> list[str]:
+    names = getattr(deps.provider, "tool_names", None)
+    return list(names()) if callable(names) else []
+
+
+async def _plan(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, context: Context, fast: str | None
+) -> Plan:
+    """The planner's validated decision; any failure means a direct answer."""
+    skills = [s.name for s in deps.skills.skills()]
+    tools = _tool_names(deps)
+    prompt = planning_prompt(
+        message.text,
+        active_project=turn.facts.get("active_project", ""),
+        recent=context.messages[:-1],
+        skills=skills,
+        tools=tools,
+    )
+    planning = Context(
+        system_prompt="",
+        messages=[ChatMessage("user", prompt)],
+        model=fast,
+        max_tokens=400,
+        sender_id=message.sender_id,
+        channel=message.channel,
+        use_tools=False,
+    )
+    try:
+        reply = await ask_provider(deps, planning)
+    except ProviderError as exc:
+        log.warning("planning call failed (%s); answering directly", exc)
+        return DIRECT
+    plan = parse_plan(reply.text, [*skills, *tools])
+    for note in plan.notes:
+        log.warning("plan rejected, answering directly: %s", note)
+    await _audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            status="ok",
+            event="classify",
+            input_text=message.text[:500],
+            output_text=reply.text[:1000],
+            provider=reply.provider,
+            model=reply.model,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.usage.cost_usd,
+            detail=plan.kind,
+        ),
+    )
+    return plan
+
+
+async def _cannot_yet(
+    deps: PipelineDeps, message: IncomingMessage, plan: Plan, out: Outbox, started: float
+) -> str:
+    """An honest answer when the planner found that no tool or skill can do this."""
+    log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
+    text = f"I can't do that yet: {plan.missing_capability}."
+    if plan.reason:
+        text += f" {plan.reason}"
+    await _db(
+        deps,
+        "store exchange",
+        "",
+        deps.store.store_exchange,
+        message.channel,
+        message.sender_id,
+        message.text,
+        text,
+    )
+    await _audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            output_text=text,
+            provider=deps.provider.name,
+            status="ok",
+            event="requires_new_skill",
+            processing_ms=_ms(started),
+            detail=f"missing: {plan.missing_capability}\nreason: {plan.reason}",
+        ),
+    )
+    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    return text
+
+
+STEP_ATTEMPTS = 3
+
+
+async def _execute_steps(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    context: Context,
+    plan: Plan,
+    out: Outbox,
+    started: float,
+) -> str:
+    """Carry out a plan step by step: fresh call per step with what earlier steps found,
+    up to three attempts each, markers applied per step, progress after each, then a summary."""
+    total = len(plan.steps)
+    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
+    await out.send(
+        OutgoingMessage(message.channel, message.target, f"Plan:\n{listing}", kind="status")
+    )
+    results: list[str] = []
+    for index, step in enumerate(plan.steps, 1):
+        done = "\n".join(results) or "(nothing yet)"
+        uses = f" Use: {', '.join(step.uses)}." if step.uses else ""
+        prompt = (
+            f"You are carrying out step {index} of {total} of this request: "
+            f"{message.text}\nResults so far:\n{done}\n\nNow do step {index}: "
+            f"{step.do}.{uses} Report this step's result briefly."
+        )
+        step_context = dataclasses.replace(
+            context, messages=[*context.messages[:-1], ChatMessage("user", prompt)]
+        )
+        reply: Reply | None = None
+        error: ProviderError | None = None
+        for attempt in range(1, STEP_ATTEMPTS + 1):
+            try:
+                reply = await ask_provider(deps, step_context)
+                break
+            except ProviderError as exc:
+                error = exc
+                log.warning("step %d/%d attempt %d failed: %s", index, total, attempt, exc)
+        if reply is None:
+            results.append(f"Step {index} ({step.do}): failed")
+            await _audit(
+                deps,
+                AuditEntry(
+                    channel=message.channel,
+                    sender_id=message.sender_id,
+                    status="error",
+                    event="step",
+                    input_text=step.do,
+                    provider=deps.provider.name,
+                    detail=str(error)[:2000],
+                ),
+            )
+            await out.send(
+                OutgoingMessage(
+                    message.channel,
+                    message.target,
+                    f"✗ Step {index}/{total} failed: {step.do}",
+                    kind="status",
+                )
+            )
+            continue
+        await _record_tool_calls(deps, message, reply)
+        parsed = parse_markers(reply.text)
+        await apply_markers(
+            parsed,
+            MarkerContext(
+                store=deps.store,
+                paths=deps.paths,
+                config=deps.config,
+                message=message,
+                timezone=turn.zone,
+                skills=deps.skills,
+                projects=deps.projects,
+                state=deps.state,
+                notify=out.send,
+                cause="step",
+            ),
+        )
+        results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
+        await _audit(
+            deps,
+            AuditEntry(
+                channel=message.channel,
+                sender_id=message.sender_id,
+                status="ok",
+                event="step",
+                input_text=step.do,
+                output_text=parsed.text[:2000],
+                provider=reply.provider,
+                model=reply.model,
+                input_tokens=reply.usage.input_tokens,
+                output_tokens=reply.usage.output_tokens,
+                cost_usd=reply.usage.cost_usd,
+            ),
+        )
+        await out.send(
+            OutgoingMessage(
+                message.channel, message.target, f"✓ Step {index}/{total}: {step.do}", kind="status"
+            )
+        )
+    summary_prompt = (
+        "Tell the person, briefly and in their language, what was done for their "
+        f"request '{message.text}' and the outcome:\n" + "\n".join(results)
+    )
+    summary_context = dataclasses.replace(
+        context, messages=[ChatMessage("user", summary_prompt)], use_tools=False
+    )
+    try:
+        summary_reply = await ask_provider(deps, summary_context)
+        text = parse_markers(summary_reply.text).text or "\n".join(results)
+    except ProviderError as exc:
+        log.warning("plan summary failed: %s", exc)
+        text = "\n".join(results)
+    await _db(
+        deps,
+        "store exchange",
+        "",
+        deps.store.store_exchange,
+        message.channel,
+        message.sender_id,
+        message.text,
+        text,
+    )
+    await _audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            output_text=text,
+            provider=deps.provider.name,
+            status="ok",
+            processing_ms=_ms(started),
+            detail=f"plan of {total} steps",
+        ),
+    )
+    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    return text
+
+
 # ---- the pipeline ---------------------------------------------------------------------------
 
 
@@ -395,10 +667,21 @@ async def respond(
     """
     started = time.perf_counter() if started is None else started
     images_before = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
+    fast, complex_model = models_for(deps.provider.name, deps.config)
+    plan = DIRECT
     try:
         async with _showing_activity(deps, message, turn.language, out):
             context = await _context(deps, message, turn.facts, turn.language, turn.zone)
-            reply = await ask_provider(deps, context)
+            if cause == "reply" and _routing_enabled(deps):
+                plan = await _plan(deps, message, turn, context, fast)
+            if plan.kind == "direct":
+                context.model = fast
+                reply = await ask_provider(deps, context)
+        if plan.kind == "steps":
+            context.model = complex_model
+            return await _execute_steps(deps, message, turn, context, plan, out, started)
+        if plan.kind == "requires_new_skill":
+            return await _cannot_yet(deps, message, plan, out, started)
     except ProviderError as exc:
         log.error(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
@@ -416,7 +699,7 @@ async def respond(
                 status="error",
                 detail=str(exc)[:2000],
                 processing_ms=_ms(started),
-                event=cause,
+                event="exchange" if cause == "reply" else cause,
             ),
         )
         if raise_errors:
@@ -424,28 +707,7 @@ async def respond(
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
         return None
 
-    if reply.tool_calls:
-        conversation = await _db(
-            deps,
-            "find conversation",
-            None,
-            deps.store.active_conversation_id,
-            message.channel,
-            message.sender_id,
-        )
-        await _db(
-            deps,
-            "record tool calls",
-            0,
-            functools.partial(
-                deps.store.record_tool_calls,
-                agent=reply.provider,
-                channel=message.channel,
-                sender_id=message.sender_id,
-                conversation_id=conversation or "",
-            ),
-            reply.tool_calls,
-        )
+    await _record_tool_calls(deps, message, reply)
 
     parsed = parse_markers(reply.text)
     if parsed.has("SILENT") and not parsed.text:

@@ -1,0 +1,162 @@
+"""Classify and route: a cheap planning call decides between a direct answer, a multi-step
+plan (each step naming only tools or skills that exist), or an honest 'I need a new skill'.
+
+The model proposes the plan; this code validates it. Anything unparseable is a direct answer.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from omega.config import Config
+from omega.types import ChatMessage
+
+# First line of the planner's instructions; test fakes recognise planning calls by it.
+PLANNER_TAG = "You are the planner that routes requests for Omega."
+MAX_STEPS = 20
+HISTORY_CHARS = 80
+
+PLANNER_INSTRUCTIONS = f"""{PLANNER_TAG}
+Decide how to handle the request. Answer with JSON only, one of:
+{{"kind": "direct"}}  - a single answer is enough (most requests)
+{{"kind": "steps", "steps": [{{"do": "<step>", "uses": ["<tool or skill>"]}}, ...]}}
+  - the request needs several distinct actions in sequence (2 or more steps)
+{{"kind": "requires_new_skill", "missing_capability": "<what>", "reason": "<why>"}}
+  - nothing available can do it
+Only name tools and skills from the lists below; never invent one."""
+
+PlanKind = Literal["direct", "steps", "requires_new_skill"]
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    """One step of a plan and the tools/skills it says it uses."""
+
+    do: str
+    uses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A validated routing decision."""
+
+    kind: PlanKind = "direct"
+    steps: tuple[PlanStep, ...] = ()
+    missing_capability: str = ""
+    reason: str = ""
+    notes: tuple[str, ...] = field(default=())  # why a proposal was turned into 'direct'
+
+
+DIRECT = Plan()
+
+
+def planning_prompt(
+    request: str,
+    *,
+    active_project: str = "",
+    recent: Sequence[ChatMessage] = (),
+    skills: Sequence[str] = (),
+    tools: Sequence[str] = (),
+) -> str:
+    """The planner's instructions plus ~100 tokens of context and the request."""
+    lines = [PLANNER_INSTRUCTIONS, ""]
+    if active_project:
+        lines.append(f"Active project: {active_project}")
+    if recent:
+        lines.append("Recent messages:")
+        for turn in list(recent)[-3:]:
+            text = " ".join(turn.content.split())
+            if len(text) > HISTORY_CHARS:
+                text = text[: HISTORY_CHARS - 1] + "…"
+            lines.append(f"- {turn.role}: {text}")
+    lines.append(f"Skills: {', '.join(skills) if skills else '(none)'}")
+    lines.append(f"Tools: {', '.join(tools) if tools else '(none)'}")
+    lines += ["", f"Request: {request}"]
+    return "\n".join(lines)
+
+
+_JSON_BLOCK = re.compile(r"\{.*\}", re.S)
+_NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+(.+?)\s*$")
+
+
+def _numbered_steps(text: str) -> list[str]:
+    """The items of a numbered list anywhere in the text (preamble lines ignored)."""
+    return [m.group(2) for m in map(_NUMBERED.match, text.splitlines()) if m]
+
+
+def parse_plan(text: str, known: Sequence[str]) -> Plan:
+    """Validate the planner's answer against the tools and skills that exist.
+
+    Unparseable, single-step, or naming something that does not exist: a direct answer.
+    """
+    known_names = {name.casefold() for name in known}
+    stripped = text.strip()
+    if re.fullmatch(r"[\W_]*direct[\W_]*", stripped, re.I):
+        return DIRECT
+    match = _JSON_BLOCK.search(stripped)
+    data: object = None
+    if match:
+        try:
+            data = json.loads(match.group(0))
+        except json.JSONDecodeError:
+            data = None
+    if not isinstance(data, dict):
+        listed = _numbered_steps(stripped)
+        if len(listed) >= 2:
+            return Plan(kind="steps", steps=tuple(PlanStep(s) for s in listed[:MAX_STEPS]))
+        return DIRECT
+    kind = data.get("kind")
+    if kind == "requires_new_skill":
+        missing = data.get("missing_capability")
+        reason = data.get("reason", "")
+        if not isinstance(missing, str) or not missing.strip() or not isinstance(reason, str):
+            return Plan(notes=("requires_new_skill without a missing_capability",))
+        return Plan(
+            kind="requires_new_skill",
+            missing_capability=missing.strip()[:200],
+            reason=reason.strip()[:500],
+        )
+    if kind != "steps":
+        return DIRECT
+    raw_steps = data.get("steps")
+    if not isinstance(raw_steps, list):
+        return Plan(notes=("steps is not a list",))
+    steps: list[PlanStep] = []
+    for raw in raw_steps[:MAX_STEPS]:
+        if isinstance(raw, str):
+            raw = {"do": raw}
+        if not isinstance(raw, dict) or not isinstance(raw.get("do"), str) or not raw["do"].strip():
+            return Plan(notes=("a step has no description",))
+        uses = raw.get("uses", [])
+        if isinstance(uses, str):
+            uses = [uses]
+        if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
+            return Plan(notes=("a step's 'uses' is not a list of names",))
+        unknown = [u for u in uses if u.casefold() not in known_names]
+        if unknown:  # the planner never invents tools
+            return Plan(notes=(f"plan named unknown tools or skills: {', '.join(unknown)}",))
+        steps.append(PlanStep(raw["do"].strip()[:500], tuple(uses)))
+    if len(steps) < 2:
+        return DIRECT
+    return Plan(kind="steps", steps=tuple(steps))
+
+
+def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:
+    """(fast, complex) model names of a provider: direct answers vs multi-step plans."""
+    p = config.provider
+    if provider == "claude-code":
+        return p.claude_code.model, p.claude_code.model_complex or p.claude_code.model
+    section = {
+        "anthropic": p.anthropic,
+        "openai": p.openai,
+        "ollama": p.ollama,
+        "openrouter": p.openrouter,
+        "gemini": p.gemini,
+    }.get(provider)
+    if section is None:
+        return None, None
+    return section.model or None, (section.model_complex or section.model) or None

@@ -1,0 +1,63 @@
+"""Classify and route end to end: the planner's call, a 12-step plan, a missing skill."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from tests.conftest import jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, Step
+
+
+def test_every_message_is_classified_with_the_fast_model(fake_openai: FakeOpenAI) -> None:
+    env = openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="big-model")
+    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "hi"}))
+    assert result.returncode == 0, result.stderr
+    [planning] = fake_openai.planner_requests
+    assert planning.body["model"] == "fake-model"
+    assert "tools" not in planning.body
+    assert "Request: hi" in planning.last_user_text
+    assert fake_openai.requests[0].body["model"] == "fake-model"
+
+
+def test_twelve_step_plan_runs_every_step(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    plan = {"kind": "steps", "steps": [{"do": f"part {i}"} for i in range(1, 13)]}
+    fake_openai.script = [Step(text=json.dumps(plan), planner=True)]
+    env = openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="big-model")
+    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "do the big job"}))
+    assert result.returncode == 0, result.stderr
+    statuses = [str(e["text"]) for e in result.events if e["kind"] == "status"]
+    assert [s for s in statuses if s.startswith("✓")] == [
+        f"✓ Step {i}/12: part {i}" for i in range(1, 13)
+    ]
+    assert len([e for e in result.events if e["kind"] == "reply"]) == 1
+    step_requests = fake_openai.requests[:12]
+    assert all(r.body["model"] == "big-model" for r in step_requests)
+    assert "Now do step 12: part 12" in step_requests[11].last_user_text
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    steps = conn.execute("SELECT COUNT(*) FROM audit_log WHERE event = 'step'").fetchone()[0]
+    conn.close()
+    assert steps == 12
+
+
+def test_requires_new_skill_reply(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script = [
+        Step(
+            text=json.dumps(
+                {
+                    "kind": "requires_new_skill",
+                    "missing_capability": "send email",
+                    "reason": "There is no email tool.",
+                }
+            ),
+            planner=True,
+        )
+    ]
+    result = run_omega(
+        "chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "email my boss"})
+    )
+    assert [e["text"] for e in result.events if e["kind"] == "reply"] == [
+        "I can't do that yet: send email. There is no email tool."
+    ]
+    assert fake_openai.requests == []

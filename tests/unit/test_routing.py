@@ -1,0 +1,250 @@
+"""Classify and route: plan validation, model choice, multi-step execution with retries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from omega.app import bootstrap, pipeline_deps
+from omega.config import Config
+from omega.gateway.pipeline import PipelineDeps, load_turn, respond
+from omega.gateway.routing import PLANNER_TAG, models_for, parse_plan, planning_prompt
+from omega.memory import Store
+from omega.providers.base import ProviderError
+from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply
+
+KNOWN = ["read_file", "run_shell", "playwright-mcp"]
+
+
+def steps_json(count: int, uses: list[str] | None = None) -> str:
+    return json.dumps(
+        {
+            "kind": "steps",
+            "steps": [{"do": f"step number {i}", "uses": uses or []} for i in range(1, count + 1)],
+        }
+    )
+
+
+def test_twelve_steps_are_all_kept_in_order() -> None:
+    plan = parse_plan(steps_json(12, ["read_file"]), KNOWN)
+    assert plan.kind == "steps"
+    assert [s.do for s in plan.steps] == [f"step number {i}" for i in range(1, 13)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "DIRECT",
+        "direct.",
+        "**Direct**",
+        "",
+        "I think we should just answer.",
+        '{"kind": "direct"}',
+        "{not json",
+        '{"kind": "steps", "steps": [{"do": "only one"}]}',
+        '{"kind": "steps", "steps": "do it"}',
+        '{"kind": "steps", "steps": [{"uses": []}]}',
+        '{"kind": "unknown"}',
+        "[1, 2, 3]",
+    ],
+)
+def test_everything_else_is_direct(text: str) -> None:
+    assert parse_plan(text, KNOWN).kind == "direct"
+
+
+def test_the_planner_never_invents_tools() -> None:
+    plan = parse_plan(steps_json(3, ["send_email"]), KNOWN)
+    assert plan.kind == "direct"
+    assert "send_email" in plan.notes[0]
+
+
+def test_requires_new_skill_carries_what_is_missing() -> None:
+    text = (
+        'Sure: ```json\n{"kind": "requires_new_skill", "missing_capability": "send email",'
+        ' "reason": "no email tool", "steps": [{"do": "x"}]}\n```'
+    )
+    plan = parse_plan(text, KNOWN)
+    assert (plan.kind, plan.missing_capability, plan.reason, plan.steps) == (
+        "requires_new_skill",
+        "send email",
+        "no email tool",
+        (),
+    )
+    assert parse_plan('{"kind": "requires_new_skill"}', KNOWN).kind == "direct"
+
+
+def test_numbered_list_with_preamble_is_a_plan() -> None:
+    plan = parse_plan("Here is the plan:\n1. Fetch the page\n2. Summarize it\n3. Send it", KNOWN)
+    assert [s.do for s in plan.steps] == ["Fetch the page", "Summarize it", "Send it"]
+
+
+def test_planning_prompt_is_small_and_truncates_history() -> None:
+    recent = [
+        ChatMessage("user", "x" * 500),
+        ChatMessage("assistant", "ok"),
+        ChatMessage("user", "third"),
+        ChatMessage("assistant", "fourth"),
+    ]
+    prompt = planning_prompt(
+        "Book a table",
+        active_project="site",
+        recent=recent,
+        skills=["playwright-mcp"],
+        tools=["read_file"],
+    )
+    assert prompt.startswith(PLANNER_TAG)
+    assert "x" * 80 not in prompt and "fourth" in prompt
+    assert "Active project: site" in prompt and "Request: Book a table" in prompt
+    assert len(prompt) < 1600  # instructions + ~100 tokens of context
+
+
+def test_models_for_each_provider() -> None:
+    config = Config.model_validate(
+        {"provider": {"openai": {"model": "small", "model_complex": "big"}}}
+    )
+    assert models_for("openai", config) == ("small", "big")
+    assert models_for("claude-code", config) == ("claude-sonnet-4-6", "claude-opus-4-6")
+    assert models_for("gemini", config) == ("gemini-2.5-flash", "gemini-2.5-flash")
+    assert models_for("local", config) == (None, None)
+
+
+class Scripted:
+    """Answers planning calls with `plan`, other calls from `answers` (exceptions raised)."""
+
+    name = "openai"
+
+    def __init__(self, plan: str, *answers: str | Exception) -> None:
+        self.plan = plan
+        self.answers = list(answers)
+        self.calls: list[Context] = []
+
+    def availability(self) -> tuple[bool, str]:
+        return True, "test"
+
+    async def prepare(self) -> None:
+        return None
+
+    async def complete(self, context: Context) -> Reply:
+        self.calls.append(context)
+        if PLANNER_TAG in context.prompt:
+            return Reply(text=self.plan, provider="openai", model=context.model or "")
+        answer = self.answers.pop(0) if self.answers else "fine"
+        if isinstance(answer, Exception):
+            raise answer
+        return Reply(text=answer, provider="openai", model=context.model or "")
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[OutgoingMessage] = []
+
+    async def send(self, message: OutgoingMessage) -> None:
+        self.sent.append(message)
+
+    async def typing(self, channel: str, target: str) -> None:
+        return None
+
+
+def deps_for(home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
+    monkeypatch.setenv("OMEGA_PROVIDER__OPENAI__MODEL", "fast-model")
+    monkeypatch.setenv("OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX", "complex-model")
+    runtime = bootstrap(home)
+    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+    deps.provider = provider
+    return deps
+
+
+def run(deps: PipelineDeps, text: str) -> Recorder:
+    out = Recorder()
+    message = IncomingMessage("terminal", "ana", text)
+
+    async def go() -> None:
+        await respond(deps, message, await load_turn(deps, message), out)
+
+    asyncio.run(go())
+    return out
+
+
+def test_direct_uses_the_fast_model(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = Scripted('{"kind": "direct"}', "Hello!")
+    out = run(deps_for(isolated_env, provider, monkeypatch), "hi")
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["Hello!"]
+    planning, answer = provider.calls
+    assert planning.use_tools is False and planning.model == "fast-model"
+    assert answer.model == "fast-model"
+
+
+def test_steps_run_with_the_complex_model_retrying_a_failing_step(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failure = ProviderError("boom")
+    provider = Scripted(
+        steps_json(3),
+        "did one",
+        failure,
+        failure,
+        "did two at last",
+        "did three\nHEARTBEAT_ADD: Watch the result",
+        "All three done.",
+    )
+    deps = deps_for(isolated_env, provider, monkeypatch)
+    out = run(deps, "do the three things")
+    statuses = [m.text for m in out.sent if m.kind == "status"]
+    assert statuses[0].startswith("Plan:\n1. step number 1")
+    assert statuses[1:] == [
+        "✓ Step 1/3: step number 1",
+        "✓ Step 2/3: step number 2",
+        "✓ Step 3/3: step number 3",
+    ]
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["All three done."]
+    step_calls = provider.calls[1:-1]
+    assert len(step_calls) == 5  # 1 + (2 failures + 1) + 1
+    assert all(c.model == "complex-model" for c in step_calls)
+    assert "did one" in step_calls[1].prompt  # accumulated context
+    assert "Watch the result" in deps.paths.heartbeat.read_text()  # markers per step
+    events = [e["event"] for e in deps.store.audit_entries()]
+    assert events.count("step") == 3
+
+
+def test_a_step_failing_three_times_is_reported_and_the_rest_goes_on(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    failure = ProviderError("down")
+    provider = Scripted(steps_json(2), failure, failure, failure, "second ok", "Summary.")
+    out = run(deps_for(isolated_env, provider, monkeypatch), "two things")
+    statuses = [m.text for m in out.sent if m.kind == "status"]
+    assert "✗ Step 1/2 failed: step number 1" in statuses
+    assert "✓ Step 2/2: step number 2" in statuses
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["Summary."]
+
+
+def test_requires_new_skill_is_answered_honestly_and_recorded(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = json.dumps(
+        {
+            "kind": "requires_new_skill",
+            "missing_capability": "send email",
+            "reason": "No email integration is installed.",
+        }
+    )
+    provider = Scripted(plan)
+    deps = deps_for(isolated_env, provider, monkeypatch)
+    out = run(deps, "email my boss")
+    assert [m.text for m in out.sent if m.kind == "reply"] == [
+        "I can't do that yet: send email. No email integration is installed."
+    ]
+    assert len(provider.calls) == 1
+    [entry] = [e for e in deps.store.audit_entries() if e["event"] == "requires_new_skill"]
+    assert "send email" in str(entry["detail"])
+
+
+def test_local_provider_skips_planning(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    provider = Scripted(steps_json(3), "plain answer")
+    provider.name = "local"  # type: ignore[misc]
+    out = run(deps_for(isolated_env, provider, monkeypatch), "hi")
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["plain answer"]
+    assert len(provider.calls) == 1
