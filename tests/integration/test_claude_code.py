@@ -1,0 +1,517 @@
+"""The Claude Code provider against a scripted fake `claude` CLI (tests/fakes/fake_claude.py)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omega.config import ClaudeCodeConfig
+from omega.providers import claude_code
+from omega.providers.base import ProviderError
+from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
+from omega.types import ChatMessage, Context, McpServer, Reply
+
+FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
+NOTES = McpServer("notes", "python3", ("-m", "notes_server"), (("NOTES_TOKEN", "t0k"),))
+WEB = McpServer("web", "web-mcp")
+
+
+@dataclass
+class FakeClaude:
+    """Scripts the fake CLI and reads back what it was called with."""
+
+    script_path: Path
+    log_path: Path
+
+    def script(self, *runs: dict[str, Any]) -> None:
+        """Set the runs the next invocations play, in order (the last repeats)."""
+        self.script_path.write_text(json.dumps(list(runs)), encoding="utf-8")
+        self.script_path.with_name(self.script_path.name + ".count").unlink(missing_ok=True)
+
+    def calls(self) -> list[dict[str, Any]]:
+        """One record per invocation so far."""
+        if not self.log_path.exists():
+            return []
+        lines = self.log_path.read_text(encoding="utf-8").splitlines()
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+@pytest.fixture
+def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeClaude]:
+    """A `claude` wrapper first on PATH that runs the fake with this Python."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    wrapper = bin_dir / "claude"
+    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
+    wrapper.write_text(f'#!/bin/sh\nexec {command} "$@"\n', encoding="utf-8")
+    wrapper.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
+    fake = FakeClaude(tmp_path / "script.json", tmp_path / "calls.jsonl")
+    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(fake.script_path))
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(fake.log_path))
+    fake.script({"result": "ok"})
+    yield fake
+
+
+@pytest.fixture
+def workspace(isolated_env: Path) -> Path:
+    """$OMEGA_HOME/workspace, where the provider runs the CLI."""
+    return isolated_env / "workspace"
+
+
+def make_provider(
+    workspace: Path, output_format: OutputFormat = "stream-json", **config: Any
+) -> ClaudeCodeProvider:
+    """A provider in `workspace` with ClaudeCodeConfig(**config)."""
+    return ClaudeCodeProvider(ClaudeCodeConfig(**config), workspace, output_format=output_format)
+
+
+def make_context(prompt: str = "What's up?", **kwargs: Any) -> Context:
+    """A one-message context; kwargs go to Context."""
+    return Context(
+        system_prompt=kwargs.pop("system_prompt", "You are Omega."),
+        messages=[ChatMessage("user", prompt)],
+        **kwargs,
+    )
+
+
+def complete(provider: ClaudeCodeProvider, context: Context) -> Reply:
+    """Run one completion on a fresh event loop."""
+    return asyncio.run(provider.complete(context))
+
+
+def option(argv: list[str], name: str) -> str | None:
+    """The value following `name` in argv, or None when it is absent."""
+    return argv[argv.index(name) + 1] if name in argv else None
+
+
+def alive(pid: int) -> bool:
+    """Whether the process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if Path("/proc/self").exists():
+            return False
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def wait_gone(pid: int, within: float = 3.0) -> bool:
+    """Whether the process is gone, waiting a little for the kernel to finish with it."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        if not alive(pid):
+            return True
+        time.sleep(0.05)
+    return not alive(pid)
+
+
+def settings_file(workspace: Path) -> Path:
+    """Where the provider writes the MCP servers for a call."""
+    return workspace / ".claude" / "settings.local.json"
+
+
+# --- output parsing ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("output_format", ["stream-json", "json"])
+def test_output_is_parsed_into_a_reply(
+    fake_claude: FakeClaude, workspace: Path, output_format: OutputFormat
+) -> None:
+    fake_claude.script(
+        {
+            "result": "Hello there",
+            "session_id": "sess-1",
+            "cost": 0.0234,
+            "usage": {"input_tokens": 12, "output_tokens": 7, "cache_read_input_tokens": 100},
+        }
+    )
+    reply = complete(make_provider(workspace, output_format), make_context("hi"))
+    assert reply.text == "Hello there"
+    assert reply.provider == "claude-code"
+    assert reply.model == "claude-sonnet-4-6"
+    assert reply.usage.input_tokens == 112
+    assert reply.usage.output_tokens == 7
+    assert reply.usage.cost_usd == pytest.approx(0.0234)
+    assert reply.session_id == "sess-1"
+    assert reply.elapsed_ms > 0
+    [call] = fake_claude.calls()
+    argv = call["argv"]
+    assert argv[:2] == ["-p", "hi"]
+    assert option(argv, "--output-format") == output_format
+    assert ("--verbose" in argv) == (output_format == "stream-json")
+    assert option(argv, "--max-turns") == "25"
+    assert option(argv, "--resume") is None
+    assert "--allowedTools" not in argv
+    assert Path(call["cwd"]).resolve() == workspace.resolve()
+    assert call["stdin_is_devnull"]
+    assert call["settings"] is None
+
+
+def test_json_output_as_an_event_array_or_pretty_printed(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    result = {"type": "result", "subtype": "success", "result": "arr", "session_id": "a1"}
+    use = {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "ls"}}
+    done = {"type": "tool_result", "tool_use_id": "t1", "content": "a.txt"}
+    events = [
+        {"type": "system", "subtype": "init", "model": "claude-x"},
+        {"type": "assistant", "message": {"content": [use]}},
+        {"type": "user", "message": {"content": [done]}},
+        result,
+    ]
+    pretty = {**result, "result": "pretty", "session_id": "p1"}
+    fake_claude.script(
+        {"no_result": True, "raw_lines": [json.dumps(events)]},
+        {"no_result": True, "raw_lines": json.dumps(pretty, indent=2).splitlines()},
+    )
+    provider = make_provider(workspace, "json")
+    reply = complete(provider, make_context())
+    assert (reply.text, reply.session_id, reply.model) == ("arr", "a1", "claude-x")
+    assert [(c.name, c.ok, c.result_preview) for c in reply.tool_calls] == [("Bash", True, "a.txt")]
+    reply = complete(provider, make_context())
+    assert (reply.text, reply.session_id) == ("pretty", "p1")
+
+
+def test_model_comes_from_the_context_when_set(fake_claude: FakeClaude, workspace: Path) -> None:
+    reply = complete(make_provider(workspace), make_context(model="claude-opus-4-6"))
+    assert reply.model == "claude-opus-4-6"
+    assert option(fake_claude.calls()[0]["argv"], "--model") == "claude-opus-4-6"
+    complete(make_provider(workspace, model="claude-custom"), make_context())
+    assert option(fake_claude.calls()[1]["argv"], "--model") == "claude-custom"
+
+
+def test_claudecode_is_not_passed_to_the_child(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    complete(make_provider(workspace), make_context())
+    assert fake_claude.calls()[0]["claudecode_in_env"] is False
+    assert os.environ["CLAUDECODE"] == "1"  # only the child's env is cleaned
+
+
+def test_system_prompt_history_and_allowed_tools_reach_the_cli(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    context = Context(
+        system_prompt="You are Omega, be brief.",
+        messages=[
+            ChatMessage("user", "my name is Ada"),
+            ChatMessage("assistant", "Hi Ada"),
+            ChatMessage("user", "what is my name?"),
+        ],
+    )
+    complete(make_provider(workspace, allowed_tools=["Read", "Bash(ls:*)"]), context)
+    argv = fake_claude.calls()[0]["argv"]
+    assert option(argv, "--append-system-prompt") == "You are Omega, be brief."
+    assert option(argv, "--allowedTools") == "Read,Bash(ls:*)"
+    prompt = option(argv, "-p")
+    assert prompt is not None
+    assert "User: my name is Ada" in prompt and "Assistant: Hi Ada" in prompt
+    assert prompt.endswith("what is my name?")
+
+    complete(make_provider(workspace), make_context("--help me", system_prompt=""))
+    argv = fake_claude.calls()[1]["argv"]
+    assert "--append-system-prompt" not in argv
+    assert option(argv, "-p") == " --help me"  # a leading dash must not read as an option
+
+
+def test_unparseable_and_overlong_lines_are_skipped(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_code, "MAX_LINE_BYTES", 2000)
+    fake_claude.script({"result": "survived", "raw_lines": ["not json", "{broken", "x" * 10_000]})
+    assert complete(make_provider(workspace), make_context()).text == "survived"
+
+
+def test_result_text_is_capped(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(claude_code, "MAX_RESULT_CHARS", 100)
+    fake_claude.script({"result": "y" * 500})
+    assert complete(make_provider(workspace), make_context()).text == "y" * 100
+
+
+# --- tool calls -------------------------------------------------------------------------
+
+
+def test_tool_calls_are_captured(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script(
+        {
+            "result": "Listed and read.",
+            "tool_uses": [
+                {"name": "Bash", "input": {"command": "ls"}, "result": "a\nb", "sleep": 0.2},
+                {
+                    "name": "Read",
+                    "input": {"file_path": "/nope"},
+                    "result": "File does not exist.",
+                    "is_error": True,
+                },
+                {
+                    "name": "WebFetch",
+                    "input": {"url": "https://example.org"},
+                    "result": [{"type": "text", "text": "z" * 1000}, {"type": "image"}],
+                },
+                {"name": "Task", "input": {}, "no_result": True},
+            ],
+        }
+    )
+    reply = complete(make_provider(workspace), make_context())
+    bash, read, fetch, task = reply.tool_calls
+    assert (bash.name, bash.arguments, bash.ok, bash.result_preview) == (
+        "Bash",
+        {"command": "ls"},
+        True,
+        "a\nb",
+    )
+    assert bash.error == ""
+    assert bash.duration_ms >= 150
+    assert (read.name, read.ok, read.error) == ("Read", False, "File does not exist.")
+    assert fetch.ok and fetch.result_preview == "z" * 300
+    assert (task.name, task.ok) == ("Task", False)
+    assert reply.text == "Listed and read."
+
+
+def test_json_output_has_no_tool_calls(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"result": "r", "tool_uses": [{"name": "Bash", "input": {}}]})
+    assert complete(make_provider(workspace, "json"), make_context()).tool_calls == ()
+
+
+# --- auto-resume ------------------------------------------------------------------------
+
+
+def test_max_turns_resumes_and_accumulates(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script(
+        {"subtype": "error_max_turns", "session_id": "s1", "result": "part one", "cost": 0.01},
+        {"subtype": "error_max_turns", "session_id": "s2", "result": "part two", "cost": 0.02},
+        {
+            "session_id": "s3",
+            "result": "done",
+            "cost": 0.03,
+            "tool_uses": [{"name": "Bash", "input": {"command": "pwd"}, "result": "/w"}],
+        },
+    )
+    reply = complete(make_provider(workspace, max_resume_attempts=3), make_context("do it"))
+    calls = fake_claude.calls()
+    assert len(calls) == 3
+    assert option(calls[0]["argv"], "--resume") is None
+    assert option(calls[0]["argv"], "-p") == "do it"
+    assert option(calls[1]["argv"], "--resume") == "s1"
+    assert option(calls[2]["argv"], "--resume") == "s2"
+    for call in calls[1:]:
+        assert option(call["argv"], "-p") == "Continue where you left off."
+        assert option(call["argv"], "--append-system-prompt") == "You are Omega."
+    assert reply.text == "part one\n\npart two\n\ndone"
+    assert reply.usage.cost_usd == pytest.approx(0.06)
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (30, 15)
+    assert reply.session_id == "s3"
+    assert [c.name for c in reply.tool_calls] == ["Bash"]
+
+
+def test_resume_stops_after_max_resume_attempts(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"subtype": "error_max_turns", "session_id": "again", "result": "more"})
+    reply = complete(make_provider(workspace, max_resume_attempts=2), make_context())
+    assert len(fake_claude.calls()) == 3
+    assert reply.text == "more\n\nmore\n\nmore"
+    assert reply.session_id == "again"
+
+
+def test_max_turns_without_any_text_is_an_error(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"subtype": "error_max_turns", "session_id": "s", "result": None})
+    with pytest.raises(ProviderError, match="error_max_turns"):
+        complete(make_provider(workspace, max_resume_attempts=0), make_context())
+    assert len(fake_claude.calls()) == 1
+
+
+# --- errors -----------------------------------------------------------------------------
+
+
+def test_missing_cli_is_unavailable(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    provider = make_provider(workspace)
+    available, reason = provider.availability()
+    assert not available and "not found" in reason
+    with pytest.raises(ProviderError) as err:
+        complete(provider, make_context())
+    assert err.value.kind == "unavailable"
+
+
+def test_availability_names_the_cli(fake_claude: FakeClaude, workspace: Path) -> None:
+    available, reason = make_provider(workspace).availability()
+    assert available and reason.split(" ")[0].endswith("/claude")
+    asyncio.run(make_provider(workspace).prepare())
+
+
+def test_nonzero_exit_without_result_reports_stderr(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    fake_claude.script({"exit_code": 2, "stderr": "noise " * 100 + "Invalid API key"})
+    with pytest.raises(ProviderError) as err:
+        complete(make_provider(workspace), make_context())
+    assert err.value.kind == "error"
+    assert "exited 2" in str(err.value) and str(err.value).endswith("Invalid API key")
+    assert len(str(err.value)) < 400
+
+
+def test_error_result_without_text_raises(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"is_error": True, "subtype": "error_during_execution", "result": None})
+    with pytest.raises(ProviderError, match="error_during_execution"):
+        complete(make_provider(workspace), make_context())
+
+
+def test_timeout_kills_the_whole_process_group(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"sleep": 30, "spawn_child": True})
+    started = time.monotonic()
+    with pytest.raises(ProviderError) as err:
+        complete(make_provider(workspace, timeout_secs=1), make_context())
+    assert err.value.kind == "timeout"
+    assert time.monotonic() - started < 10
+    [call] = fake_claude.calls()
+    assert wait_gone(call["pid"])
+    assert wait_gone(call["child_pid"])  # the CLI's own children go too
+
+
+# --- MCP servers ------------------------------------------------------------------------
+
+
+def test_mcp_settings_written_for_the_call_then_removed(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    provider = make_provider(workspace, allowed_tools=["Read"])
+    complete(provider, make_context(mcp_servers=(NOTES, WEB)))
+    [call] = fake_claude.calls()
+    assert call["settings"] == {
+        "mcpServers": {
+            "notes": {
+                "command": "python3",
+                "args": ["-m", "notes_server"],
+                "env": {"NOTES_TOKEN": "t0k"},
+            },
+            "web": {"command": "web-mcp", "args": [], "env": {}},
+        }
+    }
+    assert call["settings_mode"] == 0o600
+    assert option(call["argv"], "--allowedTools") == "Read,mcp__notes__*,mcp__web__*"
+    assert not settings_file(workspace).exists()
+    assert not (workspace / ".claude").exists()  # we created it, we remove it
+
+
+@pytest.mark.parametrize(
+    "run",
+    [{"exit_code": 1, "stderr": "boom"}, {"sleep": 30}],
+    ids=["failure", "timeout"],
+)
+def test_mcp_settings_removed_on_failure_and_timeout(
+    fake_claude: FakeClaude, workspace: Path, run: dict[str, Any]
+) -> None:
+    fake_claude.script(run)
+    with pytest.raises(ProviderError):
+        complete(make_provider(workspace, timeout_secs=1), make_context(mcp_servers=(NOTES,)))
+    assert fake_claude.calls()[0]["settings"]["mcpServers"]["notes"]["command"] == "python3"
+    assert not settings_file(workspace).exists()
+    assert not (workspace / ".claude").exists()
+
+
+def test_mcp_settings_removed_on_cancellation(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"sleep": 30})
+
+    async def scenario() -> None:
+        task = asyncio.create_task(
+            make_provider(workspace).complete(make_context(mcp_servers=(NOTES,)))
+        )
+        for _ in range(200):  # until the fake has started
+            if fake_claude.calls():
+                break
+            await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(scenario())
+    assert not settings_file(workspace).exists()
+    assert wait_gone(fake_claude.calls()[0]["pid"])
+
+
+@pytest.mark.parametrize("run", [{"result": "ok"}, {"exit_code": 1}], ids=["success", "failure"])
+def test_owners_settings_file_is_restored(
+    fake_claude: FakeClaude, workspace: Path, run: dict[str, Any]
+) -> None:
+    fake_claude.script(run)
+    path = settings_file(workspace)
+    path.parent.mkdir(parents=True)
+    original = b'{\n  "permissions": {"allow": ["Bash(ls)"]}\n}\n'
+    path.write_bytes(original)
+    path.chmod(0o644)
+    try:
+        complete(make_provider(workspace), make_context(mcp_servers=(WEB,)))
+    except ProviderError:
+        assert run.get("exit_code")
+    seen = fake_claude.calls()[0]["settings"]
+    assert seen["permissions"] == {"allow": ["Bash(ls)"]}  # the owner's settings still apply
+    assert seen["mcpServers"] == {"web": {"command": "web-mcp", "args": [], "env": {}}}
+    assert path.read_bytes() == original
+    assert path.stat().st_mode & 0o777 == 0o644
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.local.json"]
+
+
+def test_settings_left_by_a_crashed_call_are_recovered(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    claude_dir = workspace / ".claude"
+    claude_dir.mkdir(parents=True)
+    settings_file(workspace).write_text('{"mcpServers": {"stale": {}}}', encoding="utf-8")
+    backup = claude_dir / "settings.local.json.omega-backup"
+    backup.write_text(json.dumps({"previous": '{"owner": true}', "mode": 0o600}))
+    complete(make_provider(workspace), make_context(mcp_servers=(WEB,)))
+    assert fake_claude.calls()[0]["settings"] == {
+        "owner": True,
+        "mcpServers": {"web": {"command": "web-mcp", "args": [], "env": {}}},
+    }
+    assert settings_file(workspace).read_text(encoding="utf-8") == '{"owner": true}'
+    assert not backup.exists()
+
+
+def test_concurrent_mcp_calls_do_not_clobber_each_other(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    fake_claude.script({"result": "ok", "sleep": 0.3})
+    provider = make_provider(workspace)
+
+    async def both() -> None:
+        await asyncio.gather(
+            provider.complete(make_context(mcp_servers=(NOTES,))),
+            provider.complete(make_context(mcp_servers=(WEB,))),
+        )
+
+    asyncio.run(both())
+    seen = sorted(tuple(call["settings"]["mcpServers"]) for call in fake_claude.calls())
+    assert seen == [("notes",), ("web",)]
+    assert not settings_file(workspace).exists()
+
+
+def test_mcp_server_with_an_unusable_name_is_skipped(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    bad = McpServer("bad,name", "x")
+    complete(make_provider(workspace), make_context(mcp_servers=(bad, WEB)))
+    [call] = fake_claude.calls()
+    assert list(call["settings"]["mcpServers"]) == ["web"]
+    assert option(call["argv"], "--allowedTools") == "mcp__web__*"
