@@ -410,8 +410,20 @@ def test_mcp_settings_written_for_the_call_then_removed(
     }
     assert call["settings_mode"] == 0o600
     assert option(call["argv"], "--allowedTools") == "Read,mcp__notes__*,mcp__web__*"
+    assert option(call["argv"], "--mcp-config") == str(settings_file(workspace))
     assert not settings_file(workspace).exists()
     assert not (workspace / ".claude").exists()  # we created it, we remove it
+
+
+def test_internal_calls_without_tools_get_one_turn(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    from dataclasses import replace
+
+    complete(make_provider(workspace), replace(make_context(), use_tools=False))
+    [call] = fake_claude.calls()
+    assert option(call["argv"], "--max-turns") == "1"
+    assert "--mcp-config" not in call["argv"]
 
 
 @pytest.mark.parametrize(

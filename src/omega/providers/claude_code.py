@@ -463,6 +463,11 @@ class ClaudeCodeProvider:
         outcome = _RunOutcome()
         for attempt in range(self._config.max_resume_attempts + 1):
             argv = self._argv(executable, prompt, model, context.system_prompt, tools, resume)
+            if servers:
+                # The CLI also loads MCP servers given explicitly; the file has the same shape.
+                argv += ["--mcp-config", str(self._workspace / ".claude" / SETTINGS_NAME)]
+            if not context.use_tools:
+                argv[argv.index("--max-turns") + 1] = "1"  # planning and summaries: no tools
             log.info("claude-code: run %d (model %s)", attempt + 1, model)
             log.debug("claude-code prompt: %s", prompt)
             outcome = await self._run_once(argv, deadline)
