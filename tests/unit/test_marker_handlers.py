@@ -48,10 +48,9 @@ def apply(ctx: MarkerContext, text: str) -> MarkerOutcome:
 
 
 def test_every_action_marker_has_a_handler() -> None:
-    pending_issue_6 = {"LIMITATION", "SELF_HEAL", "SELF_HEAL_RESOLVED"}
     caller_handled = {"SILENT", "HEARTBEAT_OK"}
     names = {m.name for m in MARKERS}
-    assert names - set(HANDLERS) == pending_issue_6 | caller_handled
+    assert names - set(HANDLERS) == caller_handled
 
 
 def test_schedule_in_user_timezone_and_no_duplicates(ctx: MarkerContext) -> None:

@@ -4,70 +4,23 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from datetime import tzinfo
 
-from omega.config import Config
-from omega.gateway.state import RuntimeState
+from omega.evolution.limitations import raise_limitation, resolve_limitation
+from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.loops.checklist import add_item, remove_items
+from omega.markers.context import MarkerContext, MarkerOutcome, audit_change
 from omega.markers.registry import MarkerEvent, ParseResult
-from omega.memory.store import AuditEntry, Store, TaskLookupError
-from omega.paths import OmegaPaths
+from omega.memory.store import TaskLookupError
 from omega.prompts import LANGUAGES
 from omega.schedule import ScheduleError, parse_repeat, parse_when, timezone_name, to_utc
-from omega.skills import ProjectCatalog, SkillCatalog, SkillError, append_lesson
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.skills import SkillError, append_lesson
+from omega.types import OutgoingMessage
+
+__all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
 
 log = logging.getLogger(__name__)
 
-Notify = Callable[[OutgoingMessage], Awaitable[None]]
-
-
-@dataclass
-class MarkerContext:
-    """Everything marker effects may touch, for one reply."""
-
-    store: Store
-    paths: OmegaPaths
-    config: Config
-    message: IncomingMessage
-    timezone: tzinfo
-    skills: SkillCatalog
-    projects: ProjectCatalog
-    state: RuntimeState
-    notify: Notify
-    cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
-
-
-@dataclass
-class MarkerOutcome:
-    """What the markers changed, for the caller and the log."""
-
-    applied: list[str] = field(default_factory=list)
-    failed: list[str] = field(default_factory=list)
-    project_changed: bool = False
-
-
 Handler = Callable[[MarkerEvent, MarkerContext, MarkerOutcome], Awaitable[None]]
-
-
-async def _audit_change(ctx: MarkerContext, event: MarkerEvent, diff: str) -> None:
-    """Self-modifications are audited with their diff; a failing audit never blocks them."""
-    try:
-        await ctx.store.call(
-            ctx.store.audit,
-            AuditEntry(
-                channel=ctx.message.channel,
-                sender_id=ctx.message.sender_id,
-                sender_name=ctx.message.sender_name,
-                status="ok",
-                event=f"marker:{event.name}",
-                input_text=event.raw[:2000],
-                detail=f"cause: {ctx.cause}\n{diff}",
-            ),
-        )
-    except Exception:
-        log.exception("audit of %s failed", event.name)
 
 
 async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
@@ -157,14 +110,14 @@ async def _lang(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> N
 async def _heartbeat_add(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     diff = await ctx.store.call(add_item, ctx.paths.heartbeat, event.value)
     if diff:
-        await _audit_change(ctx, event, diff)
+        await audit_change(ctx, f"marker:{event.name}", event.raw, diff)
     out.applied.append(f"HEARTBEAT_ADD {'added' if diff else 'already there'}")
 
 
 async def _heartbeat_remove(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, event.value)
     if diff:
-        await _audit_change(ctx, event, diff)
+        await audit_change(ctx, f"marker:{event.name}", event.raw, diff)
     out.applied.append(f"HEARTBEAT_REMOVE {'removed' if diff else 'no match'}")
 
 
@@ -172,7 +125,12 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
     minutes = int(event.value)
     previous, ctx.state.heartbeat_interval = ctx.state.heartbeat_interval, minutes
     ctx.state.heartbeat_changed.set()
-    await _audit_change(ctx, event, f"heartbeat interval {previous} -> {minutes} minutes")
+    await audit_change(
+        ctx,
+        f"marker:{event.name}",
+        event.raw,
+        f"heartbeat interval {previous} -> {minutes} minutes",
+    )
     hb = ctx.config.heartbeat
     channel, target = (
         (hb.channel, hb.reply_target)
@@ -193,8 +151,32 @@ async def _skill_improve(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutc
         raise LookupError(f"no skill named {event.fields[0]!r}")
     diff = await ctx.store.call(append_lesson, skill.path, event.fields[1])
     if diff:
-        await _audit_change(ctx, event, diff)
+        await audit_change(ctx, f"marker:{event.name}", event.raw, diff)
     out.applied.append(f"SKILL_IMPROVE {skill.name} {'appended' if diff else 'known already'}")
+
+
+async def _limitation(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    title, description, plan = event.fields
+    limitation, created = await raise_limitation(ctx, title, description, plan, "marker")
+    out.applied.append(f"LIMITATION {limitation.id} {'new' if created else 'known'}")
+
+
+async def _limitation_resolved(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    if ctx.cause != "heartbeat":  # the model resolves limitations only while self-auditing
+        raise PermissionError("LIMITATION_RESOLVED is only accepted in heartbeat replies")
+    how = event.fields[1] if len(event.fields) > 1 else ""
+    resolved = await resolve_limitation(ctx, event.fields[0], how, by="model (heartbeat)")
+    if resolved is None:
+        raise LookupError(f"no open limitation {event.fields[0]!r}")
+    out.applied.append(f"LIMITATION_RESOLVED {resolved.id}")
+
+
+async def _self_heal(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    out.applied.append(f"SELF_HEAL {await self_heal(ctx, event.fields[0], event.fields[1])}")
+
+
+async def _self_heal_resolved(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
+    out.applied.append(f"SELF_HEAL_RESOLVED {await self_heal_resolved(ctx)}")
 
 
 HANDLERS: dict[str, Handler] = {
@@ -210,6 +192,10 @@ HANDLERS: dict[str, Handler] = {
     "HEARTBEAT_REMOVE": _heartbeat_remove,
     "HEARTBEAT_INTERVAL": _heartbeat_interval,
     "SKILL_IMPROVE": _skill_improve,
+    "LIMITATION": _limitation,
+    "LIMITATION_RESOLVED": _limitation_resolved,
+    "SELF_HEAL": _self_heal,
+    "SELF_HEAL_RESOLVED": _self_heal_resolved,
 }
 # Read by their callers rather than applied here.
 CALLER_HANDLED = frozenset({"SILENT", "HEARTBEAT_OK"})
@@ -229,7 +215,14 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
             continue
         try:
             await handler(event, ctx, outcome)
-        except (ScheduleError, TaskLookupError, LookupError, SkillError, ValueError) as exc:
+        except (
+            ScheduleError,
+            TaskLookupError,
+            LookupError,
+            SkillError,
+            ValueError,
+            PermissionError,
+        ) as exc:
             log.warning("marker %s not applied: %s", event.name, exc)
             outcome.failed.append(f"{event.name}: {exc}")
         except Exception:

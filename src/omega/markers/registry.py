@@ -128,6 +128,17 @@ MARKERS: tuple[MarkerSpec, ...] = (
         "SKILL_IMPROVE", "fields", 60, 2, 2, max_length=1000, validate=_nonempty, split_once=True
     ),
     MarkerSpec("LIMITATION", "fields", 70, 3, 3, max_length=1000, validate=_nonempty),
+    # Only acted on in heartbeat replies (enforced by its handler).
+    MarkerSpec(
+        "LIMITATION_RESOLVED",
+        "fields",
+        71,
+        1,
+        2,
+        max_length=1000,
+        split_once=True,
+        validate=lambda f: None if f[0] else "empty title",
+    ),
     MarkerSpec(
         "SELF_HEAL", "fields", 80, 2, 2, max_length=1000, validate=_nonempty, split_once=True
     ),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import re
 import sqlite3
@@ -218,6 +219,14 @@ class Store:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+
+    def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
+        """An immediate write transaction, for repositories of other modules' tables."""
+        return self._tx()
+
+    def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
+        """Read rows (as sqlite3.Row), for repositories of other modules' tables."""
+        return self._query(sql, params)
 
     def _query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
         with self._lock:

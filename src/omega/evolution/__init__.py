@@ -1,0 +1,1 @@
+"""Self-evolution: limitations, self-healing, introspection, proposals and the gate."""

@@ -1,0 +1,144 @@
+"""Limitations: what Omega knows it cannot do yet, deduplicated, alerted once, tracked until
+resolved (and kept afterwards for the audit)."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from omega.loops.checklist import add_item, remove_items
+from omega.markers.context import MarkerContext, audit_change, owner_message
+from omega.memory.store import Store, utc_now
+
+Source = Literal["marker", "planner", "introspection", "critic"]
+log = logging.getLogger(__name__)
+MAX_TITLE = 120
+MAX_TEXT = 1000
+
+
+@dataclass(frozen=True)
+class Limitation:
+    """One recorded limitation."""
+
+    id: int
+    title: str
+    description: str
+    proposed_plan: str
+    source: str
+    status: str
+    created_at: str
+    resolved_at: str | None = None
+    resolution: str = ""
+    resolved_by: str = ""
+
+    @property
+    def checklist_line(self) -> str:
+        """How it appears in HEARTBEAT.md while open."""
+        return (
+            f"- [ ] {self.title} — {self.description}"
+            if self.description
+            else f"- [ ] {self.title}"
+        )
+
+
+class LimitationStore:
+    """The limitations table; call its methods on the store's database thread."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def add(
+        self, title: str, description: str = "", plan: str = "", source: Source = "marker"
+    ) -> tuple[Limitation, bool]:
+        """Record a limitation; (existing one, False) when the title is known (any case)."""
+        title = " ".join(title.split())[:MAX_TITLE]
+        if not title:
+            raise ValueError("a limitation needs a title")
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO limitations (title, description, proposed_plan, source, "
+                "created_at) VALUES (?, ?, ?, ?, ?)",
+                (title, description.strip()[:MAX_TEXT], plan.strip()[:MAX_TEXT], source, utc_now()),
+            )
+            created = cursor.rowcount == 1
+        found = self.by_title(title)
+        assert found is not None
+        return found, created
+
+    def by_title(self, title: str) -> Limitation | None:
+        """The limitation with this title, compared case-insensitively."""
+        rows = self.store.query(
+            "SELECT * FROM limitations WHERE title = ? COLLATE NOCASE", (title.strip(),)
+        )
+        return Limitation(**dict(rows[0])) if rows else None
+
+    def get(self, limitation_id: int) -> Limitation | None:
+        """One limitation by id."""
+        rows = self.store.query("SELECT * FROM limitations WHERE id = ?", (limitation_id,))
+        return Limitation(**dict(rows[0])) if rows else None
+
+    def list(self, status: Literal["open", "resolved"] | None = None) -> list[Limitation]:
+        """Limitations, oldest first, optionally only open or resolved ones."""
+        if status is None:
+            rows = self.store.query("SELECT * FROM limitations ORDER BY id")
+        else:
+            rows = self.store.query(
+                "SELECT * FROM limitations WHERE status = ? ORDER BY id", (status,)
+            )
+        return [Limitation(**dict(row)) for row in rows]
+
+    def resolve(self, key: str, resolution: str = "", by: str = "owner") -> Limitation | None:
+        """Mark an open limitation (by id or title) resolved; None if there is no such one."""
+        found = self.get(int(key)) if key.strip().isdigit() else self.by_title(key)
+        if found is None or found.status != "open":
+            return None
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE limitations SET status = 'resolved', resolved_at = ?, resolution = ?, "
+                "resolved_by = ? WHERE id = ?",
+                (utc_now(), resolution.strip()[:MAX_TEXT], by, found.id),
+            )
+        return self.get(found.id)
+
+
+async def raise_limitation(
+    ctx: MarkerContext, title: str, description: str, plan: str, source: Source
+) -> tuple[Limitation, bool]:
+    """Record a limitation; when it is new, alert the owner at once and add it to HEARTBEAT.md."""
+    repo = LimitationStore(ctx.store)
+    limitation, created = await ctx.store.call(repo.add, title, description, plan, source)
+    if not created:
+        return limitation, False
+    diff = await ctx.store.call(add_item, ctx.paths.heartbeat, limitation.checklist_line[2:])
+    await audit_change(
+        ctx,
+        f"limitation:{source}",
+        f"{title} | {description} | {plan}",
+        diff or "(already on HEARTBEAT.md)",
+    )
+    text = f"New limitation detected: {limitation.title}"
+    if limitation.description:
+        text += f" — {limitation.description}"
+    if limitation.proposed_plan:
+        text += f"\nProposed plan: {limitation.proposed_plan}"
+    await ctx.notify(owner_message(ctx, text, kind="alert"))
+    return limitation, True
+
+
+async def resolve_limitation(
+    ctx: MarkerContext, key: str, resolution: str, by: str
+) -> Limitation | None:
+    """Resolve an open limitation and take it off HEARTBEAT.md; the record stays."""
+    repo = LimitationStore(ctx.store)
+    resolved = await ctx.store.call(repo.resolve, key, resolution, by)
+    if resolved is None:
+        return None
+    diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, resolved.title)
+    await audit_change(
+        ctx,
+        "limitation:resolved",
+        f"{resolved.title} | {resolution}",
+        diff or "(not on HEARTBEAT.md)",
+    )
+    return resolved

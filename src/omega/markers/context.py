@@ -1,0 +1,71 @@
+"""What marker effects run against: the context of one reply and the outcome they report."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import tzinfo
+
+from omega.config import Config
+from omega.gateway.state import RuntimeState
+from omega.memory.store import AuditEntry, Store
+from omega.paths import OmegaPaths
+from omega.skills import ProjectCatalog, SkillCatalog
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[OutgoingMessage], Awaitable[None]]
+
+
+@dataclass
+class MarkerContext:
+    """Everything marker effects may touch, for one reply."""
+
+    store: Store
+    paths: OmegaPaths
+    config: Config
+    message: IncomingMessage
+    timezone: tzinfo
+    skills: SkillCatalog
+    projects: ProjectCatalog
+    state: RuntimeState
+    notify: Notify
+    cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
+
+
+@dataclass
+class MarkerOutcome:
+    """What the markers changed, for the caller and the log."""
+
+    applied: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    project_changed: bool = False
+
+
+def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
+    """A message for the owner: the heartbeat channel and target, else this conversation."""
+    hb = ctx.config.heartbeat
+    if hb.reply_target:
+        return OutgoingMessage(hb.channel, hb.reply_target, text, kind=kind)
+    return OutgoingMessage(ctx.message.channel, ctx.message.target, text, kind=kind)
+
+
+async def audit_change(ctx: MarkerContext, event: str, what: str, diff: str) -> None:
+    """A self-modification in the audit log with its cause and diff (never blocks the change)."""
+    try:
+        await ctx.store.call(
+            ctx.store.audit,
+            AuditEntry(
+                channel=ctx.message.channel,
+                sender_id=ctx.message.sender_id,
+                sender_name=ctx.message.sender_name,
+                status="ok",
+                event=event,
+                input_text=what[:2000],
+                detail=f"cause: {ctx.cause}\n{diff}"[:8000],
+            ),
+        )
+    except Exception:
+        log.exception("audit of %s failed", event)
