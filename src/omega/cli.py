@@ -257,6 +257,71 @@ def status() -> None:
         typer.echo(f"{key:<{width}}{value}")
 
 
+limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)
+app.add_typer(limitations_app, name="limitations")
+
+
+@limitations_app.command("list")
+def limitations_list(
+    all_: Annotated[bool, typer.Option("--all", help="Include resolved ones.")] = False,
+) -> None:
+    """List open limitations (with --all, resolved ones too)."""
+    from omega.evolution.limitations import LimitationStore
+
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        items = LimitationStore(store).list(None if all_ else "open")
+    finally:
+        store.close()
+    if not items:
+        typer.echo("No limitations." if all_ else "No open limitations.")
+        return
+    for item in items:
+        typer.echo(
+            f"[{item.id}] {item.status:<8} {item.title}"
+            + (f" — {item.description}" if item.description else "")
+        )
+        if item.proposed_plan:
+            typer.echo(f"      plan: {item.proposed_plan}")
+        if item.status == "resolved":
+            typer.echo(
+                f"      resolved {item.resolved_at} by {item.resolved_by}: {item.resolution or '-'}"
+            )
+
+
+@limitations_app.command("resolve")
+def limitations_resolve(
+    key: Annotated[str, typer.Argument(help="The limitation's id (or exact title).")],
+    note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
+) -> None:
+    """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
+    from omega.evolution.limitations import LimitationStore
+    from omega.loops.checklist import remove_items
+    from omega.memory import AuditEntry
+
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        resolved = LimitationStore(store).resolve(key, note, by="owner (cli)")
+        if resolved is None:
+            _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
+        diff = remove_items(runtime.paths.heartbeat, resolved.title)
+        store.audit(
+            AuditEntry(
+                channel="cli",
+                sender_id="owner",
+                status="ok",
+                event="limitation:resolved",
+                input_text=f"resolve {key}",
+                detail=f"cause: owner (cli)\n{diff or '(not on HEARTBEAT.md)'}",
+            )
+        )
+    finally:
+        store.close()
+    typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

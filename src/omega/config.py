@@ -59,6 +59,9 @@ class OmegaSection(_Section):
 class AuthSection(_Section):
     enabled: bool = True
     deny_message: str = "Sorry, I'm not able to talk with you. Ask my owner to add you."
+    # Who may resolve limitations and approve or reject proposals, as "channel:id" (the local
+    # terminal and web page and the heartbeat target always may).
+    owners: list[str] = Field(default_factory=list)
 
 
 class ClaudeCodeConfig(_Section):

@@ -31,3 +31,17 @@ def check_auth(config: Config, message: IncomingMessage) -> str | None:
     if not users:
         return f"{message.channel} allow-list is empty"
     return f"{message.channel} user {message.sender_id!r} is not in allowed_users"
+
+
+LOCAL_CHANNELS = frozenset({"terminal", "web"})
+
+
+def is_owner(config: Config, message: IncomingMessage) -> bool:
+    """Whether the sender is the owner: the local terminal or web page, the heartbeat target,
+    or an id listed in `[auth] owners`. Only the owner may resolve, approve or reject."""
+    if message.channel in LOCAL_CHANNELS:
+        return True
+    hb = config.heartbeat
+    if hb.reply_target and message.channel == hb.channel and message.sender_id == hb.reply_target:
+        return True
+    return f"{message.channel}:{message.sender_id}" in config.auth.owners

@@ -9,7 +9,10 @@ from dataclasses import dataclass
 from datetime import tzinfo
 
 from omega.config import Config
-from omega.memory.store import Store, TaskLookupError
+from omega.evolution.limitations import LimitationStore
+from omega.gateway.auth import is_owner
+from omega.loops.checklist import remove_items
+from omega.memory.store import AuditEntry, Store, TaskLookupError
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
 from omega.skills import ProjectCatalog, SkillCatalog
@@ -30,9 +33,12 @@ HELP = {
     "skills": "installed skills",
     "projects": "projects, the active one marked",
     "project [name|off]": "show, activate or deactivate a project",
+    "limitations": "what I know I cannot do yet",
+    "resolve <id>": "mark a limitation resolved",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
+OWNER_ONLY = "Only my owner can do that."
 _COMMAND = re.compile(r"^/(?P<name>[A-Za-z_]+)(?:@(?P<bot>[\w.]+))?(?:\s+(?P<args>.*))?$", re.S)
 
 
@@ -223,6 +229,42 @@ def _project(ctx: CommandContext, args: str) -> str:
     return f"Project {project.name} is active."
 
 
+def _limitations(ctx: CommandContext, args: str) -> str:
+    items = LimitationStore(ctx.store).list()
+    if not items:
+        return "No limitations recorded."
+    lines = [
+        f"[{item.id}] {'open' if item.status == 'open' else 'resolved'}: {item.title}"
+        + (f" — {item.description}" if item.description else "")
+        for item in items
+    ]
+    return "Limitations:\n" + "\n".join(lines)
+
+
+def _resolve(ctx: CommandContext, args: str) -> str:
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    if not args:
+        return "Usage: /resolve <limitation id> [how it was resolved]"
+    key, _, how = args.partition(" ")
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    resolved = LimitationStore(ctx.store).resolve(key, how, by=who)
+    if resolved is None:
+        return f"No open limitation {key}."
+    diff = remove_items(ctx.paths.heartbeat, resolved.title)
+    ctx.store.audit(
+        AuditEntry(
+            channel=ctx.message.channel,
+            sender_id=ctx.message.sender_id,
+            status="ok",
+            event="limitation:resolved",
+            input_text=f"/resolve {args}"[:2000],
+            detail=f"cause: {who}\n{diff or '(not on HEARTBEAT.md)'}",
+        )
+    )
+    return f"Resolved [{resolved.id}] {resolved.title}."
+
+
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "help": _help,
     "status": _status,
@@ -238,6 +280,8 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "skills": _skills,
     "projects": _projects,
     "project": _project,
+    "limitations": _limitations,
+    "resolve": _resolve,
 }
 
 

@@ -21,6 +21,7 @@ from typing import Protocol, TypeVar
 
 from omega import i18n
 from omega.config import Config
+from omega.evolution.limitations import raise_limitation
 from omega.gateway import attachments
 from omega.gateway.auth import check_auth
 from omega.gateway.commands import CommandContext, parse_command, run_command
@@ -317,6 +318,23 @@ async def _record_tool_calls(deps: PipelineDeps, message: IncomingMessage, reply
     await _db(deps, "record tool calls", 0, record, reply.tool_calls)
 
 
+def _marker_context(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox, cause: str
+) -> MarkerContext:
+    return MarkerContext(
+        store=deps.store,
+        paths=deps.paths,
+        config=deps.config,
+        message=message,
+        timezone=turn.zone,
+        skills=deps.skills,
+        projects=deps.projects,
+        state=deps.state,
+        notify=out.send,
+        cause=cause,
+    )
+
+
 # ---- classify and route ---------------------------------------------------------------------
 
 
@@ -380,10 +398,26 @@ async def _plan(
 
 
 async def _cannot_yet(
-    deps: PipelineDeps, message: IncomingMessage, plan: Plan, out: Outbox, started: float
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    plan: Plan,
+    out: Outbox,
+    started: float,
 ) -> str:
-    """An honest answer when the planner found that no tool or skill can do this."""
+    """An honest answer when the planner found that no tool or skill can do this; the gap
+    becomes a limitation (the owner is alerted the first time)."""
     log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
+    try:
+        await raise_limitation(
+            _marker_context(deps, message, turn, out, cause="planner"),
+            plan.missing_capability,
+            plan.reason,
+            "",
+            "planner",
+        )
+    except Exception:
+        log.exception("recording the planner's limitation failed")
     text = f"I can't do that yet: {plan.missing_capability}."
     if plan.reason:
         text += f" {plan.reason}"
@@ -483,18 +517,7 @@ async def _execute_steps(
         parsed = parse_markers(reply.text)
         await apply_markers(
             parsed,
-            MarkerContext(
-                store=deps.store,
-                paths=deps.paths,
-                config=deps.config,
-                message=message,
-                timezone=turn.zone,
-                skills=deps.skills,
-                projects=deps.projects,
-                state=deps.state,
-                notify=out.send,
-                cause="step",
-            ),
+            _marker_context(deps, message, turn, out, cause="step"),
         )
         results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
         await _audit(
@@ -681,7 +704,7 @@ async def respond(
             context.model = complex_model
             return await _execute_steps(deps, message, turn, context, plan, out, started)
         if plan.kind == "requires_new_skill":
-            return await _cannot_yet(deps, message, plan, out, started)
+            return await _cannot_yet(deps, message, turn, plan, out, started)
     except ProviderError as exc:
         log.error(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
@@ -715,18 +738,7 @@ async def respond(
         return None
     outcome = await apply_markers(
         parsed,
-        MarkerContext(
-            store=deps.store,
-            paths=deps.paths,
-            config=deps.config,
-            message=message,
-            timezone=turn.zone,
-            skills=deps.skills,
-            projects=deps.projects,
-            state=deps.state,
-            notify=out.send,
-            cause=cause,
-        ),
+        _marker_context(deps, message, turn, out, cause=cause),
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
 

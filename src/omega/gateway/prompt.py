@@ -37,6 +37,10 @@ PROJECT_ACTIVATE: <name>   PROJECT_DEACTIVATE
 LANG_SWITCH: <language>  (when the person asks you to speak another language)
 HEARTBEAT_ADD: <item>   HEARTBEAT_REMOVE: <item>   HEARTBEAT_INTERVAL: <minutes 1-1440>
 SKILL_IMPROVE: <skill name> | <one-line lesson learned>
+LIMITATION: <title> | <what you cannot do> | <proposed plan>  (when asked for something you
+  cannot do yet; may follow your sentence on the same line)
+SELF_HEAL: <anomaly or what you changed> | <how to verify>  (genuine bugs of your own
+  infrastructure only)   SELF_HEAL_RESOLVED  (when the verification passes)
 Times without a zone are in the person's timezone."""
 
 

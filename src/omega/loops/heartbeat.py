@@ -7,6 +7,7 @@ import logging
 import re
 from datetime import datetime, time
 
+from omega.evolution.limitations import LimitationStore
 from omega.gateway.pipeline import Outbox, PipelineDeps, ask_provider
 from omega.gateway.prompt import PromptSituation, compose_system_prompt
 from omega.loops.checklist import read_checklist
@@ -28,6 +29,17 @@ Otherwise write a short, concrete alert for the owner (what, why it matters, wha
 
 Checklist (HEARTBEAT.md):
 {checklist}"""
+
+SELF_AUDIT = """## Self-Audit
+Reflect on what you cannot do:
+1. What integrations or tools are missing?
+2. What would add the most value?
+3. Any error patterns repeating?
+Report a new gap as LIMITATION: <title> | <description> | <proposed plan>.
+If an open limitation below is no longer true (the capability now exists), say so with
+LIMITATION_RESOLVED: <title> | <how it was resolved>.
+Flag at once anything that does not add up: output that does not match expectations, claims you
+cannot back with evidence, tools failing silently."""
 
 _HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
 
@@ -59,7 +71,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
 
     Returns the alert sent, or None (no checklist, all fine, or the provider failed).
     """
-    checklist = read_checklist(deps.paths.heartbeat)
+    checklist = read_checklist(deps.paths.heartbeat)  # open limitations are items too
     if checklist is None:
         log.info("heartbeat skipped: HEARTBEAT.md has no items")
         return None
@@ -70,6 +82,12 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     summaries = await store.call(store.all_recent_summaries, 3)
     zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
     prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())
+    limitations = await store.call(LimitationStore(store).list, "open")
+    prompt += "\n\n" + SELF_AUDIT
+    if limitations:
+        prompt += "\n\nOpen limitations:\n" + "\n".join(
+            f"- {item.title}: {item.description}" for item in limitations
+        )
     profile = profile_lines(facts)
     if profile:
         prompt += "\n\nKnown about the owner:\n" + "\n".join(profile)
