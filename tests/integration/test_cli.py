@@ -117,3 +117,24 @@ def test_root_guard_end_to_end() -> None:
     else:
         assert proc.returncode == 0, proc.stderr
         assert "root" not in proc.stderr
+
+
+def test_limitations_list_and_resolve_from_the_cli(isolated_env: Path) -> None:
+    from omega.evolution.limitations import LimitationStore
+    from omega.memory import Store
+
+    run_omega("status")
+    store = Store(isolated_env / "memory.db")
+    LimitationStore(store).add("No email", "Cannot send emails", "Add SMTP")
+    store.close()
+    (isolated_env / "HEARTBEAT.md").write_text("- [ ] No email — Cannot send emails\n")
+    listing = run_omega("limitations", "list")
+    assert "[1] open     No email — Cannot send emails" in listing.stdout
+    assert "plan: Add SMTP" in listing.stdout
+    resolved = run_omega("limitations", "resolve", "1", "--note", "SMTP added")
+    assert resolved.returncode == 0, resolved.stderr
+    assert "No email" not in (isolated_env / "HEARTBEAT.md").read_text()
+    assert run_omega("limitations", "list").stdout.strip() == "No open limitations."
+    assert "SMTP added" in run_omega("limitations", "list", "--all").stdout
+    missing = run_omega("limitations", "resolve", "7")
+    assert missing.returncode == 1 and "no open limitation" in missing.stderr

@@ -381,3 +381,21 @@ def test_failed_summary_falls_back_and_still_closes(
     asyncio.run(summarize_conversation(deps, conversation))
     assert deps.store.recent_summaries("bo") == ["(2 messages, summary unavailable)"]
     assert deps.store.active_conversation_id("terminal", "bo") is None
+
+
+def test_heartbeat_carries_open_limitations_and_can_resolve_them(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from omega.evolution.limitations import LimitationStore
+
+    provider = Scripted("LIMITATION_RESOLVED: No email | SMTP skill installed\nHEARTBEAT_OK")
+    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+    repo = LimitationStore(deps.store)
+    repo.add("No email", "Cannot send emails", "Add SMTP")
+    deps.paths.heartbeat.write_text("- [ ] No email — Cannot send emails\n- Check disk\n")
+    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+    assert "## Self-Audit" in provider.prompts[0]
+    assert "- No email: Cannot send emails" in provider.prompts[0]
+    [item] = repo.list()
+    assert item.status == "resolved"
+    assert "No email" not in deps.paths.heartbeat.read_text()

@@ -1,0 +1,171 @@
+"""Limitations (stored once, alerted once, on HEARTBEAT.md until resolved) and self-healing
+(iteration cap enforced in code, verification tasks, escalation, resolution)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from omega.app import bootstrap
+from omega.evolution.limitations import LimitationStore
+from omega.evolution.self_heal import MAX_ITERATIONS, read_state
+from omega.gateway.commands import CommandContext, parse_command, run_command
+from omega.gateway.state import RuntimeState
+from omega.markers import parse_markers
+from omega.markers.handlers import MarkerContext, apply_markers
+from omega.memory import Store
+from omega.skills import ProjectCatalog, SkillCatalog
+from omega.types import IncomingMessage, OutgoingMessage
+
+
+@pytest.fixture
+def ctx(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> MarkerContext:
+    monkeypatch.setenv("OMEGA_HEARTBEAT__CHANNEL", "telegram")
+    monkeypatch.setenv("OMEGA_HEARTBEAT__REPLY_TARGET", "42")
+    runtime = bootstrap(isolated_env)
+    sent: list[OutgoingMessage] = []
+
+    async def notify(message: OutgoingMessage) -> None:
+        sent.append(message)
+
+    context = MarkerContext(
+        store=Store(runtime.paths.db),
+        paths=runtime.paths,
+        config=runtime.config,
+        message=IncomingMessage("terminal", "ana", "x"),
+        timezone=UTC,
+        skills=SkillCatalog(runtime.paths.skills),
+        projects=ProjectCatalog(runtime.paths.projects),
+        state=RuntimeState(heartbeat_interval=30),
+        notify=notify,
+    )
+    context.sent = sent  # type: ignore[attr-defined]
+    return context
+
+
+def apply(ctx: MarkerContext, text: str) -> list[str]:
+    outcome = asyncio.run(apply_markers(parse_markers(text), ctx))
+    return outcome.applied + outcome.failed
+
+
+def sent(ctx: MarkerContext) -> list[OutgoingMessage]:
+    return ctx.sent  # type: ignore[attr-defined, no-any-return]
+
+
+def test_limitation_is_stored_once_alerted_once_and_put_on_the_checklist(
+    ctx: MarkerContext,
+) -> None:
+    reply = "I can't send email yet. LIMITATION: No email | Cannot send emails | Add SMTP"
+    apply(ctx, reply)
+    apply(ctx, "Still no. LIMITATION: NO EMAIL | again | again")
+    [item] = LimitationStore(ctx.store).list()
+    assert (item.title, item.description, item.proposed_plan, item.source) == (
+        "No email",
+        "Cannot send emails",
+        "Add SMTP",
+        "marker",
+    )
+    alerts = [m for m in sent(ctx) if m.kind == "alert"]
+    assert [(a.channel, a.target) for a in alerts] == [("telegram", "42")]
+    assert alerts[0].text.startswith("New limitation detected: No email — Cannot send emails")
+    assert "- [ ] No email — Cannot send emails" in ctx.paths.heartbeat.read_text()
+    [entry] = [e for e in ctx.store.audit_entries() if e["event"] == "limitation:marker"]
+    assert "+- [ ] No email" in str(entry["detail"])
+
+
+def test_model_may_resolve_only_during_a_heartbeat(ctx: MarkerContext) -> None:
+    apply(ctx, "LIMITATION: No PDF editing | Cannot modify PDFs | Add a PDF tool")
+    result = apply(ctx, "LIMITATION_RESOLVED: No PDF editing | a tool exists now")
+    assert any("only accepted in heartbeat" in r for r in result)
+    assert LimitationStore(ctx.store).list("open")
+    ctx.cause = "heartbeat"
+    apply(ctx, "LIMITATION_RESOLVED: no pdf editing | pdf tool installed")
+    [item] = LimitationStore(ctx.store).list()
+    assert (item.status, item.resolution, item.resolved_by) == (
+        "resolved",
+        "pdf tool installed",
+        "model (heartbeat)",
+    )
+    assert "No PDF editing" not in ctx.paths.heartbeat.read_text()
+
+
+def command(ctx: MarkerContext, text: str, channel: str = "terminal", sender: str = "ana") -> str:
+    command = parse_command(text)
+    assert command is not None
+    return asyncio.run(
+        run_command(
+            command,
+            CommandContext(
+                store=ctx.store,
+                config=ctx.config,
+                paths=ctx.paths,
+                message=IncomingMessage(channel, sender, text),
+                provider_name="x",
+                started_at=0.0,
+                skills=ctx.skills,
+                projects=ctx.projects,
+                timezone=UTC,
+            ),
+        )
+    )
+
+
+def test_owner_lists_and_resolves_strangers_cannot(ctx: MarkerContext) -> None:
+    apply(ctx, "LIMITATION: No calendar | Cannot read calendars | Add CalDAV")
+    assert "[1] open: No calendar — Cannot read calendars" in command(ctx, "/limitations")
+    assert (
+        command(ctx, "/resolve 1", channel="telegram", sender="999") == "Only my owner can do that."
+    )
+    assert LimitationStore(ctx.store).list("open")
+    assert (
+        command(ctx, "/resolve 1 added CalDAV", channel="telegram", sender="42")
+        == "Resolved [1] No calendar."
+    )
+    assert "No calendar" not in ctx.paths.heartbeat.read_text()
+    assert "resolved: No calendar" in command(ctx, "/limitations")
+
+
+def test_self_heal_counts_notifies_and_schedules_verification(ctx: MarkerContext) -> None:
+    apply(ctx, "SELF_HEAL: audit_log misses the model | SELECT model FROM audit_log LIMIT 1")
+    state = read_state(ctx.paths.self_healing)
+    assert state is not None
+    assert (state.iteration, state.anomaly) == (1, "audit_log misses the model")
+    assert state.verification == "SELECT model FROM audit_log LIMIT 1"
+    [alert] = sent(ctx)
+    assert alert.text.startswith("🔧 SELF-HEALING (1/10): audit_log misses the model")
+    [task] = ctx.store.pending_tasks("42")
+    assert task.task_type == "action" and task.channel == "telegram"
+    assert "SELECT model FROM audit_log LIMIT 1" in task.description
+    assert "SELF_HEAL_RESOLVED" in task.description
+    delay = task.due_at - datetime.now(UTC)
+    assert timedelta(seconds=100) < delay <= timedelta(minutes=2)
+    assert ctx.paths.self_healing.stat().st_mode & 0o777 == 0o600
+
+
+def test_cap_holds_even_when_the_model_insists(ctx: MarkerContext) -> None:
+    for attempt in range(12):
+        apply(ctx, f"SELF_HEAL: fix attempt {attempt} | check it")
+    # The model (or anyone) editing the file cannot lift the cap either.
+    data = json.loads(ctx.paths.self_healing.read_text())
+    data["max_iterations"] = 999
+    ctx.paths.self_healing.write_text(json.dumps(data))
+    apply(ctx, "SELF_HEAL: one more | check it")
+    assert len(ctx.store.pending_tasks("42")) == MAX_ITERATIONS
+    escalations = [m for m in sent(ctx) if "ESCALATION" in m.text]
+    assert len(escalations) == 3
+    state = read_state(ctx.paths.self_healing)
+    assert state is not None and state.iteration == 13  # preserved for the owner
+    assert len(state.attempts) == 13
+
+
+def test_resolution_deletes_the_state_and_tells_the_owner(ctx: MarkerContext) -> None:
+    apply(ctx, "SELF_HEAL: broken thing | verify thing")
+    apply(ctx, "Verified.\nSELF_HEAL_RESOLVED")
+    assert not ctx.paths.self_healing.exists()
+    assert sent(ctx)[-1].text == "✅ Self-healing complete: broken thing"
+    events = [e["event"] for e in ctx.store.audit_entries()]
+    assert "self_heal" in events and "self_heal_resolved" in events
