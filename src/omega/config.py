@@ -195,7 +195,8 @@ class EvolutionSection(_Section):
     )
     introspect_interval: Annotated[int, Field(ge=1)] = 10
     self_learn: Literal["off", "passive", "active"] = "passive"
-    budget_usd: Annotated[float, Field(ge=0)] = 0.08
+    budget_usd: Annotated[float, Field(ge=0)] = 0.08  # per introspection / analysis cycle
+    budget_tokens: Annotated[int, Field(ge=100)] = 20000  # when the provider reports no cost
     max_retries: Annotated[int, Field(ge=0, le=10)] = 3
 
 

@@ -237,7 +237,10 @@ def test_requires_new_skill_is_answered_honestly_and_recorded(
     assert [m.text for m in out.sent if m.kind == "reply"] == [
         "I can't do that yet: send email. No email integration is installed."
     ]
-    assert len(provider.calls) == 1
+    # Besides planning, only the limitation analysis ran (its answers here were not JSON, so
+    # the validation loop retried, then dropped the cycle): no direct answer was generated.
+    later = [c.prompt for c in provider.calls[1:]]
+    assert later and all("capability analyst" in p for p in later)
     [entry] = [e for e in deps.store.audit_entries() if e["event"] == "requires_new_skill"]
     assert "send email" in str(entry["detail"])
 

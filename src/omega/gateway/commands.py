@@ -10,6 +10,8 @@ from datetime import tzinfo
 
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore
+from omega.evolution.procedural import ProposalStore
+from omega.evolution.registration import ReviewError, approve, reject
 from omega.gateway.auth import is_owner
 from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
@@ -35,6 +37,9 @@ HELP = {
     "project [name|off]": "show, activate or deactivate a project",
     "limitations": "what I know I cannot do yet",
     "resolve <id>": "mark a limitation resolved",
+    "proposals": "proposed skills and tools waiting for review",
+    "approve <id> [notes]": "approve a proposal (owner only)",
+    "reject <id> <reason>": "reject a proposal (owner only)",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -265,6 +270,41 @@ def _resolve(ctx: CommandContext, args: str) -> str:
     return f"Resolved [{resolved.id}] {resolved.title}."
 
 
+def _proposals(ctx: CommandContext, args: str) -> str:
+    items = ProposalStore(ctx.store).find()
+    if not items:
+        return "No proposals."
+    lines = [
+        f"[{p.id}] {p.status}: {p.kind} {p.name} — {p.description}"
+        + (f" (gate: {p.gate_action})" if p.status == "pending" else "")
+        for p in items[-15:]
+    ]
+    return "Proposals:\n" + "\n".join(lines)
+
+
+def _review(ctx: CommandContext, args: str, approving: bool) -> str:
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    key, _, notes = args.partition(" ")
+    if not key.isdigit():
+        return "Usage: /approve <id> [notes]" if approving else "Usage: /reject <id> <reason>"
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    try:
+        if approving:
+            return approve(ctx.store, ctx.paths, ctx.config, int(key), notes, who)
+        return reject(ctx.store, int(key), notes, who)
+    except ReviewError as exc:
+        return f"Not done: {exc}."
+
+
+def _approve(ctx: CommandContext, args: str) -> str:
+    return _review(ctx, args, approving=True)
+
+
+def _reject(ctx: CommandContext, args: str) -> str:
+    return _review(ctx, args, approving=False)
+
+
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "help": _help,
     "status": _status,
@@ -282,6 +322,9 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "project": _project,
     "limitations": _limitations,
     "resolve": _resolve,
+    "proposals": _proposals,
+    "approve": _approve,
+    "reject": _reject,
 }
 
 

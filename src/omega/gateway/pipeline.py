@@ -335,6 +335,20 @@ def _marker_context(
     )
 
 
+async def _propose(
+    deps: PipelineDeps, out: Outbox, title: str, description: str, plan: str, goal: str, source: str
+) -> None:
+    """A new limitation becomes a gated proposal (analysis failures are logged, not raised)."""
+    from omega.evolution.analysis import propose
+
+    try:
+        await propose(
+            deps, out, title=title, description=description, plan=plan, goal=goal, source=source
+        )
+    except Exception:
+        log.exception("limitation analysis for %r failed", title)
+
+
 # ---- classify and route ---------------------------------------------------------------------
 
 
@@ -408,8 +422,9 @@ async def _cannot_yet(
     """An honest answer when the planner found that no tool or skill can do this; the gap
     becomes a limitation (the owner is alerted the first time)."""
     log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
+    created = False
     try:
-        await raise_limitation(
+        _, created = await raise_limitation(
             _marker_context(deps, message, turn, out, cause="planner"),
             plan.missing_capability,
             plan.reason,
@@ -447,6 +462,8 @@ async def _cannot_yet(
         ),
     )
     await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    if created:
+        await _propose(deps, out, plan.missing_capability, plan.reason, "", message.text, "planner")
     return text
 
 
@@ -773,6 +790,8 @@ async def respond(
     )
     await out.send(OutgoingMessage(message.channel, message.target, text, kind=kind))
     await _send_new_images(deps, message, images_before, out)
+    for title, description, proposed in outcome.new_limitations:
+        await _propose(deps, out, title, description, proposed, message.text, "limitation")
     return text
 
 

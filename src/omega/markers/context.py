@@ -42,6 +42,9 @@ class MarkerOutcome:
     applied: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     project_changed: bool = False
+    # (title, description, plan) of limitations recorded for the first time: the caller turns
+    # them into proposals once the reply is out.
+    new_limitations: list[tuple[str, str, str]] = field(default_factory=list)
 
 
 def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:

@@ -158,6 +158,8 @@ async def _skill_improve(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutc
 async def _limitation(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     title, description, plan = event.fields
     limitation, created = await raise_limitation(ctx, title, description, plan, "marker")
+    if created:
+        out.new_limitations.append((limitation.title, limitation.description, plan))
     out.applied.append(f"LIMITATION {limitation.id} {'new' if created else 'known'}")
 
 

@@ -1,0 +1,187 @@
+"""Limitation analysis: a gap becomes a proposal (spec 004 schema), validated in a loop,
+checked by the gate and filed in procedural memory."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from omega.evolution.gate import Policy, check_proposal
+from omega.evolution.procedural import Filed, ProposalStore
+from omega.evolution.registration import approve
+from omega.evolution.validation import validated_json
+from omega.memory.store import AuditEntry
+from omega.types import ChatMessage, Context, OutgoingMessage, Reply
+
+if TYPE_CHECKING:
+    from omega.gateway.pipeline import Outbox, PipelineDeps
+
+log = logging.getLogger(__name__)
+
+ANALYSIS_PROMPT = """You are Omega's capability analyst. The person wanted: {goal}
+Omega cannot do it yet: {title} ({description}). Proposed plan: {plan}
+Available skills: {skills}. Available tools: {tools}.
+
+Propose ONE new capability, preferably a skill (Markdown instructions that use what exists),
+or a tool (only its metadata, never code). Answer with JSON only:
+{{"kind": "skill" | "tool",
+  "name": "<skills: kebab-case, tools: snake_case>",
+  "description": "<10-500 chars>",
+  "category": "system|file|network|application|communication|data|other",
+  "inputs": <a JSON Schema object for the inputs, type object>,
+  "side_effects": ["..."], "risk_level": "low|medium|high", "os_permissions": ["..."],
+  "rationale": "<why>", "alternative_approaches": ["..."],
+  "trigger_phrases": ["<words in requests that need it>"],
+  "content": "<for a skill: the Markdown instructions>"}}"""
+
+
+def check_shape(data: dict[str, Any]) -> list[str]:
+    """Structural checks the validation loop retries on (the gate judges policy later)."""
+    errors = []
+    if data.get("kind") not in ("skill", "tool"):
+        errors.append("kind must be 'skill' or 'tool'")
+    for key in ("name", "description", "rationale"):
+        if not isinstance(data.get(key), str) or not data[key].strip():
+            errors.append(f"{key} must be a non-empty string")
+    if not isinstance(data.get("inputs", {}), dict):
+        errors.append("inputs must be a JSON object (a JSON Schema)")
+    for key in ("side_effects", "os_permissions", "alternative_approaches", "trigger_phrases"):
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            errors.append(f"{key} must be a list of strings")
+    if data.get("kind") == "skill" and not str(data.get("content", "")).strip():
+        errors.append("a skill needs its Markdown instructions in content")
+    return errors
+
+
+async def propose(
+    deps: PipelineDeps,
+    out: Outbox,
+    *,
+    title: str,
+    description: str,
+    plan: str,
+    goal: str,
+    source: str,
+) -> Filed | None:
+    """Turn a gap into a gated proposal; tell the owner. None when the loop gave up."""
+    from omega.gateway.pipeline import ask_provider
+    from omega.gateway.routing import models_for
+
+    store = deps.store
+    repo = ProposalStore(store)
+    fast, _ = models_for(deps.provider.name, deps.config)
+    skills = [s.name for s in deps.skills.skills()]
+    tools_attr = getattr(deps.provider, "tool_names", None)
+    tools = list(tools_attr()) if callable(tools_attr) else []
+    prompt = ANALYSIS_PROMPT.format(
+        goal=goal or title,
+        title=title,
+        description=description or "-",
+        plan=plan or "-",
+        skills=", ".join(skills) or "none",
+        tools=", ".join(tools) or "none",
+    )
+    fragments = await store.call(repo.fragments, "limitation_analysis")
+    if fragments:
+        prompt += "\n\nGuidance from earlier reviews:\n" + "\n".join(f"- {f}" for f in fragments)
+
+    async def ask(text: str) -> Reply:
+        return await ask_provider(
+            deps,
+            Context(
+                system_prompt="", model=fast, use_tools=False, messages=[ChatMessage("user", text)]
+            ),
+        )
+
+    evo = deps.config.evolution
+    result = await validated_json(
+        ask,
+        prompt,
+        check_shape,
+        max_retries=evo.max_retries,
+        budget_usd=evo.budget_usd,
+        budget_tokens=evo.budget_tokens,
+    )
+    if result.data is None:
+        log.warning(
+            "limitation analysis for %r dropped (%s): %s",
+            title,
+            result.status,
+            "; ".join(result.errors),
+        )
+        return None
+    spec = result.data
+    kind = spec["kind"]
+    existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
+    decision = check_proposal(spec, kind, existing, Policy.from_config(evo))
+    filed = await store.call(
+        repo.file,
+        kind,
+        spec,
+        goal=goal,
+        source=source,
+        evidence=[f"limitation: {title} — {description}"],
+        gate=decision.as_dict(),
+    )
+    proposal = filed.proposal
+    await store.call(
+        store.audit,
+        AuditEntry(
+            channel="evolution",
+            sender_id=source,
+            status="ok",
+            event=f"proposal:{filed.outcome}",
+            input_text=title[:500],
+            output_text=json.dumps(spec)[:4000],
+            input_tokens=result.input_tokens,
+            output_tokens=result.output_tokens,
+            cost_usd=result.cost_usd,
+            detail=f"#{proposal.id} gate: {decision.action} {list(decision.errors)}",
+        ),
+    )
+    if filed.outcome == "previously_rejected":
+        log.info(
+            "proposal %s was rejected before (%s); not raised again",
+            proposal.name,
+            proposal.reviewer_notes,
+        )
+        return filed
+    if filed.outcome == "new" and decision.action == "approve":
+        summary = await store.call(
+            approve,
+            store,
+            deps.paths,
+            deps.config,
+            proposal.id,
+            "auto-approved: autonomous mode, low risk",
+            "gate",
+        )
+        text = f"🧩 {summary}"
+    elif filed.outcome == "new" and decision.action == "reject":
+        await store.call(
+            repo.decide, proposal.id, "rejected", "gate: " + "; ".join(decision.errors), "gate"
+        )
+        text = (
+            f"🧩 Proposal #{proposal.id} ({proposal.name}) was rejected by the gate: "
+            + "; ".join(decision.errors)
+        )
+    elif filed.outcome == "new":
+        text = (
+            f"🧩 New proposal #{proposal.id}: {kind} '{proposal.name}' — "
+            f"{proposal.description}\nReview with /proposals, then /approve {proposal.id} "
+            f"or /reject {proposal.id} <reason>."
+        )
+    else:
+        return filed
+    await out.send(owner_message_for(deps, text))
+    return filed
+
+
+def owner_message_for(deps: PipelineDeps, text: str) -> OutgoingMessage:
+    """An alert for the owner on the heartbeat channel (terminal when none is set)."""
+    hb = deps.config.heartbeat
+    if hb.reply_target:
+        return OutgoingMessage(hb.channel, hb.reply_target, text, kind="alert")
+    return OutgoingMessage("terminal", "owner", text, kind="alert")

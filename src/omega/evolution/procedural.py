@@ -1,0 +1,187 @@
+"""Procedural memory: proposals with their goal, evidence, gate decision and review; rejected
+ones are remembered with their reasons so the same thing is not proposed again, and similar
+ones merge instead of piling up."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from omega.memory.store import Store, utc_now
+
+Kind = Literal["skill", "tool"]
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One stored proposal."""
+
+    id: int
+    kind: str
+    name: str
+    description: str
+    category: str
+    spec: dict[str, Any]
+    goal: str
+    source: str
+    evidence: list[str]
+    status: str
+    gate_action: str
+    validation: dict[str, Any]
+    reviewer_notes: str
+    reviewed_by: str
+    times_seen: int
+    created_at: str
+    decided_at: str | None
+
+
+def _proposal(row: Any) -> Proposal:
+    data = dict(row)
+    for key in ("spec", "validation", "evidence"):
+        data[key] = json.loads(data[key])
+    return Proposal(**data)
+
+
+def similarity_key(text: str) -> str:
+    """Names that differ only in case, separators or plural 's' are the same proposal."""
+    words = re.findall(r"[a-z0-9]+", text.lower())
+    return "-".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
+
+
+@dataclass(frozen=True)
+class Filed:
+    """What happened to a proposal handed to procedural memory."""
+
+    proposal: Proposal
+    outcome: Literal["new", "merged", "previously_rejected"]
+
+
+class ProposalStore:
+    """The proposals, prompt_fragments and learnings tables; call on the db thread."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def file(
+        self,
+        kind: Kind,
+        spec: dict[str, Any],
+        *,
+        goal: str,
+        source: str,
+        evidence: list[str],
+        gate: dict[str, Any],
+    ) -> Filed:
+        """Store a new proposal, or merge it into a similar pending one, or refuse it when a
+        similar one was rejected before (the earlier rejection is returned)."""
+        key = similarity_key(str(spec.get("name", "")))
+        for existing in self.find():
+            if similarity_key(existing.name) != key or existing.kind != kind:
+                continue
+            if existing.status == "rejected":
+                return Filed(existing, "previously_rejected")
+            if existing.status == "pending":
+                with self.store.transaction() as conn:
+                    conn.execute(
+                        "UPDATE proposals SET times_seen = times_seen + 1, evidence = ? "
+                        "WHERE id = ?",
+                        (json.dumps((existing.evidence + evidence)[-20:]), existing.id),
+                    )
+                merged = self.get(existing.id)
+                assert merged is not None
+                return Filed(merged, "merged")
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO proposals (kind, name, description, category, spec, goal, source, "
+                "evidence, gate_action, validation, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    kind,
+                    str(spec.get("name", "")),
+                    str(spec.get("description", "")),
+                    str(spec.get("category", "other")),
+                    json.dumps(spec),
+                    goal,
+                    source,
+                    json.dumps(evidence[-20:]),
+                    gate.get("action", ""),
+                    json.dumps(gate),
+                    utc_now(),
+                ),
+            )
+            new_id = int(cursor.lastrowid or 0)
+        stored = self.get(new_id)
+        assert stored is not None
+        return Filed(stored, "new")
+
+    def get(self, proposal_id: int) -> Proposal | None:
+        """One proposal by id."""
+        rows = self.store.query("SELECT * FROM proposals WHERE id = ?", (proposal_id,))
+        return _proposal(rows[0]) if rows else None
+
+    def find(self, status: str | None = None) -> list[Proposal]:
+        """Proposals, oldest first, optionally of one status."""
+        if status is None:
+            rows = self.store.query("SELECT * FROM proposals ORDER BY id")
+        else:
+            rows = self.store.query(
+                "SELECT * FROM proposals WHERE status = ? ORDER BY id", (status,)
+            )
+        return [_proposal(row) for row in rows]
+
+    def decide(
+        self, proposal_id: int, status: Literal["approved", "rejected"], notes: str, by: str
+    ) -> Proposal | None:
+        """Record the review of a pending proposal; None if it is not pending."""
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE proposals SET status = ?, reviewer_notes = ?, reviewed_by = ?, "
+                "decided_at = ? WHERE id = ? AND status = 'pending'",
+                (status, notes.strip()[:2000], by, utc_now(), proposal_id),
+            )
+            if cursor.rowcount != 1:
+                return None
+        return self.get(proposal_id)
+
+    def approved_names(self, kind: Kind) -> list[str]:
+        """Names of approved proposals of a kind."""
+        rows = self.store.query(
+            "SELECT name FROM proposals WHERE kind = ? AND status = 'approved'", (kind,)
+        )
+        return [row["name"] for row in rows]
+
+    # ---- prompt fragments and learnings -----------------------------------------------------
+
+    def add_fragment(self, run_kind: str, text: str, source: str) -> int:
+        """Promote guidance (e.g. review notes) into later prompts of this kind of run."""
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT INTO prompt_fragments (run_kind, text, source, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (run_kind, text.strip()[:1000], source, utc_now()),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def fragments(self, run_kind: str) -> list[str]:
+        """Active fragments for a kind of run, oldest first."""
+        rows = self.store.query(
+            "SELECT text FROM prompt_fragments WHERE run_kind = ? AND active = 1 ORDER BY id",
+            (run_kind,),
+        )
+        return [row["text"] for row in rows]
+
+    def add_learnings(self, agent: str, learnings: list[str]) -> None:
+        """Keep what an introspection cycle learned."""
+        now = utc_now()
+        with self.store.transaction() as conn:
+            conn.executemany(
+                "INSERT INTO learnings (agent, text, created_at) VALUES (?, ?, ?)",
+                [(agent, text.strip()[:500], now) for text in learnings if text.strip()],
+            )
+
+    def recent_learnings(self, limit: int = 5) -> list[str]:
+        """The latest learnings, newest first (recalled into later contexts)."""
+        rows = self.store.query("SELECT text FROM learnings ORDER BY id DESC LIMIT ?", (limit,))
+        return [row["text"] for row in rows]
