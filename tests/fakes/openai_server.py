@@ -84,14 +84,17 @@ class FakeOpenAI:
                 request = RecordedRequest(
                     self.path, {k.lower(): v for k, v in self.headers.items()}, body
                 )
+                planning = PLANNER_TAG in request.last_user_text
                 with fake._lock:
-                    if PLANNER_TAG in request.last_user_text:
+                    if planning:
                         fake.planner_requests.append(request)
                         step = fake._next_planner_step()
                     else:
                         fake.requests.append(request)
                         step = fake._next_step(request)
-                delay = step.hang_secs or fake.default_delay
+                # default_delay simulates a slow answer; planning calls stay instant unless
+                # a scripted step says otherwise.
+                delay = step.hang_secs or (0.0 if planning else fake.default_delay)
                 if delay:
                     time.sleep(delay)
                 if step.status != 200:

@@ -112,17 +112,43 @@ async def propose(
             "; ".join(result.errors),
         )
         return None
-    spec = result.data
-    kind = spec["kind"]
-    existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
-    decision = check_proposal(spec, kind, existing, Policy.from_config(evo))
-    filed = await store.call(
-        repo.file,
-        kind,
-        spec,
+    return await submit(
+        deps,
+        out,
+        result.data,
         goal=goal,
         source=source,
         evidence=[f"limitation: {title} — {description}"],
+        usage=(result.input_tokens, result.output_tokens, result.cost_usd),
+    )
+
+
+async def submit(
+    deps: PipelineDeps,
+    out: Outbox,
+    spec: dict[str, Any],
+    *,
+    goal: str,
+    source: str,
+    evidence: list[str],
+    usage: tuple[int, int, float | None] = (0, 0, None),
+) -> Filed:
+    """Gate a proposal, file it in procedural memory, act on the gate, tell the owner."""
+    store = deps.store
+    repo = ProposalStore(store)
+    kind = str(spec.get("kind", "skill"))
+    skills = [s.name for s in deps.skills.skills()]
+    tools_attr = getattr(deps.provider, "tool_names", None)
+    tools = list(tools_attr()) if callable(tools_attr) else []
+    existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
+    decision = check_proposal(spec, kind, existing, Policy.from_config(deps.config.evolution))
+    filed = await store.call(
+        repo.file,
+        "tool" if kind == "tool" else "skill",
+        spec,
+        goal=goal,
+        source=source,
+        evidence=evidence,
         gate=decision.as_dict(),
     )
     proposal = filed.proposal
@@ -133,11 +159,11 @@ async def propose(
             sender_id=source,
             status="ok",
             event=f"proposal:{filed.outcome}",
-            input_text=title[:500],
+            input_text=goal[:500],
             output_text=json.dumps(spec)[:4000],
-            input_tokens=result.input_tokens,
-            output_tokens=result.output_tokens,
-            cost_usd=result.cost_usd,
+            input_tokens=usage[0],
+            output_tokens=usage[1],
+            cost_usd=usage[2],
             detail=f"#{proposal.id} gate: {decision.action} {list(decision.errors)}",
         ),
     )
@@ -148,7 +174,9 @@ async def propose(
             proposal.reviewer_notes,
         )
         return filed
-    if filed.outcome == "new" and decision.action == "approve":
+    if filed.outcome != "new":
+        return filed
+    if decision.action == "approve":
         summary = await store.call(
             approve,
             store,
@@ -159,7 +187,7 @@ async def propose(
             "gate",
         )
         text = f"🧩 {summary}"
-    elif filed.outcome == "new" and decision.action == "reject":
+    elif decision.action == "reject":
         await store.call(
             repo.decide, proposal.id, "rejected", "gate: " + "; ".join(decision.errors), "gate"
         )
@@ -167,14 +195,12 @@ async def propose(
             f"🧩 Proposal #{proposal.id} ({proposal.name}) was rejected by the gate: "
             + "; ".join(decision.errors)
         )
-    elif filed.outcome == "new":
+    else:
         text = (
-            f"🧩 New proposal #{proposal.id}: {kind} '{proposal.name}' — "
+            f"🧩 New proposal #{proposal.id}: {proposal.kind} '{proposal.name}' — "
             f"{proposal.description}\nReview with /proposals, then /approve {proposal.id} "
             f"or /reject {proposal.id} <reason>."
         )
-    else:
-        return filed
     await out.send(owner_message_for(deps, text))
     return filed
 

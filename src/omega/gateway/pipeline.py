@@ -318,7 +318,7 @@ async def _record_tool_calls(deps: PipelineDeps, message: IncomingMessage, reply
     await _db(deps, "record tool calls", 0, record, reply.tool_calls)
 
 
-def _marker_context(
+def marker_context(
     deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox, cause: str
 ) -> MarkerContext:
     return MarkerContext(
@@ -425,7 +425,7 @@ async def _cannot_yet(
     created = False
     try:
         _, created = await raise_limitation(
-            _marker_context(deps, message, turn, out, cause="planner"),
+            marker_context(deps, message, turn, out, cause="planner"),
             plan.missing_capability,
             plan.reason,
             "",
@@ -534,7 +534,7 @@ async def _execute_steps(
         parsed = parse_markers(reply.text)
         await apply_markers(
             parsed,
-            _marker_context(deps, message, turn, out, cause="step"),
+            marker_context(deps, message, turn, out, cause="step"),
         )
         results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
         await _audit(
@@ -755,7 +755,7 @@ async def respond(
         return None
     outcome = await apply_markers(
         parsed,
-        _marker_context(deps, message, turn, out, cause=cause),
+        marker_context(deps, message, turn, out, cause=cause),
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
 
