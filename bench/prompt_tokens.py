@@ -42,13 +42,26 @@ def token_counter() -> Any:
 def main() -> None:
     count = token_counter()
     with tempfile.TemporaryDirectory() as home, FakeOpenAI() as server:
-        env = dict(os.environ, OMEGA_HOME=home, OMEGA_ALLOW_ROOT="1",
-                   OMEGA_PROVIDER__DEFAULT="openai", OMEGA_PROVIDER__OPENAI__API_KEY="bench",
-                   OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url)
-        subprocess.run([OMEGA, "chat", "--jsonl"], input='{"text": "hi"}\n', text=True,
-                       env=env, capture_output=True, check=True)
-        for label, request in (("classification call", server.planner_requests[0]),
-                               ('direct reply to "hi"', server.requests[0])):
+        env = dict(
+            os.environ,
+            OMEGA_HOME=home,
+            OMEGA_ALLOW_ROOT="1",
+            OMEGA_PROVIDER__DEFAULT="openai",
+            OMEGA_PROVIDER__OPENAI__API_KEY="bench",
+            OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
+        )
+        subprocess.run(
+            [OMEGA, "chat", "--jsonl"],
+            input='{"text": "hi"}\n',
+            text=True,
+            env=env,
+            capture_output=True,
+            check=True,
+        )
+        for label, request in (
+            ("classification call", server.planner_requests[0]),
+            ('direct reply to "hi"', server.requests[0]),
+        ):
             text = wire_text(request)
             tools = len(request.body.get("tools", []))
             print(f"{label:<24} {count(text):>6} tokens  {len(text):>6} chars  {tools} tools")

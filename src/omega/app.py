@@ -51,7 +51,7 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
     """Build the provider, catalogs and state the gateway's pipeline runs on."""
     from omega.gateway.pipeline import PipelineDeps
     from omega.gateway.state import RuntimeState
-    from omega.providers import build_provider, provider_timeout, resolve_provider_name
+    from omega.providers import build_chain, chain_names, provider_timeout, resolve_provider_name
     from omega.skills import ProjectCatalog, SkillCatalog, deploy_bundled_skills
 
     for path in deploy_bundled_skills(runtime.paths.skills):
@@ -61,8 +61,11 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
         config=runtime.config,
         prompts=runtime.prompts,
         store=store,
-        provider=build_provider(name, runtime.config, runtime.paths),
-        provider_timeout=provider_timeout(name, runtime.config),
+        provider=build_chain(name, runtime.config, runtime.paths, store),
+        # A chain may spend each member's full timeout before the next one answers.
+        provider_timeout=sum(
+            provider_timeout(n, runtime.config) for n in chain_names(name, runtime.config)
+        ),
         paths=runtime.paths,
         skills=SkillCatalog(runtime.paths.skills),
         projects=ProjectCatalog(runtime.paths.projects),

@@ -175,7 +175,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
     from omega.memory.context import ContextRequest, build_context
     from omega.providers import (
         ProviderError,
-        build_provider,
+        build_chain,
         provider_timeout,
         resolve_provider_name,
     )
@@ -185,7 +185,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
         _fail("the question is empty")
     runtime = _runtime()
     name = resolve_provider_name(runtime.config)
-    provider = build_provider(name, runtime.config, runtime.paths)
+    provider = build_chain(name, runtime.config, runtime.paths)
     message = IncomingMessage(channel="cli", sender_id="cli", text=question)
     system_prompt = compose_system_prompt(
         runtime.prompts,

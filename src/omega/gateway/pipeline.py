@@ -22,6 +22,7 @@ from typing import Protocol, TypeVar
 from omega import i18n
 from omega.config import Config
 from omega.evolution.limitations import raise_limitation
+from omega.evolution.procedural import ProposalStore
 from omega.gateway import attachments
 from omega.gateway.auth import check_auth
 from omega.gateway.commands import CommandContext, parse_command, run_command
@@ -248,6 +249,10 @@ async def _context(
     system_prompt = compose_system_prompt(
         deps.prompts, _situation(deps, message, facts, zone, matched)
     )
+    no_learnings: list[str] = []
+    learnings = await _db(
+        deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, 5
+    )
     request = ContextRequest(
         message=message,
         system_prompt=system_prompt,
@@ -255,6 +260,7 @@ async def _context(
         language=language,
         max_history=deps.config.memory.max_context_messages,
         timezone=zone,
+        learnings=tuple(learnings),
     )
     try:
         context = await deps.store.call(build_context, deps.store, request)
@@ -333,6 +339,16 @@ def marker_context(
         notify=out.send,
         cause=cause,
     )
+
+
+async def _introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
+    """Every N recorded tool calls, the agent reviews its own actions (failures are logged)."""
+    from omega.evolution.introspection import maybe_introspect
+
+    try:
+        await maybe_introspect(deps, out, agent)
+    except Exception:
+        log.exception("introspection for %s failed", agent)
 
 
 async def _propose(
@@ -792,6 +808,8 @@ async def respond(
     await _send_new_images(deps, message, images_before, out)
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
+    if reply.tool_calls:
+        await _introspect(deps, out, reply.provider)
     return text
 
 

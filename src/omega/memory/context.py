@@ -27,6 +27,7 @@ class ContextRequest:
     max_history: int
     recall_limit: int = 5
     timezone: tzinfo = UTC
+    learnings: tuple[str, ...] = ()  # from introspection of Omega's own tool use
 
 
 def profile_lines(facts: dict[str, str]) -> list[str]:
@@ -88,6 +89,11 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
                 for t in tasks[:20]
             ]
             sections.append("Their pending scheduled tasks:\n" + "\n".join(lines))
+        if request.learnings:
+            sections.append(
+                "What you learned from your own tool use:\n"
+                + "\n".join(f"- {item}" for item in request.learnings)
+            )
         hint = onboarding_hint(request.facts)
         if hint:
             sections.append(hint)

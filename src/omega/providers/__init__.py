@@ -5,15 +5,21 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 from omega.config import ApiProviderConfig, Config
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
 
+if TYPE_CHECKING:
+    from omega.memory.store import Store
+
 __all__ = [
     "Provider",
     "ProviderError",
+    "build_chain",
     "build_provider",
+    "chain_names",
     "provider_timeout",
     "resolve_provider_name",
 ]
@@ -41,8 +47,11 @@ def resolve_provider_name(config: Config, environ: Mapping[str, str] | None = No
     return "local"
 
 
-def build_provider(name: str, config: Config, paths: OmegaPaths) -> Provider:
-    """Construct the named provider from its config section (imports only what it needs)."""
+def build_provider(
+    name: str, config: Config, paths: OmegaPaths, store: Store | None = None
+) -> Provider:
+    """Construct the named provider from its config section (imports only what it needs);
+    API providers get the built-in tools (`store` adds memory search)."""
     p = config.provider
     if name == "local":
         from omega.providers.local import LocalProvider
@@ -53,6 +62,7 @@ def build_provider(name: str, config: Config, paths: OmegaPaths) -> Provider:
 
         return ClaudeCodeProvider(p.claude_code, paths.workspace)
     from omega.providers.api import ApiProvider, ApiSettings
+    from omega.tools.builtin import builtin_registry
 
     sections: dict[str, ApiProviderConfig] = {
         "openai": p.openai,
@@ -72,7 +82,28 @@ def build_provider(name: str, config: Config, paths: OmegaPaths) -> Provider:
             base_url=section.base_url,
             model_complex=section.model_complex,
             timeout_secs=p.timeout_secs,
-        )
+        ),
+        tools=builtin_registry(paths.workspace, store),
+    )
+
+
+def chain_names(name: str, config: Config) -> list[str]:
+    """The provider `name` followed by the configured fallbacks, each once, in order."""
+    return list(dict.fromkeys([name, *config.provider.fallback]))
+
+
+def build_chain(
+    name: str, config: Config, paths: OmegaPaths, store: Store | None = None
+) -> Provider:
+    """The named provider, wrapped with `[provider] fallback` in a FallbackProvider when set."""
+    names = chain_names(name, config)
+    if len(names) == 1:
+        return build_provider(name, config, paths, store)
+    from omega.providers.fallback import FallbackProvider
+
+    return FallbackProvider(
+        [build_provider(n, config, paths, store) for n in names],
+        timeouts=[provider_timeout(n, config) for n in names],
     )
 
 

@@ -6,19 +6,26 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from omega.providers.base import ErrorKind, ProviderError
+from omega.tools.registry import ToolDeps
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai import Agent
+    from pydantic_ai.messages import ModelMessage, ModelResponse
     from pydantic_ai.models import Model
+
+    from omega.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
 
 OPENAI_COMPATIBLE = ("openai", "ollama", "openrouter")
+# Rounds of tool calls one answer may take before further calls are refused.
+MAX_TOOL_ROUNDS = 6
 
 
 @dataclass(frozen=True)
@@ -37,9 +44,11 @@ class ApiSettings:
 class ApiProvider:
     """A hosted or local HTTP model reached through pydantic-ai."""
 
-    def __init__(self, settings: ApiSettings) -> None:
+    def __init__(self, settings: ApiSettings, tools: ToolRegistry | None = None) -> None:
         self.settings = settings
+        self.tools = tools  # Omega's own tools, offered when a context allows tools
         self._models: dict[str, Model] = {}
+        self._cached_agent: Agent[ToolDeps, str] | None = None
 
     @property
     def name(self) -> str:
@@ -90,63 +99,105 @@ class ApiProvider:
 
     async def prepare(self) -> None:
         def load() -> None:
-            import pydantic_ai.direct  # noqa: F401  (the first import costs about a second)
+            import pydantic_ai  # noqa: F401  (the first import costs about a second)
+
+            import omega.tools.wrappers  # noqa: F401
 
             self._model(self.settings.model)
+            if self.tools is not None:
+                self.tools.toolset()  # tool schemas are built once, off the event loop
 
         await asyncio.to_thread(load)
 
+    def _agent(self) -> Agent[ToolDeps, str]:
+        if self._cached_agent is None:
+            from pydantic_ai import Agent
+
+            self._cached_agent = Agent(output_type=str, deps_type=ToolDeps, name="omega")
+        return self._cached_agent
+
     async def complete(self, context: Context) -> Reply:
         from pydantic_ai import exceptions
-        from pydantic_ai.direct import model_request
+        from pydantic_ai.messages import ModelResponse
         from pydantic_ai.settings import ModelSettings
+        from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
+        from pydantic_ai.usage import UsageLimits
+
+        from omega.tools.mcp import enter_available, mcp_toolsets
+        from omega.tools.wrappers import RecordingToolset
 
         model_name = context.model or self.settings.model
         settings: ModelSettings = {
             "timeout": self.settings.timeout_secs,
             "max_retries": self.settings.max_retries,
+            # pydantic-ai would prepend ~250 tokens explaining its <system> tags to every
+            # request for some models; Omega's prompts use none, so that is pure cost.
+            "framing_announcement": "never",
         }
         if context.max_tokens:
             settings["max_tokens"] = context.max_tokens
+        history, prompt = split_context(context)
         started = time.perf_counter()
         try:
-            response = await model_request(
-                self._model(model_name), to_model_messages(context), model_settings=settings
-            )
+            async with AsyncExitStack() as stack:
+                toolsets: list[AbstractToolset[Any]] = []
+                if context.use_tools:
+                    if self.tools is not None and len(self.tools):
+                        toolsets.append(self.tools.toolset())
+                    # A matching skill's MCP servers live for this call only.
+                    toolsets += await enter_available(stack, mcp_toolsets(context.mcp_servers))
+                recorder = RecordingToolset(CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS)
+                result = await self._agent().run(
+                    prompt,
+                    message_history=history or None,
+                    instructions=context.system_prompt or None,
+                    model=self._model(model_name),
+                    deps=ToolDeps(sender_id=context.sender_id, channel=context.channel),
+                    model_settings=settings,
+                    # The hard stop. After MAX_TOOL_ROUNDS the recorder refuses further calls;
+                    # two more requests give the model room to answer instead.
+                    usage_limits=UsageLimits(request_limit=MAX_TOOL_ROUNDS + 2),
+                    toolsets=[recorder] if toolsets else None,
+                    infer_name=False,
+                )
         except exceptions.ModelHTTPError as exc:
             kind: ErrorKind = "rate_limit" if exc.status_code == 429 else "error"
             raise ProviderError(
                 f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}", kind=kind
             ) from exc
-        except (
-            exceptions.ModelAPIError,
-            exceptions.UnexpectedModelBehavior,
-            exceptions.UserError,
-        ) as exc:
-            api_kind: ErrorKind = "timeout" if "timed out" in str(exc).lower() else "error"
+        except exceptions.UsageLimitExceeded as exc:
+            raise ProviderError(f"{self.name}: too many tool rounds ({exc})") from exc
+        except (exceptions.AgentRunError, exceptions.UserError) as exc:
+            timed_out = isinstance(
+                exc, TimeoutError | exceptions.ModelTimeoutError | exceptions.ModelRequestTimeout
+            )
+            api_kind: ErrorKind = (
+                "timeout" if timed_out or "timed out" in str(exc).lower() else "error"
+            )
+            if isinstance(exc, exceptions.ModelRateLimitError):
+                api_kind = "rate_limit"
             raise ProviderError(f"{self.name}: {exc}", kind=api_kind) from exc
         except TimeoutError as exc:
             raise ProviderError(f"{self.name}: request timed out", kind="timeout") from exc
-        text = "".join(
-            str(getattr(part, "content", ""))
-            for part in response.parts
-            if getattr(part, "part_kind", "") == "text"
-        ).strip()
+        messages = result.new_messages()
+        responses = [m for m in messages if isinstance(m, ModelResponse)]
+        usage = result.usage
         return Reply(
-            text=text,
+            text=str(result.output).strip(),
             provider=self.name,
-            model=response.model_name or model_name,
+            model=(responses[-1].model_name if responses else "") or model_name,
             usage=Usage(
-                input_tokens=response.usage.input_tokens,
-                output_tokens=response.usage.output_tokens,
-                cost_usd=_cost(response),
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                cost_usd=_total_cost(responses),
             ),
+            tool_calls=recorder.tool_calls(messages),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
 
 
-def to_model_messages(context: Context) -> list[ModelMessage]:
-    """Turn Omega's context into pydantic-ai messages: system prompt first, then the turns."""
+def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:
+    """Omega's turns as pydantic-ai history plus the latest user message as the prompt."""
     from pydantic_ai.messages import (
         ModelRequest,
         ModelResponse,
@@ -155,9 +206,13 @@ def to_model_messages(context: Context) -> list[ModelMessage]:
         UserPromptPart,
     )
 
+    turns = list(context.messages)
+    prompt: str | None = None
+    if turns and turns[-1].role == "user":
+        prompt = turns.pop().content
     messages: list[ModelMessage] = []
-    pending: list[Any] = [SystemPromptPart(context.system_prompt)] if context.system_prompt else []
-    for turn in context.messages:
+    pending: list[Any] = []
+    for turn in turns:
         if turn.role == "assistant":
             if pending:
                 messages.append(ModelRequest(parts=pending))
@@ -169,7 +224,18 @@ def to_model_messages(context: Context) -> list[ModelMessage]:
             pending.append(UserPromptPart(turn.content))
     if pending:
         messages.append(ModelRequest(parts=pending))
-    return messages
+    return messages, prompt
+
+
+def _total_cost(responses: list[ModelResponse]) -> float | None:
+    """The run's price in USD from genai-prices, or None when any response is not priced."""
+    total = 0.0
+    for response in responses:
+        cost = _cost(response)
+        if cost is None:
+            return None
+        total += cost
+    return total
 
 
 def _cost(response: Any) -> float | None:

@@ -1,0 +1,147 @@
+"""pydantic-ai toolset wrappers: run Omega's tools with the run's deps, record every call.
+
+This module imports pydantic-ai at import time; import it only where a run is being built.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
+from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+
+from omega.tools.registry import ToolDeps, ToolError, reset_current_deps, set_current_deps
+from omega.types import ToolCall
+
+log = logging.getLogger(__name__)
+
+PREVIEW_CHARS = 300
+
+
+@dataclass
+class RegistryToolset(WrapperToolset[ToolDeps]):
+    """Omega's function tools: deps made current for the call, ToolError told to the model."""
+
+    async def call_tool(
+        self,
+        name: str,
+        tool_args: dict[str, Any],
+        ctx: RunContext[ToolDeps],
+        tool: ToolsetTool[ToolDeps],
+    ) -> Any:
+        deps = ctx.deps if isinstance(ctx.deps, ToolDeps) else ToolDeps()
+        token = set_current_deps(deps)
+        try:
+            return await super().call_tool(name, tool_args, ctx, tool)
+        except ToolError as exc:
+            raise ToolFailed(str(exc)) from exc
+        except OSError as exc:  # a file or process problem is the model's to hear about
+            raise ToolFailed(f"{type(exc).__name__}: {exc}") from exc
+        finally:
+            reset_current_deps(token)
+
+
+@dataclass
+class RecordingToolset(WrapperToolset[Any]):
+    """Times and records every call it runs, turns crashes into failed tool results the model
+    sees, and refuses calls after `max_rounds` model requests so the model has to answer."""
+
+    max_rounds: int = 6
+    records: dict[str, ToolCall] = field(default_factory=dict)
+
+    async def call_tool(
+        self,
+        name: str,
+        tool_args: dict[str, Any],
+        ctx: RunContext[Any],
+        tool: ToolsetTool[Any],
+    ) -> Any:
+        call_id = ctx.tool_call_id or f"{name}#{len(self.records)}"
+        started = time.perf_counter()
+        try:
+            if ctx.run_step > self.max_rounds:
+                raise ToolFailed(
+                    f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
+                )
+            result = await super().call_tool(name, tool_args, ctx, tool)
+        except (CallDeferred, ApprovalRequired):
+            raise  # control flow, not failures
+        except (ToolFailed, ModelRetry) as exc:
+            self._record(call_id, name, tool_args, started, error=exc.message)
+            raise
+        except Exception as exc:  # a crashing tool is reported to the model; the turn goes on
+            log.warning("tool %s crashed: %s", name, exc, exc_info=True)
+            message = f"{type(exc).__name__}: {exc}"
+            self._record(call_id, name, tool_args, started, error=message)
+            raise ToolFailed(message) from exc
+        self._record(call_id, name, tool_args, started, result=result)
+        return result
+
+    def _record(
+        self,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        started: float,
+        *,
+        result: Any = None,
+        error: str = "",
+    ) -> None:
+        self.records[call_id] = ToolCall(
+            name=name,
+            arguments=dict(arguments),
+            ok=not error,
+            result_preview="" if error else preview(result),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            error=error[:PREVIEW_CHARS],
+        )
+
+    def tool_calls(self, messages: Sequence[ModelMessage]) -> tuple[ToolCall, ...]:
+        """Every tool call the model made in `messages`, in order: those this wrapper ran, and
+        those refused before running (unknown tool, invalid arguments) from their results."""
+        returns: dict[str, Any] = {}
+        for message in messages:
+            if isinstance(message, ModelRequest):
+                for part in message.parts:
+                    if getattr(part, "part_kind", "") in ("tool-return", "retry-prompt"):
+                        returns[str(getattr(part, "tool_call_id", ""))] = part
+        calls: list[ToolCall] = []
+        for message in messages:
+            if not isinstance(message, ModelResponse):
+                continue
+            for call in message.tool_calls:
+                recorded = self.records.get(call.tool_call_id)
+                if recorded is not None:
+                    calls.append(recorded)
+                    continue
+                answer = returns.get(call.tool_call_id)
+                if answer is None:
+                    continue  # the run ended before this call was answered
+                calls.append(
+                    ToolCall(
+                        name=call.tool_name,
+                        arguments=call.args_as_dict(),
+                        ok=getattr(answer, "outcome", "failed") == "success",
+                        error=preview(getattr(answer, "content", "")),
+                    )
+                )
+        return tuple(calls)
+
+
+def preview(value: Any) -> str:
+    """A short one-string view of a tool result for the record."""
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            text = repr(value)
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."

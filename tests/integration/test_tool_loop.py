@@ -1,0 +1,167 @@
+"""The API provider's tool loop end to end: `omega chat --jsonl` against the scripted server,
+with built-in tools, a failing tool, a skill's real stdio MCP server, and the prompt size."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Step
+
+ECHO_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo_server.py"
+
+
+def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
+    """One tool call in OpenAI's wire format."""
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(arguments)},
+    }
+
+
+def tool_rows(home: Path) -> list[sqlite3.Row]:
+    conn = sqlite3.connect(home / "memory.db")
+    conn.row_factory = sqlite3.Row
+    rows = list(conn.execute("SELECT * FROM tool_calls ORDER BY id"))
+    conn.close()
+    return rows
+
+
+def tool_results(request: RecordedRequest) -> dict[str, str]:
+    """The tool messages a request carried, by tool_call_id."""
+    return {
+        str(m["tool_call_id"]): str(m["content"])
+        for m in request.messages
+        if m.get("role") == "tool"
+    }
+
+
+def tool_names(request: RecordedRequest) -> list[str]:
+    return [t["function"]["name"] for t in request.body.get("tools", [])]
+
+
+def replies(events: list[dict[str, object]]) -> list[object]:
+    return [e["text"] for e in events if e["kind"] == "reply"]
+
+
+def test_a_builtin_tool_call_is_run_answered_and_recorded(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(tool_calls=[tool_call("call_1", "write_file", path="notes.txt", content="hello")]),
+        Step(text="Saved it to notes.txt."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl({"text": "save hello in notes.txt", "sender_id": "ana"}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["Saved it to notes.txt."]
+    written = isolated_env / "workspace" / "notes.txt"
+    assert written.read_text() == "hello"
+    assert stat.S_IMODE(written.stat().st_mode) == 0o600
+    first, second = fake_openai.requests
+    assert {"read_file", "write_file", "run_shell"} <= set(tool_names(first))
+    assert tool_results(second) == {"call_1": "wrote 5 bytes to notes.txt"}
+    (row,) = tool_rows(isolated_env)
+    assert row["agent"] == "openai"
+    assert row["sender_id"] == "ana"
+    assert row["tool"] == "write_file"
+    assert json.loads(row["arguments"]) == {"path": "notes.txt", "content": "hello"}
+    assert row["ok"] == 1
+    assert row["result_preview"] == "wrote 5 bytes to notes.txt"
+    assert row["duration_ms"] >= 0
+
+
+def test_a_failing_tool_is_recorded_and_the_turn_still_answers(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(tool_calls=[tool_call("call_1", "read_file", path="missing.txt")]),
+        Step(text="There is no missing.txt."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl({"text": "read missing.txt", "sender_id": "ana"}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["There is no missing.txt."]
+    told = tool_results(fake_openai.requests[1])["call_1"]
+    assert "no file 'missing.txt'" in told
+    (row,) = tool_rows(isolated_env)
+    assert row["tool"] == "read_file"
+    assert row["ok"] == 0
+    assert "no file 'missing.txt'" in row["error"]
+
+
+def write_calc_skill(home: Path) -> None:
+    skill = home / "skills" / "calc"
+    skill.mkdir(parents=True)
+    frontmatter = {
+        "name": "calc",
+        "description": "Arithmetic through an MCP server.",
+        "triggers": "calculate|add",
+        "mcp": {"calc": {"command": sys.executable, "args": [str(ECHO_SERVER)]}},
+    }
+    # JSON is valid YAML, and keeps the interpreter's path safely quoted.
+    lines = [f"{key}: {json.dumps(value)}" for key, value in frontmatter.items()]
+    (skill / "SKILL.md").write_text(
+        "---\n" + "\n".join(lines) + "\n---\n\nUse the calc tools for sums.\n"
+    )
+
+
+def test_a_matching_skill_brings_its_mcp_server_for_that_call_only(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    write_calc_skill(isolated_env)
+    fake_openai.script = [
+        Step(match="add 2 and 40", tool_calls=[tool_call("call_9", "calc_add", a=2, b=40)]),
+        Step(match="add 2 and 40", text="2 + 40 = 42."),
+        Step(match="how are you", text="Fine, thanks."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl(
+            {"text": "please add 2 and 40", "sender_id": "ana"},
+            {"text": "how are you", "sender_id": "ana"},
+        ),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["2 + 40 = 42.", "Fine, thanks."]
+    asked, answered, unrelated = fake_openai.requests
+    assert {"calc_add", "calc_shout"} <= set(tool_names(asked))
+    assert "read_file" in tool_names(asked)  # the built-ins come along
+    assert tool_results(answered) == {"call_9": "42"}
+    assert not [n for n in tool_names(unrelated) if n.startswith("calc_")]
+    assert "read_file" in tool_names(unrelated)
+    (row,) = tool_rows(isolated_env)
+    assert row["tool"] == "calc_add"
+    assert json.loads(row["arguments"]) == {"a": 2, "b": 40}
+    assert row["ok"] == 1
+    assert row["result_preview"] == "42"
+
+
+def test_the_prompt_for_hi_stays_small(fake_openai: FakeOpenAI) -> None:
+    result = run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
+    assert result.returncode == 0, result.stderr
+    (request,) = fake_openai.requests
+    assert tool_names(request), "the tools were not offered"
+    # Omega's internal calls (classify & route) never carry tools.
+    assert all("tools" not in r.body for r in fake_openai.planner_requests)
+    messages = len(json.dumps(request.body["messages"], ensure_ascii=False))
+    tools = len(json.dumps(request.body["tools"], ensure_ascii=False))
+    print(f"'hi' prompt: {messages} chars of messages + {tools} chars of tools")
+    assert messages + tools < 8000
