@@ -85,7 +85,7 @@ def test_limitation_to_approved_skill(fake_openai: FakeOpenAI, isolated_env: Pat
     assert query(isolated_env, "SELECT status, gate_action FROM proposals") == [
         ("pending", "manual_review")
     ]
-    listing = [e["text"] for e in first.events if e["kind"] == "command"][0]
+    listing = next(e["text"] for e in first.events if e["kind"] == "command")
     assert "[1] pending: skill email-composer" in str(listing)
     assert not (isolated_env / "skills" / "email-composer").exists()
 
