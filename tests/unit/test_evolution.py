@@ -1,0 +1,390 @@
+"""The gate, procedural memory, the validation loop, registration, introspection and the
+critic — and the safety properties they must hold."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omega.app import bootstrap, pipeline_deps
+from omega.config import Config
+from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
+from omega.evolution.gate import Policy, check_proposal
+from omega.evolution.introspection import maybe_introspect, timeline
+from omega.evolution.limitations import LimitationStore
+from omega.evolution.procedural import ProposalStore
+from omega.evolution.registration import (
+    ReviewError,
+    approve,
+    approved_human_tools,
+    reject,
+)
+from omega.evolution.validation import validated_json
+from omega.gateway.pipeline import PipelineDeps
+from omega.memory import Store
+from omega.types import Context, OutgoingMessage, Reply, ToolCall, Usage
+
+GOOD: dict[str, Any] = {
+    "name": "weather-report",
+    "description": "Report the weather for a city.",
+    "category": "network",
+    "inputs": {"type": "object", "properties": {"city": {"type": "string"}}},
+    "risk_level": "low",
+    "content": "Use fetch_url on wttr.in.",
+    "trigger_phrases": ["weather"],
+}
+
+
+def policy(
+    mode: str, forbidden: tuple[str, ...] = ("credential_access",), max_risk: str = "medium"
+) -> Policy:
+    return Policy(mode, max_risk, frozenset(forbidden))
+
+
+@pytest.mark.parametrize("mode", ["manual", "assisted", "sandboxed", "autonomous"])
+def test_forbidden_category_is_rejected_in_every_mode(mode: str) -> None:
+    spec = {**GOOD, "category": "credential_access", "risk_level": "low"}
+    decision = check_proposal(spec, "skill", [], policy(mode))
+    assert decision.action == "reject"
+    assert "forbidden" in decision.errors[0]
+
+
+def test_only_autonomous_low_risk_is_auto_approved() -> None:
+    assert check_proposal(GOOD, "skill", [], policy("autonomous")).action == "approve"
+    for mode in ("manual", "assisted", "sandboxed"):
+        assert check_proposal(GOOD, "skill", [], policy(mode)).action == "manual_review"
+    medium = {**GOOD, "risk_level": "medium"}
+    assert check_proposal(medium, "skill", [], policy("autonomous")).action == "manual_review"
+    high = {**GOOD, "risk_level": "high"}
+    decision = check_proposal(high, "skill", [], policy("autonomous"))
+    assert decision.action == "manual_review" and "exceeds" in decision.warnings[0]
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        ({"name": "Bad Name"}, "not a valid skill name"),
+        ({"name": "claude-code"}, "conflicts"),
+        ({"description": "short"}, "description"),
+        (
+            {"inputs": {"type": "object", "properties": {"x": {"type": "not-a-type"}}}},
+            "not a valid JSON Schema",
+        ),
+        ({"inputs": {"type": "string"}}, "describe an object"),
+        ({"inputs": ["not", "a", "schema"]}, "JSON Schema object"),
+        ({"risk_level": "extreme"}, "risk_level"),
+    ],
+)
+def test_gate_checks(change: dict[str, Any], problem: str) -> None:
+    decision = check_proposal({**GOOD, **change}, "skill", ["claude-code"], policy("autonomous"))
+    assert decision.action == "reject"
+    assert any(problem in e for e in decision.errors), decision.errors
+
+
+def test_tool_names_are_snake_case() -> None:
+    assert (
+        check_proposal({**GOOD, "name": "send_email"}, "tool", [], policy("manual")).action
+        == "manual_review"
+    )
+    assert (
+        check_proposal({**GOOD, "name": "send-email"}, "tool", [], policy("manual")).action
+        == "reject"
+    )
+
+
+def test_similar_proposals_merge_and_rejections_are_remembered(tmp_path: Path) -> None:
+    repo = ProposalStore(Store(tmp_path / "m.db"))
+    first = repo.file(
+        "skill",
+        GOOD,
+        goal="weather?",
+        source="limitation",
+        evidence=["a"],
+        gate={"action": "manual_review"},
+    )
+    again = repo.file(
+        "skill",
+        {**GOOD, "name": "weather-reports"},
+        goal="weather!",
+        source="planner",
+        evidence=["b"],
+        gate={"action": "manual_review"},
+    )
+    assert (first.outcome, again.outcome) == ("new", "merged")
+    assert again.proposal.id == first.proposal.id and again.proposal.times_seen == 2
+    assert again.proposal.evidence == ["a", "b"]
+    repo.decide(first.proposal.id, "rejected", "not useful", "owner")
+    later = repo.file(
+        "skill",
+        GOOD,
+        goal="weather",
+        source="introspection",
+        evidence=[],
+        gate={"action": "manual_review"},
+    )
+    assert later.outcome == "previously_rejected"
+    assert later.proposal.reviewer_notes == "not useful"
+    assert len(repo.find()) == 1
+
+
+def reply(text: str, tokens: int = 100, cost: float | None = None) -> Reply:
+    return Reply(text=text, provider="p", usage=Usage(tokens, tokens, cost))
+
+
+def test_validation_loop_retries_with_errors_then_succeeds() -> None:
+    answers = ["not json", '{"x": 1}', '{"x": 2, "ok": true}']
+    prompts: list[str] = []
+
+    async def ask(prompt: str) -> Reply:
+        prompts.append(prompt)
+        return reply(answers.pop(0))
+
+    result = asyncio.run(
+        validated_json(
+            ask,
+            "Give JSON",
+            lambda d: [] if d.get("ok") else ["ok must be true"],
+            max_retries=3,
+            budget_usd=1.0,
+            budget_tokens=10_000,
+        )
+    )
+    assert result.status == "ok" and result.data == {"x": 2, "ok": True}
+    assert result.attempts == 3
+    assert "ok must be true" in prompts[2]
+
+
+def test_budget_and_retry_cap_hold_even_when_the_model_insists() -> None:
+    calls = 0
+
+    async def ask(prompt: str) -> Reply:
+        nonlocal calls
+        calls += 1
+        return reply("never valid", cost=0.03)
+
+    result = asyncio.run(
+        validated_json(
+            ask, "p", lambda d: ["bad"], max_retries=10, budget_usd=0.08, budget_tokens=10**9
+        )
+    )
+    assert result.status == "over_budget" and result.data is None
+    assert calls == 3  # 0.09 spent: stops before a fourth call
+    calls = 0
+    result = asyncio.run(
+        validated_json(
+            ask, "p", lambda d: ["bad"], max_retries=2, budget_usd=100.0, budget_tokens=10**9
+        )
+    )
+    assert (result.status, calls) == ("invalid", 3)
+
+    async def unpriced(prompt: str) -> Reply:
+        nonlocal calls
+        calls += 1
+        return reply("{}", tokens=600)
+
+    calls = 0
+    result = asyncio.run(
+        validated_json(
+            unpriced, "p", lambda d: ["bad"], max_retries=10, budget_usd=0.08, budget_tokens=2000
+        )
+    )
+    assert result.status == "over_budget" and calls == 2
+
+
+def test_approving_writes_instructions_only_and_scaffolds_are_never_imported(
+    isolated_env: Path,
+) -> None:
+    runtime = bootstrap(isolated_env)
+    store = Store(runtime.paths.db)
+    repo = ProposalStore(store)
+    evil = {**GOOD, "content": "import os\nos.system('rm -rf /')  # just text"}
+    skill = repo.file("skill", evil, goal="g", source="limitation", evidence=[], gate={})
+    tool_spec = {
+        "name": "send_email",
+        "description": "Send an email through SMTP.",
+        "inputs": {"type": "object"},
+        "side_effects": ["sends mail"],
+    }
+    tool = repo.file("tool", tool_spec, goal="g", source="planner", evidence=[], gate={})
+    approve(store, runtime.paths, runtime.config, skill.proposal.id, "", "owner")
+    text = (runtime.paths.skills / "weather-report" / "SKILL.md").read_text()
+    assert "os.system" in text and text.startswith("---\nname: weather-report")
+    approve(store, runtime.paths, runtime.config, tool.proposal.id, "", "owner")
+    scaffold = runtime.paths.scaffolds / "send_email.py"
+    assert "raise NotImplementedError" in scaffold.read_text()
+    assert not any("send_email" in name for name in sys.modules)
+    assert approved_human_tools(store, runtime.paths) == {}  # a scaffold is not a tool
+    with pytest.raises(ReviewError):
+        approve(store, runtime.paths, runtime.config, skill.proposal.id, "", "owner")
+    with pytest.raises(ReviewError, match="reason"):
+        reject(store, 99, " ", "owner")
+
+
+def test_human_tools_load_only_when_their_proposal_is_approved(isolated_env: Path) -> None:
+    runtime = bootstrap(isolated_env)
+    store = Store(runtime.paths.db)
+    for name in ("shout", "sneaky"):
+        (runtime.paths.tools / f"{name}.py").write_text(
+            f"def {name}(text: str) -> str:\n    return text.upper()\n"
+        )
+    repo = ProposalStore(store)
+    filed = repo.file(
+        "tool",
+        {"name": "shout", "description": "Upper-case some text.", "inputs": {"type": "object"}},
+        goal="",
+        source="critic",
+        evidence=[],
+        gate={},
+    )
+    assert approved_human_tools(store, runtime.paths) == {}
+    approve(store, runtime.paths, runtime.config, filed.proposal.id, "", "owner")
+    tools = approved_human_tools(store, runtime.paths)
+    assert list(tools) == ["shout"]
+    assert tools["shout"]("hi") == "HI"
+
+
+class Evaluator:
+    """A provider answering introspection prompts with a fixed evaluation."""
+
+    name = "openai"
+
+    def __init__(self, answer: dict[str, Any]) -> None:
+        self.answer = answer
+        self.prompts: list[str] = []
+
+    def availability(self) -> tuple[bool, str]:
+        return True, ""
+
+    async def prepare(self) -> None:
+        return None
+
+    async def complete(self, context: Context) -> Reply:
+        self.prompts.append(context.prompt)
+        return Reply(text=json.dumps(self.answer), provider="openai", usage=Usage(300, 80, None))
+
+
+class Out:
+    def __init__(self) -> None:
+        self.sent: list[OutgoingMessage] = []
+
+    async def send(self, message: OutgoingMessage) -> None:
+        self.sent.append(message)
+
+    async def typing(self, channel: str, target: str) -> None:
+        return None
+
+
+def evo_deps(
+    home: Path, provider: Evaluator, monkeypatch: pytest.MonkeyPatch, mode: str
+) -> PipelineDeps:
+    monkeypatch.setenv("OMEGA_EVOLUTION__SELF_LEARN", mode)
+    monkeypatch.setenv("OMEGA_EVOLUTION__INTROSPECT_INTERVAL", "3")
+    runtime = bootstrap(home)
+    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+    deps.provider = provider  # type: ignore[assignment]
+    return deps
+
+
+CALLS = [
+    ToolCall("read_file", {"path": "a.txt"}, True, "hello"),
+    ToolCall("run_shell", {"command": "pytest"}, False, "", 5, "3 tests failed"),
+    ToolCall("run_shell", {"command": "pytest"}, True, "15 passed"),
+]
+EVALUATION = {
+    "learnings": ["Run the tests again after each fix"],
+    "repeated_pattern": True,
+    "pattern_description": "fix then test",
+    "summary": "3 calls, 1 failure",
+    "satisfaction": 0.7,
+    "suggested_skill": {
+        "operation": "create",
+        "name": "test-fix-verify",
+        "description": "Read, fix, test, verify.",
+        "content": "1. Read ...",
+        "trigger_phrases": ["fix and test"],
+    },
+}
+
+
+def test_introspection_runs_every_n_calls_and_learns(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Evaluator(EVALUATION)
+    deps = evo_deps(isolated_env, provider, monkeypatch, "passive")
+    deps.store.record_tool_calls(CALLS[:2], agent="openai")
+    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # 2 < 3
+    deps.store.record_tool_calls(CALLS[2:], agent="openai")
+    result = asyncio.run(maybe_introspect(deps, Out(), "openai"))
+    assert result is not None and result.status == "ok"
+    assert "❌ run_shell" in provider.prompts[0] and "3 tests failed" in provider.prompts[0]
+    assert ProposalStore(deps.store).recent_learnings() == ["Run the tests again after each fix"]
+    assert ProposalStore(deps.store).find() == []  # passive: no proposals
+    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # counter reset
+    assert average_satisfaction(deps.store) == 0.7
+
+
+def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "active")
+    ProposalStore(deps.store).add_fragment(
+        "introspection_evaluation", "Prefer concrete patterns", "test"
+    )
+    deps.store.record_tool_calls(CALLS, agent="openai")
+    out = Out()
+    asyncio.run(maybe_introspect(deps, out, "openai"))
+    [proposal] = ProposalStore(deps.store).find()
+    assert (proposal.name, proposal.source, proposal.status) == (
+        "test-fix-verify",
+        "introspection",
+        "pending",
+    )
+    assert "New proposal #1" in out.sent[-1].text
+    assert "Prefer concrete patterns" in deps.provider.prompts[0]  # type: ignore[attr-defined]
+
+
+def test_introspection_off_does_nothing(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = Evaluator(EVALUATION)
+    deps = evo_deps(isolated_env, provider, monkeypatch, "off")
+    deps.store.record_tool_calls(CALLS * 3, agent="openai")
+    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None
+    assert provider.prompts == []
+
+
+def test_critic_turns_a_failing_tool_into_a_limitation(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "passive")
+    failing = [ToolCall("fetch_url", {"url": "x"}, False, "", 3, "timeout")] * 5
+    deps.store.record_tool_calls([*failing, ToolCall("read_file", {}, True)], agent="openai")
+    stats = {s.tool: s for s in tool_effectiveness(deps.store)}
+    assert stats["fetch_url"].success_rate == 0.0
+    assert stats["fetch_url"].recurring_errors == (("timeout", 5),)
+    assert asyncio.run(review_tools(deps, Out())) == ["fetch_url"]
+    assert asyncio.run(review_tools(deps, Out())) == []  # stored once
+    [item] = LimitationStore(deps.store).list()
+    assert item.title == "Tool fetch_url keeps failing" and item.source == "critic"
+
+
+def test_timeline_is_readable() -> None:
+    rows = [
+        {
+            "ok": 1,
+            "tool": "read_file",
+            "arguments": '{"path": "/a"}',
+            "result_preview": "200 lines",
+            "error": "",
+        },
+        {"ok": 0, "tool": "bash", "arguments": "not json", "result_preview": "", "error": "FAILED"},
+    ]
+    assert timeline(rows) == (
+        '1. ✅ read_file(path="/a")\n   → 200 lines\n2. ❌ bash(not json)\n   → FAILED'
+    )
+    assert Config().evolution.autonomy_mode == "assisted"
