@@ -111,3 +111,35 @@ def test_limitation_to_approved_skill(fake_openai: FakeOpenAI, isolated_env: Pat
     events = [row[0] for row in query(isolated_env, "SELECT event FROM audit_log")]
     for event in ("limitation:planner", "proposal:new", "proposal:approved"):
         assert event in events
+
+
+def test_human_tool_is_offered_only_once_approved(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    from omega.app import bootstrap
+    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.registration import approve
+    from omega.memory import Store
+
+    runtime = bootstrap(isolated_env)
+    for name in ("shout", "sneaky"):
+        (runtime.paths.tools / f"{name}.py").write_text(
+            f'def {name}(text: str) -> str:\n    """Shout."""\n    return text.upper()\n'
+        )
+    store = Store(runtime.paths.db)
+    filed = ProposalStore(store).file(
+        "tool",
+        {"name": "shout", "description": "Upper-case some text.", "inputs": {"type": "object"}},
+        goal="",
+        source="critic",
+        evidence=[],
+        gate={},
+    )
+    run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
+    names = [t["function"]["name"] for t in fake_openai.requests[-1].body.get("tools", [])]
+    assert "shout" not in names and "sneaky" not in names
+    approve(store, runtime.paths, runtime.config, filed.proposal.id, "", "owner")
+    store.close()
+    run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
+    names = [t["function"]["name"] for t in fake_openai.requests[-1].body.get("tools", [])]
+    assert "shout" in names and "sneaky" not in names

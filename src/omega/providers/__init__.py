@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 from collections.abc import Mapping
@@ -13,6 +14,8 @@ from omega.providers.base import Provider, ProviderError
 
 if TYPE_CHECKING:
     from omega.memory.store import Store
+
+log = logging.getLogger(__name__)
 
 __all__ = [
     "Provider",
@@ -74,6 +77,16 @@ def build_provider(
     section = sections.get(name)
     if section is None:
         raise ProviderError(f"unknown provider {name!r}", kind="unavailable")
+    tools = builtin_registry(paths.workspace, store)
+    if store is not None:
+        from omega.evolution.registration import approved_human_tools
+
+        # Human-implemented tools in $OMEGA_HOME/tools/, only those whose proposal is approved.
+        for tool_name, function in approved_human_tools(store, paths).items():
+            try:
+                tools.add(function, name=tool_name)
+            except ValueError as exc:
+                log.warning("human tool %s not registered: %s", tool_name, exc)
     return ApiProvider(
         ApiSettings(
             name=name,
@@ -83,7 +96,7 @@ def build_provider(
             model_complex=section.model_complex,
             timeout_secs=p.timeout_secs,
         ),
-        tools=builtin_registry(paths.workspace, store),
+        tools=tools,
     )
 
 
