@@ -110,6 +110,52 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
+async def _conclude(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    out: Outbox,
+    text: str,
+    *,
+    started: float,
+    reply: Reply | None = None,
+    event: str = "exchange",
+    detail: str = "",
+    kind: OutgoingKind = "reply",
+) -> None:
+    """The last stages of every answer: store the exchange, audit it, send it."""
+    await _db(
+        deps,
+        "store exchange",
+        "",
+        deps.store.store_exchange,
+        message.channel,
+        message.sender_id,
+        message.text,
+        text,
+    )
+    usage = reply.usage if reply else None
+    await _audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            output_text=text,
+            provider=reply.provider if reply else deps.provider.name,
+            model=reply.model if reply else "",
+            status="ok",
+            event=event,
+            input_tokens=usage.input_tokens if usage else 0,
+            output_tokens=usage.output_tokens if usage else 0,
+            cost_usd=usage.cost_usd if usage else None,
+            processing_ms=_ms(started),
+            detail=detail[:2000],
+        ),
+    )
+    await out.send(OutgoingMessage(message.channel, message.target, text, kind=kind))
+
+
 # ---- stages ---------------------------------------------------------------------------------
 
 
@@ -452,32 +498,15 @@ async def _cannot_yet(
     text = f"I can't do that yet: {plan.missing_capability}."
     if plan.reason:
         text += f" {plan.reason}"
-    await _db(
+    await _conclude(
         deps,
-        "store exchange",
-        "",
-        deps.store.store_exchange,
-        message.channel,
-        message.sender_id,
-        message.text,
+        message,
+        out,
         text,
+        started=started,
+        event="requires_new_skill",
+        detail=f"missing: {plan.missing_capability}\nreason: {plan.reason}",
     )
-    await _audit(
-        deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            output_text=text,
-            provider=deps.provider.name,
-            status="ok",
-            event="requires_new_skill",
-            processing_ms=_ms(started),
-            detail=f"missing: {plan.missing_capability}\nreason: {plan.reason}",
-        ),
-    )
-    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
     if created:
         await _propose(deps, out, plan.missing_capability, plan.reason, "", message.text, "planner")
     return text
@@ -587,31 +616,7 @@ async def _execute_steps(
     except ProviderError as exc:
         log.warning("plan summary failed: %s", exc)
         text = "\n".join(results)
-    await _db(
-        deps,
-        "store exchange",
-        "",
-        deps.store.store_exchange,
-        message.channel,
-        message.sender_id,
-        message.text,
-        text,
-    )
-    await _audit(
-        deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            output_text=text,
-            provider=deps.provider.name,
-            status="ok",
-            processing_ms=_ms(started),
-            detail=f"plan of {total} steps",
-        ),
-    )
-    await out.send(OutgoingMessage(message.channel, message.target, text, kind="reply"))
+    await _conclude(deps, message, out, text, started=started, detail=f"plan of {total} steps")
     return text
 
 
@@ -775,36 +780,17 @@ async def respond(
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
 
-    await _db(
+    await _conclude(
         deps,
-        "store exchange",
-        "",
-        deps.store.store_exchange,
-        message.channel,
-        message.sender_id,
-        message.text,
+        message,
+        out,
         text,
+        started=started,
+        reply=reply,
+        kind=kind,
+        event="exchange" if cause == "reply" else cause,
+        detail="; ".join(outcome.applied + outcome.failed),
     )
-    await _audit(
-        deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            output_text=text,
-            provider=reply.provider,
-            model=reply.model,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.usage.cost_usd,
-            status="ok",
-            processing_ms=_ms(started),
-            detail="; ".join(outcome.applied + outcome.failed)[:2000],
-            event="exchange" if cause == "reply" else cause,
-        ),
-    )
-    await out.send(OutgoingMessage(message.channel, message.target, text, kind=kind))
     await _send_new_images(deps, message, images_before, out)
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
