@@ -111,6 +111,7 @@ class LocalConfig(_Section):
     n_threads: Annotated[int, Field(ge=0)] = 0  # 0: every core
     max_tokens: Annotated[int, Field(ge=1, le=4096)] = 200
     temperature: Annotated[float, Field(ge=0.0, le=2.0)] = 0.3
+    repeat_penalty: Annotated[float, Field(ge=1.0, le=2.0)] = 1.3  # tiny models loop otherwise
 
 
 class ProviderSection(_Section):

@@ -116,6 +116,7 @@ class LocalProvider:
                 messages=messages,  # type: ignore[arg-type]
                 max_tokens=context.max_tokens or self._config.max_tokens,
                 temperature=self._config.temperature,
+                repeat_penalty=self._config.repeat_penalty,
             )
         text = str(result["choices"][0]["message"]["content"] or "").strip()
         usage = result.get("usage") or {}
