@@ -9,14 +9,13 @@ request with `"stream": true` is answered with the same content as server-sent e
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from omega.gateway.routing import PLANNER_TAG
+from tests.fakes.scripted import ScriptedServer
 
 # The `error.type` Anthropic sends for each status code.
 ERROR_TYPES = {
@@ -95,21 +94,13 @@ class RecordedRequest:
         return _block_text(self.body.get("system", ""))
 
 
-class FakeAnthropic:
+class FakeAnthropic(ScriptedServer[Step, RecordedRequest]):
     """Start with `with FakeAnthropic() as server:`; point base_url at `server.base_url`."""
 
     def __init__(self, retry_after_ms: int = 1) -> None:
-        self.script: list[Step] = []
-        self.requests: list[RecordedRequest] = []
-        # Omega's classify-and-route calls, kept apart so tests about replies see only replies;
-        # unless a `planner=True` step is scripted they are answered {"kind": "direct"}.
-        self.planner_requests: list[RecordedRequest] = []
-        self.default_delay = 0.0
-        # The status of every unscripted answer: set it to 500 for a server that is down.
-        self.default_status = 200
+        super().__init__(Step)
         # Sent as `retry-after-ms` on errors; the SDK honours it, which keeps retry tests fast.
         self.retry_after_ms = retry_after_ms
-        self._lock = threading.Lock()
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -131,8 +122,7 @@ class FakeAnthropic:
                         fake.requests.append(request)  # recorded so a test sees the bad path
                     self._send_error(404, f"no route for {self.path}")
                     return
-                with fake._lock:
-                    step = fake._record(request)
+                step, _ = fake.record(request)
                 delay = step.hang_secs or fake.default_delay
                 if delay:
                     time.sleep(delay)
@@ -170,31 +160,7 @@ class FakeAnthropic:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def _record(self, request: RecordedRequest) -> Step:
-        """Record the request and pick its step (the caller holds the lock)."""
-        if PLANNER_TAG in request.last_user_text:
-            self.planner_requests.append(request)
-            return self._next_planner_step()
-        self.requests.append(request)
-        return self._next_step(request)
-
-    def _next_planner_step(self) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                return self.script.pop(index)
-        return Step(text='{"kind": "direct"}', status=self.default_status)
-
-    def _next_step(self, request: RecordedRequest) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                continue
-            if not step.match or step.match in request.last_user_text:
-                return self.script.pop(index)
-        return Step(text=f"echo: {request.last_user_text}", status=self.default_status)
+        self._serve(Handler)
 
     @staticmethod
     def _message(body: dict[str, Any], step: Step) -> dict[str, Any]:
@@ -230,16 +196,7 @@ class FakeAnthropic:
     @property
     def base_url(self) -> str:
         """The SDK's base URL: it appends `/v1/messages` itself."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.origin}"
 
 
 def _sse(message: dict[str, Any]) -> bytes:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from omega.gateway.routing import PLANNER_TAG
+from tests.fakes.scripted import ScriptedServer
 
 # The `error.status` Google sends for each status code.
 ERROR_STATUSES = {
@@ -104,19 +103,11 @@ class RecordedRequest:
         return _parts_text(self.body.get("systemInstruction"))
 
 
-class FakeGemini:
+class FakeGemini(ScriptedServer[Step, RecordedRequest]):
     """Start with `with FakeGemini() as server:`; point base_url at `server.base_url`."""
 
     def __init__(self) -> None:
-        self.script: list[Step] = []
-        self.requests: list[RecordedRequest] = []
-        # Omega's classify-and-route calls, kept apart so tests about replies see only replies;
-        # unless a `planner=True` step is scripted they are answered {"kind": "direct"}.
-        self.planner_requests: list[RecordedRequest] = []
-        self.default_delay = 0.0
-        # The status of every unscripted answer: set it to 500 for a server that is down.
-        self.default_status = 200
-        self._lock = threading.Lock()
+        super().__init__(Step)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -141,8 +132,7 @@ class FakeGemini:
                         fake.requests.append(request)  # recorded so a test sees the bad path
                     self._send_error(404, f"no route for {url.path}")
                     return
-                with fake._lock:
-                    step = fake._record(request)
+                step, _ = fake.record(request)
                 delay = step.hang_secs or fake.default_delay
                 if delay:
                     time.sleep(delay)
@@ -175,31 +165,7 @@ class FakeGemini:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def _record(self, request: RecordedRequest) -> Step:
-        """Record the request and pick its step (the caller holds the lock)."""
-        if PLANNER_TAG in request.last_user_text:
-            self.planner_requests.append(request)
-            return self._next_planner_step()
-        self.requests.append(request)
-        return self._next_step(request)
-
-    def _next_planner_step(self) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                return self.script.pop(index)
-        return Step(text='{"kind": "direct"}', status=self.default_status)
-
-    def _next_step(self, request: RecordedRequest) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                continue
-            if not step.match or step.match in request.last_user_text:
-                return self.script.pop(index)
-        return Step(text=f"echo: {request.last_user_text}", status=self.default_status)
+        self._serve(Handler)
 
     @staticmethod
     def _response(body: dict[str, Any], model: str, step: Step) -> dict[str, Any]:
@@ -232,13 +198,4 @@ class FakeGemini:
     @property
     def base_url(self) -> str:
         """The SDK's base URL: it appends `v1beta/models/{model}:generateContent` itself."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/"
-
-    def __enter__(self) -> FakeGemini:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.origin}/"

@@ -7,13 +7,12 @@ message). Every request is recorded so tests can assert on what the provider was
 from __future__ import annotations
 
 import json
-import threading
 import time
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from omega.gateway.routing import PLANNER_TAG
+from tests.fakes.scripted import ScriptedServer
 
 
 @dataclass
@@ -57,17 +56,11 @@ class RecordedRequest:
         )
 
 
-class FakeOpenAI:
+class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
     """Start with `with FakeOpenAI() as server:`; point base_url at `server.base_url`."""
 
     def __init__(self) -> None:
-        self.script: list[Step] = []
-        self.requests: list[RecordedRequest] = []
-        # Omega's classify-and-route calls, kept apart so tests about replies see only replies;
-        # unless a `planner=True` step is scripted they are answered {"kind": "direct"}.
-        self.planner_requests: list[RecordedRequest] = []
-        self.default_delay = 0.0
-        self._lock = threading.Lock()
+        super().__init__(Step)
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -84,14 +77,7 @@ class FakeOpenAI:
                 request = RecordedRequest(
                     self.path, {k.lower(): v for k, v in self.headers.items()}, body
                 )
-                planning = PLANNER_TAG in request.last_user_text
-                with fake._lock:
-                    if planning:
-                        fake.planner_requests.append(request)
-                        step = fake._next_planner_step()
-                    else:
-                        fake.requests.append(request)
-                        step = fake._next_step(request)
+                step, planning = fake.record(request)
                 # default_delay simulates a slow answer; planning calls stay instant unless
                 # a scripted step says otherwise.
                 delay = step.hang_secs or (0.0 if planning else fake.default_delay)
@@ -116,23 +102,7 @@ class FakeOpenAI:
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-
-    def _next_planner_step(self) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                return self.script.pop(index)
-        return Step(text='{"kind": "direct"}')
-
-    def _next_step(self, request: RecordedRequest) -> Step:
-        for index, step in enumerate(self.script):
-            if step.planner:
-                continue
-            if not step.match or step.match in request.last_user_text:
-                return self.script.pop(index)
-        return Step(text=f"echo: {request.last_user_text}")
+        self._serve(Handler)
 
     @staticmethod
     def _completion(body: dict[str, Any], step: Step) -> dict[str, Any]:
@@ -157,13 +127,4 @@ class FakeOpenAI:
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.origin}/v1"
