@@ -35,10 +35,13 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
     paths = OmegaPaths(home or default_home())
     paths.ensure()
     touch_private(paths.log)
-    config = load_config(paths.config)
+    warnings: list[str] = []
+    config = load_config(paths.config, warnings=warnings)
     for secret in _secret_values(config):
         register_secret(secret)
     setup_logging(paths.log, config.omega.log_level, stderr_level)
+    for warning in warnings:
+        log.warning("%s", warning)
     deployed = deploy_bundled(paths)
     if paths.config.exists():
         paths.config.chmod(0o600)
@@ -51,7 +54,7 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
     """Build the provider, catalogs and state the gateway's pipeline runs on."""
     from omega.gateway.pipeline import PipelineDeps
     from omega.gateway.state import RuntimeState
-    from omega.providers import build_chain, chain_names, provider_timeout, resolve_provider_name
+    from omega.providers import build_chain, chain_timeout, resolve_provider_name
     from omega.skills import ProjectCatalog, SkillCatalog, deploy_bundled_skills
 
     for path in deploy_bundled_skills(runtime.paths.skills):
@@ -62,10 +65,7 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
         prompts=runtime.prompts,
         store=store,
         provider=build_chain(name, runtime.config, runtime.paths, store),
-        # A chain may spend each member's full timeout before the next one answers.
-        provider_timeout=sum(
-            provider_timeout(n, runtime.config) for n in chain_names(name, runtime.config)
-        ),
+        provider_timeout=chain_timeout(name, runtime.config),
         paths=runtime.paths,
         skills=SkillCatalog(runtime.paths.skills),
         projects=ProjectCatalog(runtime.paths.projects),

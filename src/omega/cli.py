@@ -96,6 +96,7 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
+    from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
 
@@ -107,10 +108,17 @@ def chat(
         sys.stderr.write(
             f"omega: warning: provider {deps.provider.name} is not available: {reason}\n"
         )
-    channel = JsonlChannel() if jsonl else InteractiveChannel(runtime.config.omega.name)
+    downloads = runtime.paths.downloads
+    channel: Channel = (
+        JsonlChannel(downloads=downloads)
+        if jsonl
+        else InteractiveChannel(runtime.config.omega.name, downloads=downloads)
+    )
     gateway = Gateway(deps, [channel])
     try:
-        asyncio.run(gateway.run())
+        # At the end of JSON input what is in flight is finished; a person who quits leaves at
+        # once (an unanswered message stays in the inbox for the next start).
+        asyncio.run(gateway.run(grace=None if jsonl else 0.0))
     except KeyboardInterrupt:
         sys.stderr.write("\n")
     finally:
@@ -141,7 +149,7 @@ def start(
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
     deps = pipeline_deps(runtime, store)
-    channels: list[Channel] = [JsonlChannel()] if jsonl else []
+    channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
     for name in ("telegram", "whatsapp"):
         if getattr(runtime.config.channel, name).enabled:
             sys.stderr.write(
@@ -176,7 +184,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
     from omega.providers import (
         ProviderError,
         build_chain,
-        provider_timeout,
+        chain_timeout,
         resolve_provider_name,
     )
     from omega.types import IncomingMessage
@@ -199,8 +207,9 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 
     async def one_shot() -> str:
         try:
+            # The whole chain's time: a hanging first provider still leaves the fallbacks theirs.
             reply = await asyncio.wait_for(
-                provider.complete(context), provider_timeout(name, runtime.config)
+                provider.complete(context), chain_timeout(name, runtime.config)
             )
         except TimeoutError:
             raise ProviderError("timed out", kind="timeout") from None
@@ -224,6 +233,7 @@ def status() -> None:
     store = _open_store(runtime)
     try:
         counts = store.counts()
+        kept_alerts = store.pending_owner_alerts(10)
     finally:
         store.close()
     config = runtime.config
@@ -255,6 +265,10 @@ def status() -> None:
     width = max(len(key) for key, _ in rows) + 2
     for key, value in rows:
         typer.echo(f"{key:<{width}}{value}")
+    if kept_alerts:
+        typer.echo("\nAlerts kept for the owner (no channel reached you when they were raised):")
+        for alert in kept_alerts:
+            typer.echo(f"- [{alert.created_at[:16]}] {alert.text}")
 
 
 limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)

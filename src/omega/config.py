@@ -6,6 +6,7 @@ names the file (or env var), the key and the problem.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 import tomllib
@@ -40,6 +41,50 @@ SECRET_ENV_VARS: dict[tuple[str, ...], str] = {
 
 class ConfigError(Exception):
     """A configuration problem, with a message fit to show the user as is."""
+
+
+# Keys of the original (Rust) Omega's config.toml that this Omega accepts but does not use,
+# with what to do instead. "*" matches any one section name.
+ORIGINAL_KEYS: dict[tuple[str, ...], str] = {
+    ("omega", "data_dir"): "the data folder is $OMEGA_HOME (default ~/.omega)",
+    ("provider", "*", "enabled"): "the provider is chosen by [provider] default and fallback",
+    ("provider", "*", "max_tokens"): "answers are not capped by this key",
+    ("memory", "backend"): "memory is always SQLite",
+    ("memory", "db_path"): "the database is $OMEGA_HOME/memory.db",
+    ("channel", "telegram", "whisper_api_key"): "voice transcription is not available yet",
+    ("channel", "whatsapp", "whisper_api_key"): "voice transcription is not available yet",
+}
+# Values of the original that mean the same as one of ours.
+_LOG_LEVELS = {"trace": "debug", "warn": "warning"}
+
+
+def _take_original_keys(raw: dict[str, Any], config_path: Path) -> list[str]:
+    """Remove the original's unused keys from `raw`; one warning for each found."""
+    warnings: list[str] = []
+
+    def walk(node: dict[str, Any], path: tuple[str, ...]) -> None:
+        for key in list(node):
+            here = (*path, key)
+            if isinstance(node[key], dict):
+                walk(node[key], here)
+                continue
+            for pattern, advice in ORIGINAL_KEYS.items():
+                if len(pattern) == len(here) and all(
+                    p in ("*", _norm(h)) for p, h in zip(pattern, here, strict=True)
+                ):
+                    del node[key]
+                    warnings.append(
+                        f"{config_path}: key '{'.'.join(here)}' (from the original Omega) "
+                        f"is not used: {advice}"
+                    )
+                    break
+
+    walk(raw, ())
+    omega = raw.get("omega")
+    if isinstance(omega, dict) and isinstance(omega.get("log_level"), str):
+        level = omega["log_level"].strip().lower()
+        omega["log_level"] = _LOG_LEVELS.get(level, level)
+    return warnings
 
 
 class _Section(BaseModel):
@@ -180,7 +225,8 @@ class HeartbeatSection(_Section):
     interval_minutes: Annotated[int, Field(ge=1, le=1440)] = 30
     active_start: str = ""
     active_end: str = ""
-    channel: str = "telegram"
+    # An owner address (with reply_target); alerts go wherever the owner can be reached.
+    channel: str = ""
     reply_target: str = ""
 
 
@@ -296,6 +342,24 @@ def _fill_secrets_from_env(raw: dict[str, Any], environ: Mapping[str, str]) -> N
             node[path[-1]] = value
 
 
+def _valid_keys(loc: tuple[str, ...]) -> list[str]:
+    """The keys (with aliases) the model at `loc[:-1]` accepts, for spelling suggestions."""
+    model: type[BaseModel] = Config
+    for part in loc[:-1]:
+        field = next((f for name, f in model.model_fields.items() if part in (name, f.alias)), None)
+        annotation = field.annotation if field is not None else None
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return [f.alias or name for name, f in model.model_fields.items()]
+
+
+def _unknown_key_problem(loc: tuple[str, ...]) -> str:
+    """'unknown key', with the closest valid key when one is near."""
+    close = difflib.get_close_matches(loc[-1], _valid_keys(loc), n=1, cutoff=0.6)
+    return f"unknown key (did you mean '{close[0]}'?)" if close else "unknown key"
+
+
 def _format_validation_error(
     error: ValidationError, config_path: Path, origins: Mapping[tuple[str, ...], str]
 ) -> str:
@@ -303,15 +367,22 @@ def _format_validation_error(
     for item in error.errors():
         loc = tuple(str(part) for part in item["loc"])
         key = ".".join(loc) or "(top level)"
-        problem = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        problem = _unknown_key_problem(loc) if item["type"] == "extra_forbidden" else item["msg"]
         source = origins.get(tuple(_norm(p) for p in loc))
         where = f"env {source}" if source else str(config_path)
         lines.append(f"{where}: key '{key}': {problem}")
     return "Invalid configuration:\n  " + "\n  ".join(lines)
 
 
-def load_config(config_path: Path, environ: Mapping[str, str] | None = None) -> Config:
-    """Read the TOML file (if any), apply env overrides and validate; raise ConfigError if bad."""
+def load_config(
+    config_path: Path,
+    environ: Mapping[str, str] | None = None,
+    warnings: list[str] | None = None,
+) -> Config:
+    """Read the TOML file (if any), apply env overrides and validate; raise ConfigError if bad.
+
+    Keys of the original Omega that are not used here are dropped with one line each in
+    `warnings`; any other unknown key is an error that suggests the closest valid key."""
     env = os.environ if environ is None else environ
     raw: dict[str, Any] = {}
     if config_path.exists():
@@ -321,6 +392,9 @@ def load_config(config_path: Path, environ: Mapping[str, str] | None = None) -> 
             raise ConfigError(f"{config_path}: not valid TOML: {exc}") from None
         except (OSError, UnicodeDecodeError) as exc:
             raise ConfigError(f"{config_path}: cannot be read: {exc}") from None
+    found = _take_original_keys(raw, config_path)
+    if warnings is not None:
+        warnings.extend(found)
     origins = apply_env_overrides(raw, env)
     _fill_secrets_from_env(raw, env)
     try:

@@ -64,7 +64,7 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Russian": "Что-то пошло не так с моей стороны. Попробуй ещё раз.",
     },
     "error_unavailable": {
-        "English": "My AI provider is not available right now. My owner has been told.",
+        "English": "My AI provider is not available right now. Please try again later.",
         "Spanish": "Mi proveedor de IA no está disponible ahora mismo.",
         "Portuguese": "O meu fornecedor de IA não está disponível neste momento.",
         "French": "Mon fournisseur d'IA n'est pas disponible pour le moment.",
@@ -82,6 +82,24 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Italian": "Sono limitato al momento. Riprova tra un minuto.",
         "Dutch": "Ik word nu beperkt. Probeer het over een minuut opnieuw.",
         "Russian": "Сейчас слишком много запросов. Попробуй через минуту.",
+    },
+    "error_poison": {
+        "English": "Sorry, I couldn't handle your message: it kept making me fail. "
+        "My owner has been told. Could you rephrase it?",
+        "Spanish": "Lo siento, no pude procesar tu mensaje: me hacía fallar una y otra vez. "
+        "Mi dueño ya lo sabe. ¿Puedes decirlo de otra forma?",
+        "Portuguese": "Desculpe, não consegui tratar a sua mensagem: fazia-me falhar "
+        "repetidamente. O meu dono já foi avisado. Pode reformulá-la?",
+        "French": "Désolé, je n'ai pas pu traiter votre message : il me faisait échouer à "
+        "chaque fois. Mon propriétaire est prévenu. Pouvez-vous le reformuler ?",
+        "German": "Entschuldige, ich konnte deine Nachricht nicht verarbeiten: Sie hat mich "
+        "immer wieder abstürzen lassen. Mein Besitzer weiß Bescheid. Magst du sie umformulieren?",
+        "Italian": "Scusa, non sono riuscito a gestire il tuo messaggio: mi faceva fallire ogni "
+        "volta. Il mio proprietario è stato avvisato. Puoi riformularlo?",
+        "Dutch": "Sorry, ik kon je bericht niet verwerken: het liet me steeds vastlopen. "
+        "Mijn eigenaar is ingelicht. Kun je het anders formuleren?",
+        "Russian": "Извини, я не смог обработать твоё сообщение: оно снова и снова вызывало "
+        "сбой. Мой владелец уже знает. Можешь сформулировать иначе?",
     },
 }
 

@@ -75,6 +75,11 @@ class OmegaPaths:
         return self.home / "scaffolds"
 
     @property
+    def downloads(self) -> Path:
+        """Where the terminal keeps images Omega sent, for the person to open."""
+        return self.home / "downloads"
+
+    @property
     def whatsapp(self) -> Path:
         return self.home / "whatsapp"
 

@@ -137,6 +137,29 @@ def _check(anchor_local: datetime, repeat: str, zone: tzinfo) -> datetime:
     return anchor_local.replace(fold=0)
 
 
+def wall_clock(moment: datetime, zone: tzinfo) -> datetime:
+    """The naive wall-clock time the person meant in `zone` (an explicit zone is converted)."""
+    if moment.tzinfo is not None and moment.utcoffset() is not None:
+        return moment.astimezone(zone).replace(tzinfo=None, fold=0)
+    return moment.replace(tzinfo=None, fold=0)
+
+
+def plan_task(
+    when: datetime, repeat: str, zone: tzinfo, now: datetime
+) -> tuple[datetime, datetime]:
+    """(first due time in UTC, anchor) for a task asked for `when` in `zone`.
+
+    The anchor is the wall-clock time every repeat keeps (01:30 stays 01:30 across DST, the
+    31st stays the 31st). A repeating task whose first time is already past starts at its next
+    occurrence after `now`; a one-shot task in the past is due at once."""
+    anchor = wall_clock(when, zone)
+    due = first_occurrence(anchor, repeat, zone)
+    if repeat != "once" and due <= now:
+        following = next_occurrence(anchor, repeat, zone, now)
+        due = following if following is not None else due
+    return due, anchor
+
+
 def first_occurrence(anchor_local: datetime, repeat: str, zone: tzinfo) -> datetime:
     """The task's first occurrence in UTC: the anchor, gap-shifted, or for 'weekdays' the next
     weekday when the anchor falls on a weekend."""

@@ -83,7 +83,9 @@ class Context:
     sender_id: str = ""
     channel: str = ""
     mcp_servers: tuple[McpServer, ...] = ()  # attached for this call (matching skills)
-    use_tools: bool = True  # False for internal calls (classification, summaries)
+    # Tools only where a person is being answered (replies, plan steps, action tasks): every
+    # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.
+    use_tools: bool = False
 
     @property
     def prompt(self) -> str:

@@ -29,6 +29,7 @@ VALUE_OPTIONS = {
     "--append-system-prompt",
     "--allowedTools",
     "--resume",
+    "--tools",
 }
 
 

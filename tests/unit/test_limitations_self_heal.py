@@ -18,6 +18,7 @@ from omega.gateway.state import RuntimeState
 from omega.markers import parse_markers
 from omega.markers.handlers import MarkerContext, apply_markers
 from omega.memory import Store
+from omega.owner import OWNER
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.types import IncomingMessage, OutgoingMessage
 
@@ -70,7 +71,8 @@ def test_limitation_is_stored_once_alerted_once_and_put_on_the_checklist(
         "marker",
     )
     alerts = [m for m in sent(ctx) if m.kind == "alert"]
-    assert [(a.channel, a.target) for a in alerts] == [("telegram", "42")]
+    # Addressed to the owner; the gateway delivers it wherever the owner is reachable.
+    assert [(a.channel, a.target) for a in alerts] == [(OWNER, OWNER)]
     assert alerts[0].text.startswith("New limitation detected: No email — Cannot send emails")
     assert "- [ ] No email — Cannot send emails" in ctx.paths.heartbeat.read_text()
     [entry] = [e for e in ctx.store.audit_entries() if e["event"] == "limitation:marker"]
@@ -137,8 +139,8 @@ def test_self_heal_counts_notifies_and_schedules_verification(ctx: MarkerContext
     assert state.verification == "SELECT model FROM audit_log LIMIT 1"
     [alert] = sent(ctx)
     assert alert.text.startswith("🔧 SELF-HEALING (1/10): audit_log misses the model")
-    [task] = ctx.store.pending_tasks("42")
-    assert task.task_type == "action" and task.channel == "telegram"
+    [task] = ctx.store.pending_tasks(OWNER)
+    assert task.task_type == "action" and task.channel == OWNER
     assert "SELECT model FROM audit_log LIMIT 1" in task.description
     assert "SELF_HEAL_RESOLVED" in task.description
     delay = task.due_at - datetime.now(UTC)
@@ -154,7 +156,7 @@ def test_cap_holds_even_when_the_model_insists(ctx: MarkerContext) -> None:
     data["max_iterations"] = 999
     ctx.paths.self_healing.write_text(json.dumps(data))
     apply(ctx, "SELF_HEAL: one more | check it")
-    assert len(ctx.store.pending_tasks("42")) == MAX_ITERATIONS
+    assert len(ctx.store.pending_tasks(OWNER)) == MAX_ITERATIONS
     escalations = [m for m in sent(ctx) if "ESCALATION" in m.text]
     assert len(escalations) == 3
     state = read_state(ctx.paths.self_healing)

@@ -20,6 +20,7 @@ from omega.loops.heartbeat import (
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
 from omega.memory import Store
+from omega.owner import OWNER
 from omega.providers.base import ProviderError
 from omega.types import Context, OutgoingMessage, Reply
 
@@ -80,7 +81,7 @@ def make_deps(
 
 
 def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
-    values = {
+    values: dict[str, str] = {
         "description": "Call mom",
         "repeat": "once",
         "task_type": "reminder",
@@ -88,7 +89,14 @@ def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
         **fields,
     }
     task_id, _ = deps.store.create_task(
-        channel="terminal", sender_id="ana", reply_target="ana", due_at=due, **values
+        channel="terminal",
+        sender_id="ana",
+        reply_target="ana",
+        due_at=due,
+        description=values["description"],
+        repeat=values["repeat"],
+        task_type=values["task_type"],
+        timezone=values["timezone"],
     )
     return task_id
 
@@ -302,7 +310,7 @@ def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(
     assert "name: Ana" in provider.prompts[0]
     assert "Talked about disks." in provider.prompts[0]
     assert asyncio.run(run_heartbeat(deps, out)) == "Disk is 95% full, clean /tmp."
-    assert [(m.channel, m.target, m.kind) for m in out.sent] == [("terminal", "owner", "alert")]
+    assert [(m.channel, m.target, m.kind) for m in out.sent] == [(OWNER, OWNER, "alert")]
     events = [e["detail"] for e in deps.store.audit_entries() if e["event"] == "heartbeat"]
     assert events == ["alert delivered", "suppressed: all fine"]
 

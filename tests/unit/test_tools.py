@@ -477,7 +477,7 @@ async def test_tool_rounds_are_capped_then_the_model_must_answer(
     monkeypatch.setattr(api, "MAX_TOOL_ROUNDS", 2)
     _looping_server(fake_openai, 3)
     reply = await _provider(fake_openai, workspace).complete(
-        Context(system_prompt="", messages=[ChatMessage("user", "loop")])
+        Context(system_prompt="", messages=[ChatMessage("user", "loop")], use_tools=True)
     )
     assert reply.text == "done"
     assert [call.ok for call in reply.tool_calls] == [True, True, False]
@@ -493,7 +493,7 @@ async def test_a_model_that_never_stops_calling_tools_is_stopped(
     _looping_server(fake_openai, 10)
     with pytest.raises(ProviderError, match="too many tool rounds"):
         await _provider(fake_openai, workspace).complete(
-            Context(system_prompt="", messages=[ChatMessage("user", "loop")])
+            Context(system_prompt="", messages=[ChatMessage("user", "loop")], use_tools=True)
         )
     assert len(fake_openai.requests) == 4  # MAX_TOOL_ROUNDS + 2
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Protocol, runtime_checkable
 
 from omega.types import IncomingMessage, OutgoingMessage
 
-Submit = Callable[[IncomingMessage], Awaitable[None]]
+# Hands a message to the gateway once it is durable; the future resolves when the message has
+# been handled completely (answered, silent, or failed), for channels that wait for that.
+Submit = Callable[[IncomingMessage], Awaitable["asyncio.Future[None]"]]
 
 
 @runtime_checkable

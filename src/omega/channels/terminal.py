@@ -6,9 +6,14 @@ import asyncio
 import getpass
 import json
 import logging
+import os
+import re
 import sys
 import threading
-from typing import IO, Any
+import time
+import uuid
+from pathlib import Path
+from typing import IO, Any, Literal
 
 from omega.channels.base import Submit
 from omega.types import IncomingMessage, OutgoingMessage
@@ -106,10 +111,12 @@ class JsonlChannel:
         stdin: IO[str] | None = None,
         stdout: IO[str] | None = None,
         default_sender: str | None = None,
+        downloads: Path | None = None,
     ) -> None:
         self._stdin = stdin or sys.stdin
         self._stdout = stdout or sys.stdout
         self._default_sender = default_sender or getpass.getuser()
+        self._downloads = downloads
         self._stopped = asyncio.Event()
 
     @property
@@ -151,7 +158,10 @@ class JsonlChannel:
             await submit(message)
 
     async def send(self, message: OutgoingMessage) -> None:
-        self._write({"to": message.target, "text": message.text, "kind": message.kind})
+        out: dict[str, object] = {"to": message.target, "text": message.text, "kind": message.kind}
+        if message.photo is not None and self._downloads is not None:
+            out["path"] = str(save_photo(self._downloads, message))
+        self._write(out)
 
     async def send_typing(self, target: str) -> None:
         return None
@@ -161,12 +171,23 @@ class JsonlChannel:
 
 
 class InteractiveChannel:
-    """A human at the terminal: prompt, wait for Omega's answer, repeat; `/quit` or Ctrl-D ends."""
+    """A human at the terminal: prompt, wait until Omega has handled the message, repeat.
 
-    def __init__(self, assistant_name: str = "Omega", sender_id: str | None = None) -> None:
+    Input is read all the time, so `/quit` and Ctrl-D work even while an answer is pending
+    (it stays in the durable inbox and is answered at the next start); lines typed meanwhile
+    are sent, in order, once the current message is handled. Images arrive as files under
+    `downloads`, and their paths are printed.
+    """
+
+    def __init__(
+        self,
+        assistant_name: str = "Omega",
+        sender_id: str | None = None,
+        downloads: Path | None = None,
+    ) -> None:
         self._name = assistant_name
         self._sender = sender_id or getpass.getuser()
-        self._answered = asyncio.Event()
+        self._downloads = downloads
         self._stopped = asyncio.Event()
 
     @property
@@ -177,28 +198,115 @@ class InteractiveChannel:
         interactive = sys.stdin.isatty()
         if interactive:
             sys.stderr.write(f"Chatting with {self._name}. Type /quit or press Ctrl-D to leave.\n")
+        lines: asyncio.Queue[object] = asyncio.Queue()
+        _start_line_reader(sys.stdin, asyncio.get_running_loop(), lines)
+        held: list[str] = []  # typed while an answer was pending
+        ended = False  # piped input ran out: answer what was read, then leave
         while not self._stopped.is_set():
-            line = await _read_line(sys.stdin, "you> " if interactive else "")
-            if line is None:
+            if held:
+                text = held.pop(0)
+            elif ended:
                 break
-            text = line.strip()
-            if not text:
-                continue
+            else:
+                if interactive:
+                    sys.stderr.write("you> ")
+                    sys.stderr.flush()
+                line = await self._next(lines)
+                if line is None:
+                    break
+                text = line
             if text in ("/quit", "/exit"):
                 break
-            self._answered.clear()
-            await submit(IncomingMessage(channel="terminal", sender_id=self._sender, text=text))
-            await self._answered.wait()
+            handled = await submit(
+                IncomingMessage(channel="terminal", sender_id=self._sender, text=text)
+            )
+            outcome = await self._wait_handled(handled, lines, held, interactive)
+            if outcome == "leave":
+                sys.stderr.write(
+                    f"({self._name} is still working on that; the answer comes when you next "
+                    "start a chat.)\n"
+                )
+                break
+            ended = ended or outcome == "ended"
+
+    async def _next(self, lines: asyncio.Queue[object]) -> str | None:
+        """The next non-empty input line; None at end of input or on stop."""
+        while True:
+            item = await self._read(lines)
+            if item is None or item.strip():
+                return None if item is None else item.strip()
+
+    async def _read(
+        self, lines: asyncio.Queue[object], handled: asyncio.Future[None] | None = None
+    ) -> str | None:
+        """One input line ('' when `handled` finished first); None at end of input or stop."""
+        getter = asyncio.ensure_future(lines.get())
+        stopper = asyncio.ensure_future(self._stopped.wait())
+        waiting: set[asyncio.Future[Any]] = {getter, stopper}
+        if handled is not None:
+            waiting.add(handled)
+        try:
+            await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            stopper.cancel()
+            if not getter.done():
+                getter.cancel()  # a cancelled Queue.get() loses no line
+        if getter.done() and not getter.cancelled():
+            item = getter.result()
+            return None if item is _EOF else str(item)
+        return None if self._stopped.is_set() else ""
+
+    async def _wait_handled(
+        self,
+        handled: asyncio.Future[None],
+        lines: asyncio.Queue[object],
+        held: list[str],
+        interactive: bool,
+    ) -> Literal["handled", "ended", "leave"]:
+        """Wait for the message to be handled while still reading input.
+
+        "leave": the person quit (Ctrl-D at a terminal, /quit) or Omega is stopping;
+        "ended": piped input ran out, and the message was still answered."""
+        while not handled.done():
+            line = await self._read(lines, handled)
+            if line is None:
+                if interactive or self._stopped.is_set():
+                    return "leave"
+                stopper = asyncio.ensure_future(self._stopped.wait())
+                waiting: set[asyncio.Future[Any]] = {handled, stopper}
+                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
+                stopper.cancel()
+                return "ended" if handled.done() else "leave"
+            if line.strip() in ("/quit", "/exit"):
+                return "leave"
+            if line.strip():
+                held.append(line.strip())
+        return "handled"
 
     async def send(self, message: OutgoingMessage) -> None:
-        sys.stdout.write(f"{self._name.lower()}> {message.text}\n")
+        text = message.text
+        if message.photo is not None:
+            text = f"[image] {self._save(message)}"
+        sys.stdout.write(f"{self._name.lower()}> {text}\n")
         sys.stdout.flush()
-        if message.kind not in ("ack", "status"):
-            self._answered.set()
+
+    def _save(self, message: OutgoingMessage) -> str:
+        """Keep a received image where the person can open it; return its path."""
+        return str(save_photo(self._downloads, message)) if self._downloads else message.text
 
     async def send_typing(self, target: str) -> None:
         return None
 
     async def stop(self) -> None:
         self._stopped.set()
-        self._answered.set()
+
+
+def save_photo(folder: Path, message: OutgoingMessage) -> Path:
+    """Write an outgoing image to `folder` under a fresh, safe name (0600); return its path."""
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    stem = re.sub(r"[^\w.-]", "_", Path(message.text).name)[:80] or "image.png"
+    path = folder / f"{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}-{stem}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(message.photo or b"")
+    return path

@@ -12,6 +12,7 @@ from omega.evolution.procedural import Filed, ProposalStore
 from omega.evolution.registration import approve
 from omega.evolution.validation import validated_json
 from omega.memory.store import AuditEntry
+from omega.owner import owner_alert
 from omega.types import ChatMessage, Context, OutgoingMessage, Reply
 
 if TYPE_CHECKING:
@@ -206,8 +207,5 @@ async def submit(
 
 
 def owner_message_for(deps: PipelineDeps, text: str) -> OutgoingMessage:
-    """An alert for the owner on the heartbeat channel (terminal when none is set)."""
-    hb = deps.config.heartbeat
-    if hb.reply_target:
-        return OutgoingMessage(hb.channel, hb.reply_target, text, kind="alert")
-    return OutgoingMessage("terminal", "owner", text, kind="alert")
+    """An alert for the owner, wherever they can be reached."""
+    return owner_alert(text)

@@ -90,13 +90,20 @@ def _status(ctx: CommandContext, args: str) -> str:
     hours, rest = divmod(uptime, 3600)
     size = sum(p.stat().st_size for p in ctx.paths.home.glob("memory.db*") if p.is_file())
     counts = ctx.store.counts()
-    return (
+    text = (
         f"Uptime: {hours}h {rest // 60}m {rest % 60}s\n"
         f"Provider: {ctx.provider_name}\n"
         f"Sandbox: {ctx.config.sandbox.mode}\n"
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )
+    waiting = counts.get("owner_alerts_pending", 0)
+    if waiting and is_owner(ctx.config, ctx.message):
+        kept = ctx.store.pending_owner_alerts(5)
+        text += f"\nAlerts kept for you (no channel reached you): {waiting}\n" + "\n".join(
+            f"- [{alert.created_at[:16]}] {alert.text[:300]}" for alert in kept
+        )
+    return text
 
 
 def _memory(ctx: CommandContext, args: str) -> str:

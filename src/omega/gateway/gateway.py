@@ -3,19 +3,29 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import getpass
 import logging
 from collections import deque
 from collections.abc import Sequence
 
 from omega import i18n
 from omega.channels.base import Channel
+from omega.gateway.auth import is_owner
 from omega.gateway.language import detect_language
 from omega.gateway.pipeline import PipelineDeps, handle_message
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.owner import OWNER, owner_addresses, owner_alert
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
 SenderKey = tuple[str, str]
+MAX_ATTEMPTS = 3  # a message that brought Omega down this often is set aside
+
+
+def _kind(value: str) -> OutgoingKind:
+    return "status" if value == "status" else "alert"
 
 
 class Gateway:
@@ -31,14 +41,25 @@ class Gateway:
         self.channels = {channel.name: channel for channel in channels}
         self._queues: dict[SenderKey, deque[IncomingMessage]] = {}
         self._workers: dict[SenderKey, asyncio.Task[None]] = {}
+        self._handled: dict[str, asyncio.Future[None]] = {}
 
-    async def submit(self, message: IncomingMessage) -> None:
-        """Accept a new message from a channel: persist it, then dispatch it."""
+    async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
+        """Accept a new message from a channel: persist it, then dispatch it.
+
+        The returned future resolves once the message has been handled completely."""
+        handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._handled[message.id] = handled
         try:
             await self.deps.store.call(self.deps.store.inbox_put, message)
         except Exception:  # still answer; the log says the message was not durable
             log.exception("could not persist incoming message %s", message.id)
         await self._dispatch(message)
+        if is_owner(self.deps.config, message):  # the owner is here: give them what was kept
+            try:
+                await self.flush_owner_alerts()
+            except Exception:
+                log.exception("delivering kept owner alerts failed")
+        return handled
 
     async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
         key = (message.channel, message.sender_id)
@@ -71,29 +92,96 @@ class Gateway:
         try:
             while queue:
                 message = queue.popleft()
-                error = ""
                 try:
-                    await handle_message(self.deps, message, self)
-                except Exception as exc:  # the pipeline guards itself; this is the last net
-                    log.exception("message %s failed", message.id)
-                    error = repr(exc)[:500]
-                try:
-                    await self.deps.store.call(self.deps.store.inbox_finish, message.id, error)
-                except Exception:
-                    log.exception("could not mark message %s finished", message.id)
+                    await self._handle(message)
+                finally:
+                    handled = self._handled.pop(message.id, None)
+                    if handled is not None and not handled.done():
+                        handled.set_result(None)
         finally:
             self._workers.pop(key, None)
             self._queues.pop(key, None)
 
+    async def _handle(self, message: IncomingMessage) -> None:
+        """One message through the pipeline, then its inbox row settled."""
+        error = ""
+        try:
+            await self.deps.store.call(self.deps.store.inbox_begin, message.id)
+        except Exception:
+            log.exception("could not count the attempt at message %s", message.id)
+        try:
+            await handle_message(self.deps, message, self)
+        except asyncio.CancelledError:
+            # Shutdown, not a crash: this attempt does not count against the message.
+            with contextlib.suppress(Exception):
+                self.deps.store.inbox_release(message.id)
+            raise
+        except Exception as exc:  # the pipeline guards itself; this is the last net
+            log.exception("message %s failed", message.id)
+            error = repr(exc)[:500]
+        try:
+            await self.deps.store.call(self.deps.store.inbox_finish, message.id, error)
+        except Exception:
+            log.exception("could not mark message %s finished", message.id)
+
     async def deliver(self, message: OutgoingMessage) -> None:
         """Deliver through the message's channel, raising when that is not possible."""
+        if message.channel == OWNER:
+            if await self._to_owner(message) is None:
+                raise LookupError("no running channel reaches the owner")
+            return
         channel = self.channels.get(message.channel)
         if channel is None:
             raise LookupError(f"channel {message.channel!r} is not running")
         await channel.send(message)
 
+    def owner_routes(self) -> list[tuple[str, str]]:
+        """Where the owner can be reached now: configured addresses on running channels, then
+        the terminal (whoever sits at it is the owner)."""
+        routes = [route for route in owner_addresses(self.deps.config) if route[0] in self.channels]
+        if "terminal" in self.channels:
+            routes.append(("terminal", getpass.getuser()))
+        return list(dict.fromkeys(routes))
+
+    async def _to_owner(self, message: OutgoingMessage) -> tuple[str, str] | None:
+        """Deliver to the first owner route that takes it; the route used, or None."""
+        for channel, target in self.owner_routes():
+            try:
+                await self.deliver(dataclasses.replace(message, channel=channel, target=target))
+                return channel, target
+            except Exception as exc:
+                log.warning("owner %s not delivered on %s: %s", message.kind, channel, exc)
+        return None
+
+    async def flush_owner_alerts(self) -> int:
+        """Deliver alerts kept while no owner channel was running; return how many went out."""
+        store = self.deps.store
+        if not self.owner_routes():
+            return 0
+        sent = 0
+        for alert in await store.call(store.pending_owner_alerts):
+            route = await self._to_owner(owner_alert(alert.text, kind=_kind(alert.kind)))
+            if route is None:
+                break
+            await store.call(store.owner_alert_delivered, alert.id, *route)
+            sent += 1
+        return sent
+
     async def send(self, message: OutgoingMessage) -> None:
-        """Deliver through the message's channel; failures are logged, never raised."""
+        """Deliver through the message's channel; failures are logged, never raised.
+
+        A message for the owner goes to wherever the owner can be reached, or is kept (in
+        memory.db, shown by `omega status` and /status) until a channel for them runs."""
+        if message.channel == OWNER:
+            if await self._to_owner(message) is None:
+                log.warning("no channel reaches the owner now; %s kept for later", message.kind)
+                try:
+                    await self.deps.store.call(
+                        self.deps.store.keep_owner_alert, message.text, message.kind
+                    )
+                except Exception:
+                    log.exception("could not keep the owner %s: %.200s", message.kind, message.text)
+            return
         try:
             await self.deliver(message)
         except LookupError as exc:
@@ -112,7 +200,30 @@ class Gateway:
             log.debug("typing indicator on %s failed: %s", channel_name, exc)
 
     async def replay_inbox(self) -> int:
-        """Dispatch messages left unfinished by an earlier run, in arrival order."""
+        """Dispatch messages left unfinished by an earlier run, in arrival order.
+
+        A message that was being handled when Omega died MAX_ATTEMPTS times is not tried again:
+        it is marked failed, its sender is told, and the owner is alerted."""
+        store = self.deps.store
+        reason = f"Omega stopped while handling it {MAX_ATTEMPTS} times"
+        for message in await store.call(store.inbox_give_up, MAX_ATTEMPTS, reason):
+            log.error("message %s from %s given up: %s", message.id, message.sender_id, reason)
+            language = await self._language(message)
+            await self.send(
+                OutgoingMessage(
+                    message.channel,
+                    message.target,
+                    i18n.message("error_poison", language),
+                    kind="error",
+                )
+            )
+            await self.send(
+                owner_alert(
+                    f"⚠️ A message from {message.channel}:{message.sender_id} stopped Omega "
+                    f"{MAX_ATTEMPTS} times and was set aside: {message.text[:200]!r}"
+                )
+            )
+        await store.call(store.inbox_prune)
         pending = await self.deps.store.call(self.deps.store.inbox_pending)
         for message in pending:
             log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
@@ -141,7 +252,11 @@ class Gateway:
         return tasks
 
     async def run(
-        self, stop: asyncio.Event | None = None, loops: bool = True, summarize_on_exit: bool = False
+        self,
+        stop: asyncio.Event | None = None,
+        loops: bool = True,
+        summarize_on_exit: bool = False,
+        grace: float | None = None,
     ) -> None:
         """Serve until every channel's input ends or, when given, until `stop` is set.
 
@@ -156,6 +271,10 @@ class Gateway:
         loops_stop = asyncio.Event()
         background = self._start_loops(loops_stop) if loops else []
         await self.replay_inbox()
+        try:
+            await self.flush_owner_alerts()
+        except Exception:
+            log.exception("delivering kept owner alerts failed")
         channel_tasks = [
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
@@ -175,8 +294,10 @@ class Gateway:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 log.error("channel %s stopped with an error: %r", name, task.exception())
             task.cancel()
+        if grace is None:
+            grace = self.deps.config.omega.shutdown_grace_secs
         try:
-            await asyncio.wait_for(self.drain(), self.deps.config.omega.shutdown_grace_secs)
+            await asyncio.wait_for(self.drain(), grace)
         except TimeoutError:
             log.warning("in-flight messages did not finish in time; they stay in the inbox")
         loops_stop.set()

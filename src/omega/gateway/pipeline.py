@@ -319,9 +319,11 @@ async def _context(
 
 
 async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
-    """One provider call bounded by the configured timeout; every failure is a ProviderError."""
+    """One provider call bounded by the configured timeout; every failure is a ProviderError.
+
+    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
     try:
-        return await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
+        reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
     except TimeoutError:
         raise ProviderError(
             f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
@@ -330,6 +332,8 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
         raise
     except Exception as exc:  # a provider bug is still only a friendly message for the user
         raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
+    await _record_tool_calls(deps, context, reply)
+    return reply
 
 
 async def _send_new_images(
@@ -348,23 +352,27 @@ async def _send_new_images(
         attachments.cleanup([path])
 
 
-async def _record_tool_calls(deps: PipelineDeps, message: IncomingMessage, reply: Reply) -> None:
+async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply) -> None:
     """Every tool call the provider made goes into the tool_calls table."""
     if not reply.tool_calls:
         return
-    conversation = await _db(
-        deps,
-        "find conversation",
-        None,
-        deps.store.active_conversation_id,
-        message.channel,
-        message.sender_id,
-    )
+    if not context.use_tools:
+        log.warning("%s called tools in a call that had none to offer", reply.provider)
+    conversation = None
+    if context.sender_id:
+        conversation = await _db(
+            deps,
+            "find conversation",
+            None,
+            deps.store.active_conversation_id,
+            context.channel,
+            context.sender_id,
+        )
     record = functools.partial(
         deps.store.record_tool_calls,
         agent=reply.provider,
-        channel=message.channel,
-        sender_id=message.sender_id,
+        channel=context.channel,
+        sender_id=context.sender_id,
         conversation_id=conversation or "",
     )
     await _db(deps, "record tool calls", 0, record, reply.tool_calls)
@@ -528,8 +536,14 @@ async def _execute_steps(
     up to three attempts each, markers applied per step, progress after each, then a summary."""
     total = len(plan.steps)
     listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
+    held_note = _held_back_note(plan)
     await out.send(
-        OutgoingMessage(message.channel, message.target, f"Plan:\n{listing}", kind="status")
+        OutgoingMessage(
+            message.channel,
+            message.target,
+            f"Plan:\n{listing}" + (f"\n\n{held_note}" if held_note else ""),
+            kind="status",
+        )
     )
     results: list[str] = []
     for index, step in enumerate(plan.steps, 1):
@@ -575,7 +589,6 @@ async def _execute_steps(
                 )
             )
             continue
-        await _record_tool_calls(deps, message, reply)
         parsed = parse_markers(reply.text)
         await apply_markers(
             parsed,
@@ -616,8 +629,24 @@ async def _execute_steps(
     except ProviderError as exc:
         log.warning("plan summary failed: %s", exc)
         text = "\n".join(results)
-    await _conclude(deps, message, out, text, started=started, detail=f"plan of {total} steps")
+    if held_note:
+        text = f"{text}\n\n{held_note}"
+    detail = f"plan of {total} steps" + (f", {len(plan.held_back)} held back" if held_note else "")
+    await _conclude(deps, message, out, text, started=started, detail=detail)
     return text
+
+
+def _held_back_note(plan: Plan) -> str:
+    """What a plan longer than MAX_STEPS leaves for later, said plainly ('' when nothing)."""
+    if not plan.held_back:
+        return ""
+    first = len(plan.steps) + 1
+    last = first + len(plan.held_back) - 1
+    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.held_back, first))
+    return (
+        f"This needs {last} steps; I carry out at most {len(plan.steps)} at a time, so steps "
+        f"{first}-{last} are not done yet. Ask me to continue and I will do them:\n{listing}"
+    )
 
 
 # ---- the pipeline ---------------------------------------------------------------------------
@@ -736,11 +765,15 @@ async def respond(
             if cause == "reply" and _routing_enabled(deps):
                 plan = await _plan(deps, message, turn, context, fast)
             if plan.kind == "direct":
-                context.model = fast
+                # Scheduled actions are autonomous work: the complex model, as plan steps get.
+                context.model = complex_model if cause == "action" else fast
                 reply = await ask_provider(deps, context)
         if plan.kind == "steps":
             context.model = complex_model
-            return await _execute_steps(deps, message, turn, context, plan, out, started)
+            async with _showing_activity(deps, message, turn.language, out):
+                text = await _execute_steps(deps, message, turn, context, plan, out, started)
+            await _send_new_images(deps, message, images_before, out)
+            return text
         if plan.kind == "requires_new_skill":
             return await _cannot_yet(deps, message, turn, plan, out, started)
     except ProviderError as exc:
@@ -768,10 +801,9 @@ async def respond(
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
         return None
 
-    await _record_tool_calls(deps, message, reply)
-
     parsed = parse_markers(reply.text)
-    if parsed.has("SILENT") and not parsed.text:
+    # SILENT is for groups only; in a one-to-one chat the marker goes and the rest is sent.
+    if message.is_group and parsed.has("SILENT") and not parsed.text:
         log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
         return None
     outcome = await apply_markers(

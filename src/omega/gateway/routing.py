@@ -17,7 +17,8 @@ from omega.types import ChatMessage
 
 # First line of the planner's instructions; test fakes recognise planning calls by it.
 PLANNER_TAG = "You are the planner that routes requests for Omega."
-MAX_STEPS = 20
+MAX_STEPS = 20  # run in one go; the rest of a longer plan is listed, never silently dropped
+MAX_PLANNED = 200  # steps read from a plan at all
 HISTORY_CHARS = 80
 
 PLANNER_INSTRUCTIONS = f"""{PLANNER_TAG}
@@ -49,6 +50,8 @@ class Plan:
     missing_capability: str = ""
     reason: str = ""
     notes: tuple[str, ...] = field(default=())  # why a proposal was turned into 'direct'
+    # Steps past MAX_STEPS: not run now; the person is told which, and may ask to continue.
+    held_back: tuple[PlanStep, ...] = ()
 
 
 DIRECT = Plan()
@@ -107,7 +110,7 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
     if not isinstance(data, dict):
         listed = _numbered_steps(stripped)
         if len(listed) >= 2:
-            return Plan(kind="steps", steps=tuple(PlanStep(s) for s in listed[:MAX_STEPS]))
+            return _steps_plan([PlanStep(s[:500]) for s in listed[:MAX_PLANNED]])
         return DIRECT
     kind = data.get("kind")
     if kind == "requires_new_skill":
@@ -126,7 +129,7 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
     if not isinstance(raw_steps, list):
         return Plan(notes=("steps is not a list",))
     steps: list[PlanStep] = []
-    for raw in raw_steps[:MAX_STEPS]:
+    for raw in raw_steps[:MAX_PLANNED]:
         if isinstance(raw, str):
             raw = {"do": raw}
         if not isinstance(raw, dict) or not isinstance(raw.get("do"), str) or not raw["do"].strip():
@@ -142,7 +145,12 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
         steps.append(PlanStep(raw["do"].strip()[:500], tuple(uses)))
     if len(steps) < 2:
         return DIRECT
-    return Plan(kind="steps", steps=tuple(steps))
+    return _steps_plan(steps)
+
+
+def _steps_plan(steps: list[PlanStep]) -> Plan:
+    """A steps plan: the first MAX_STEPS run now, the rest held back (and said so)."""
+    return Plan(kind="steps", steps=tuple(steps[:MAX_STEPS]), held_back=tuple(steps[MAX_STEPS:]))
 
 
 def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:

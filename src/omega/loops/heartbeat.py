@@ -15,9 +15,10 @@ from omega.markers.handlers import MarkerContext, apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import profile_lines
 from omega.memory.store import AuditEntry
+from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers.base import ProviderError
 from omega.schedule import resolve_timezone
-from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage
+from omega.types import ChatMessage, Context, IncomingMessage
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +76,8 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     if checklist is None:
         log.info("heartbeat skipped: HEARTBEAT.md has no items")
         return None
-    hb = deps.config.heartbeat
-    owner = hb.reply_target
+    addresses = owner_addresses(deps.config)
+    owner = addresses[0][1] if addresses else ""
     store = deps.store
     facts = await store.call(store.facts, owner) if owner else {}
     summaries = await store.call(store.all_recent_summaries, 3)
@@ -98,7 +99,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     system = compose_system_prompt(
         deps.prompts,
         PromptSituation(
-            channel=hb.channel,
+            channel=addresses[0][0] if addresses else "terminal",
             sandbox_mode=deps.config.sandbox.mode,
             workspace=str(deps.paths.workspace),
             timezone=zone,
@@ -108,7 +109,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         system_prompt=system,
         messages=[ChatMessage("user", prompt)],
         sender_id=owner,
-        channel=hb.channel,
+        channel=addresses[0][0] if addresses else "",
     )
     try:
         reply = await ask_provider(deps, context)
@@ -117,7 +118,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         return None
     parsed = parse_markers(reply.text)
     message = IncomingMessage(
-        channel=hb.channel, sender_id=owner or "owner", text="heartbeat", reply_target=owner
+        channel=OWNER, sender_id=owner or OWNER, text="heartbeat", reply_target=OWNER
     )
     await apply_markers(
         parsed,
@@ -138,7 +139,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     await store.call(
         store.audit,
         AuditEntry(
-            channel=hb.channel,
+            channel=OWNER,
             sender_id=owner,
             input_text="(heartbeat)",
             output_text=reply.text,
@@ -155,10 +156,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     if suppressed:
         log.info("heartbeat: all fine (suppressed)")
         return None
-    if not owner:
-        log.warning("heartbeat alert not delivered: [heartbeat] reply_target is not set")
-        return None
-    await out.send(OutgoingMessage(hb.channel, owner, parsed.text, kind="alert"))
+    await out.send(owner_alert(parsed.text))
     return parsed.text
 
 

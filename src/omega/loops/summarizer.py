@@ -20,7 +20,7 @@ SUMMARIZE_PROMPT = (
 FACTS_PROMPT = (
     "From this conversation, extract lasting facts about the person (not about the assistant), "
     "one per line as `key: value`, using keys such as preferred_name, pronouns, timezone, "
-    "location, occupation, interests, preferred_language. Only facts they stated. "
+    "location, occupation, interests. Only facts they stated. "
     "If there are none, answer exactly: none"
 )
 MAX_TRANSCRIPT_CHARS = 12_000
@@ -93,7 +93,8 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
         log.warning("fact extraction for %s failed: %s", conversation_id[:8], exc)
         facts = {}
     for key, value in facts.items():
-        await store.call(store.set_fact, owner[1], key, value)
+        if not await store.call(store.set_learned_fact, owner[1], key, value):
+            log.warning("fact extraction tried to set Omega's own state %r; ignored", key)
     await store.call(store.close_conversation, conversation_id, summary[:1000])
     log.info("conversation %s summarized (%d facts)", conversation_id[:8], len(facts))
     return summary

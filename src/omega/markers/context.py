@@ -10,6 +10,7 @@ from datetime import tzinfo
 from omega.config import Config
 from omega.gateway.state import RuntimeState
 from omega.memory.store import AuditEntry, Store
+from omega.owner import owner_alert
 from omega.paths import OmegaPaths
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
@@ -48,11 +49,8 @@ class MarkerOutcome:
 
 
 def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
-    """A message for the owner: the heartbeat channel and target, else this conversation."""
-    hb = ctx.config.heartbeat
-    if hb.reply_target:
-        return OutgoingMessage(hb.channel, hb.reply_target, text, kind=kind)
-    return OutgoingMessage(ctx.message.channel, ctx.message.target, text, kind=kind)
+    """A message for the owner, wherever they can be reached (never whoever is talking)."""
+    return owner_alert(text, kind=kind)
 
 
 async def audit_change(ctx: MarkerContext, event: str, what: str, diff: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
@@ -11,8 +12,16 @@ from omega.loops.checklist import add_item, remove_items
 from omega.markers.context import MarkerContext, MarkerOutcome, audit_change
 from omega.markers.registry import MarkerEvent, ParseResult
 from omega.memory.store import TaskLookupError
+from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
-from omega.schedule import ScheduleError, parse_repeat, parse_when, timezone_name, to_utc
+from omega.schedule import (
+    ScheduleError,
+    parse_repeat,
+    parse_when,
+    plan_task,
+    resolve_timezone,
+    timezone_name,
+)
 from omega.skills import SkillError, append_lesson
 from omega.types import OutgoingMessage
 
@@ -26,7 +35,7 @@ Handler = Callable[[MarkerEvent, MarkerContext, MarkerOutcome], Awaitable[None]]
 async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     description, when = event.fields[0], event.fields[1]
     repeat = parse_repeat(event.fields[2] if len(event.fields) > 2 else "once")
-    due = to_utc(parse_when(when), ctx.timezone)
+    due, anchor = plan_task(parse_when(when), repeat, ctx.timezone, datetime.now(UTC))
     task_type = "action" if event.name == "SCHEDULE_ACTION" else "reminder"
     task_id, created = await ctx.store.call(
         ctx.store.create_task,
@@ -38,6 +47,7 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
         repeat=repeat,
         task_type=task_type,
         timezone=timezone_name(ctx.timezone),
+        anchor_local=anchor,
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
@@ -50,15 +60,29 @@ async def _cancel(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
 
 async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     fields = event.fields + ("",) * (4 - len(event.fields))
-    due = to_utc(parse_when(fields[2]), ctx.timezone) if fields[2] else None
+    sender = ctx.message.sender_id
+    due: datetime | None = None
+    anchor: datetime | None = None
+    zone_name = ""
     repeat = parse_repeat(fields[3]) if fields[3] else ""
+    if fields[2] or repeat:  # a new time or repeat: the anchor and next due time follow
+        current = await ctx.store.call(ctx.store.find_pending_task, sender, fields[0])
+        if fields[2]:
+            when, zone = parse_when(fields[2]), ctx.timezone
+        else:
+            zone = resolve_timezone(current.timezone)
+            when = current.anchor_local or current.due_at.astimezone(zone).replace(tzinfo=None)
+        due, anchor = plan_task(when, repeat or current.repeat, zone, datetime.now(UTC))
+        zone_name = timezone_name(zone)
     task = await ctx.store.call(
         ctx.store.update_task,
-        ctx.message.sender_id,
+        sender,
         fields[0],
         description=fields[1],
         due_at=due,
         repeat=repeat,
+        anchor_local=anchor,
+        timezone=zone_name,
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"UPDATE_TASK {task.id[:8]}")
@@ -131,17 +155,7 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
         event.raw,
         f"heartbeat interval {previous} -> {minutes} minutes",
     )
-    hb = ctx.config.heartbeat
-    channel, target = (
-        (hb.channel, hb.reply_target)
-        if hb.reply_target
-        else (ctx.message.channel, ctx.message.target)
-    )
-    await ctx.notify(
-        OutgoingMessage(
-            channel, target, f"Heartbeat interval set to {minutes} minutes.", kind="status"
-        )
-    )
+    await ctx.notify(owner_alert(f"Heartbeat interval set to {minutes} minutes.", kind="status"))
     out.applied.append(f"HEARTBEAT_INTERVAL {minutes}")
 
 

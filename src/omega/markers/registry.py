@@ -2,9 +2,14 @@
 
 `parse_markers(text)` returns the text the user should see and the marker events found.
 It is forgiving about what models do (bullets, **bold**, `backticks`, whitespace, prefix case at
-the start of a line) and strict about fields. A marker with pipe-separated fields acts even when
-it starts mid-line (only the marker leaves that line); a marker name merely mentioned in a
-sentence is left alone. Applying the parser to its own output finds nothing more.
+the start of a line) and strict about fields. Each marker says in the table whether it acts when
+it starts mid-line (`NAME:` in exact upper case after other text; only the marker leaves that
+line). Flag markers (SILENT, ...) count only as a whole line in upper case, so a line that is
+just the word "Silent" stays text. A marker name merely mentioned in a sentence (no colon) is
+left alone; a marker written with a colon is never shown: it acts, or it is stripped and logged
+as invalid. A marker whose fields are placeholders (`<title>`, `...`, `title | description |
+plan`) is the model explaining syntax: it never acts. Applying the parser to its own output finds
+nothing more.
 """
 
 from __future__ import annotations
@@ -17,6 +22,12 @@ from typing import Literal
 from omega.schedule import ScheduleError, parse_repeat, parse_when
 
 Shape = Literal["flag", "text", "fields", "number"]
+# When `NAME:` after other text on a line is the marker rather than the word mentioned:
+#   never    flags: without a colon they are just words
+#   fields   when the rest has the field separators (`SCHEDULE: x | y`)
+#   short    when the rest is one short value (an id, a number, a name, a language)
+#   sentence when it starts a sentence (free text: `Sure. HEARTBEAT_ADD: check the oven`)
+MidLine = Literal["never", "fields", "short", "sentence"]
 Validator = Callable[[tuple[str, ...]], str | None]
 
 
@@ -33,6 +44,8 @@ class MarkerSpec:
     max_length: int = 500
     validate: Validator | None = None
     split_once: bool = False  # fields: split on the first `|` only (the rest may contain pipes)
+    mid_line: MidLine = "fields"
+    max_words: int = 1  # for mid_line="short"
 
 
 @dataclass(frozen=True)
@@ -111,19 +124,37 @@ def _nonempty(fields: tuple[str, ...]) -> str | None:
     return None if all(fields) else "empty field"
 
 
+# What models write when they explain marker syntax instead of using it.
+_BRACKETED = re.compile(r"^(?:<[^<>]*>|\[[^\[\]]*\]|\{[^{}]*\}|\.{2,}|…+|\?+)$")
+_FIELD_WORDS = frozenset(
+    "what when repeat title description plan item text language lang name project id task "
+    "task_id skill lesson verification minutes how value date time datetime when_iso".split()
+)
+
+
+def is_placeholder(fields: tuple[str, ...]) -> bool:
+    """Whether these fields explain syntax: any one bracketed or elided, or all field words."""
+    cleaned = [f.strip().strip("\"'").strip() for f in fields]
+    if any(_BRACKETED.match(f) for f in cleaned):
+        return True
+    return all(re.sub(r"[\s-]+", "_", f.lower()) in _FIELD_WORDS for f in cleaned)
+
+
 MARKERS: tuple[MarkerSpec, ...] = (
     MarkerSpec("SCHEDULE", "fields", 10, 2, 3, validate=_schedule_fields),
     MarkerSpec("SCHEDULE_ACTION", "fields", 11, 2, 3, validate=_schedule_fields),
-    MarkerSpec("CANCEL_TASK", "text", 12, validate=_task_id),
+    MarkerSpec("CANCEL_TASK", "text", 12, validate=_task_id, mid_line="short"),
     MarkerSpec("UPDATE_TASK", "fields", 13, 2, 4, validate=_update_fields),
     # Deactivate before activate: both in one reply is a switch.
-    MarkerSpec("PROJECT_DEACTIVATE", "flag", 20),
-    MarkerSpec("PROJECT_ACTIVATE", "text", 21, validate=_project_name),
-    MarkerSpec("WHATSAPP_QR", "flag", 30),
-    MarkerSpec("LANG_SWITCH", "text", 40, max_length=40, validate=_language),
-    MarkerSpec("HEARTBEAT_ADD", "text", 50, max_length=300),
-    MarkerSpec("HEARTBEAT_REMOVE", "text", 51, max_length=300),
-    MarkerSpec("HEARTBEAT_INTERVAL", "number", 52, number_range=(1, 1440)),
+    MarkerSpec("PROJECT_DEACTIVATE", "flag", 20, mid_line="never"),
+    MarkerSpec("PROJECT_ACTIVATE", "text", 21, validate=_project_name, mid_line="short"),
+    MarkerSpec("WHATSAPP_QR", "flag", 30, mid_line="never"),
+    MarkerSpec(
+        "LANG_SWITCH", "text", 40, max_length=40, validate=_language, mid_line="short", max_words=3
+    ),
+    MarkerSpec("HEARTBEAT_ADD", "text", 50, max_length=300, mid_line="sentence"),
+    MarkerSpec("HEARTBEAT_REMOVE", "text", 51, max_length=300, mid_line="sentence"),
+    MarkerSpec("HEARTBEAT_INTERVAL", "number", 52, number_range=(1, 1440), mid_line="short"),
     MarkerSpec(
         "SKILL_IMPROVE", "fields", 60, 2, 2, max_length=1000, validate=_nonempty, split_once=True
     ),
@@ -142,9 +173,9 @@ MARKERS: tuple[MarkerSpec, ...] = (
     MarkerSpec(
         "SELF_HEAL", "fields", 80, 2, 2, max_length=1000, validate=_nonempty, split_once=True
     ),
-    MarkerSpec("SELF_HEAL_RESOLVED", "flag", 81),
-    MarkerSpec("HEARTBEAT_OK", "flag", 90),
-    MarkerSpec("SILENT", "flag", 99),
+    MarkerSpec("SELF_HEAL_RESOLVED", "flag", 81, mid_line="never"),
+    MarkerSpec("HEARTBEAT_OK", "flag", 90, mid_line="never"),
+    MarkerSpec("SILENT", "flag", 99, mid_line="never"),
 )
 SPECS: dict[str, MarkerSpec] = {spec.name: spec for spec in MARKERS}
 
@@ -156,11 +187,12 @@ _LINE_START = re.compile(
     rf"{_DECOR}(?:(?P<colon>:)(?P<rest>.*))?$",
     re.IGNORECASE,
 )
-# A pipe-fields marker starting mid-line: exact upper-case name, then a colon.
-_FIELD_NAMES = "|".join(
-    sorted((s.name for s in MARKERS if s.shape == "fields"), key=len, reverse=True)
+# A marker starting mid-line: exact upper-case name of a marker that acts there, then a colon.
+_MID_NAMES = "|".join(
+    sorted((s.name for s in MARKERS if s.mid_line != "never"), key=len, reverse=True)
 )
-_MID_LINE = re.compile(rf"(?<![A-Za-z0-9_])(?P<name>{_FIELD_NAMES}){_DECOR}:")
+_SENTENCE_END = re.compile(r"[.!?…]$")
+_MID_LINE = re.compile(rf"(?<![A-Za-z0-9_])(?P<name>{_MID_NAMES}){_DECOR}:")
 _STRIP_DECOR = "*_`~ \t"
 _ANY_NAME = re.compile(_NAMES, re.IGNORECASE)
 
@@ -192,11 +224,35 @@ def _fields(spec: MarkerSpec, rest: str | None, has_colon: bool) -> tuple[str, .
         values = tuple(_clean_field(p) for p in parts)
         if not spec.min_fields <= len(values) <= spec.max_fields:
             return f"expected {spec.min_fields}-{spec.max_fields} fields separated by '|'"
+    if is_placeholder(values):
+        return "placeholder fields (syntax explained, not used)"
     if spec.validate is not None:
         problem = spec.validate(values)
         if problem:
             return problem
     return values
+
+
+def _last_mid_line(line: str) -> re.Match[str] | None:
+    """The right-most `NAME:` in the line that is written as the marker, not mentioned."""
+    for match in reversed(list(_MID_LINE.finditer(line))):
+        spec = SPECS[match.group("name")]
+        rest = _clean_field(line[match.end() :])
+        before = line[: match.start()].rstrip(_STRIP_DECOR)
+        if spec.mid_line == "fields":
+            used = rest.count("|") >= max(spec.min_fields - 1, 1)
+        elif spec.mid_line == "short":
+            used = 0 < len(rest.split()) <= spec.max_words
+        else:
+            used = bool(rest) and (not before or bool(_SENTENCE_END.search(before)))
+        if used:
+            return match
+    return None
+
+
+def _counts_at_line_start(name: str) -> bool:
+    """A flag is a whole line in upper case ("1. Silent" is a sentence); others any case."""
+    return SPECS[name.upper()].shape != "flag" or name.isupper()
 
 
 def _parse_line(line: str) -> tuple[str | None, list[MarkerEvent], list[tuple[str, str]]]:
@@ -206,7 +262,7 @@ def _parse_line(line: str) -> tuple[str | None, list[MarkerEvent], list[tuple[st
     current: str | None = line
     while current is not None:
         start = _LINE_START.match(current)
-        if start:
+        if start and _counts_at_line_start(start.group("name")):
             spec = SPECS[start.group("name").upper()]
             result = _fields(spec, start.group("rest"), bool(start.group("colon")))
             if not isinstance(result, str):
@@ -215,23 +271,19 @@ def _parse_line(line: str) -> tuple[str | None, list[MarkerEvent], list[tuple[st
             if start.group("name").isupper():  # clearly meant as a marker: strip, never show
                 rejected.append((current.strip(), result))
                 return None, events, rejected
-        mid = _find_mid_line(current)
-        if mid is None:
+        match = _last_mid_line(current)
+        if match is None:
             return current, events, rejected
-        spec, values, index = mid
-        events.append(MarkerEvent(spec.name, values, current[index:].strip()))
-        current = current[:index].rstrip(_STRIP_DECOR + "-–—:") or None
-    return current, events, rejected
-
-
-def _find_mid_line(line: str) -> tuple[MarkerSpec, tuple[str, ...], int] | None:
-    """The right-most valid pipe-fields marker inside a line, if any."""
-    for match in reversed(list(_MID_LINE.finditer(line))):
+        # The right-most marker runs to the end of the line; then look left of it.
         spec = SPECS[match.group("name")]
-        result = _fields(spec, line[match.end() :], True)
-        if not isinstance(result, str):
-            return spec, result, match.start()
-    return None
+        raw = current[match.start() :].strip()
+        result = _fields(spec, current[match.end() :], True)
+        if isinstance(result, str):
+            rejected.append((raw, result))
+        else:
+            events.append(MarkerEvent(spec.name, result, raw))
+        current = current[: match.start()].rstrip(_STRIP_DECOR + "-–—:") or None
+    return current, events, rejected
 
 
 def parse_markers(text: str) -> ParseResult:

@@ -104,4 +104,5 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         messages=[*history, ChatMessage(role="user", content=message.text)],
         sender_id=message.sender_id,
         channel=message.channel,
+        use_tools=True,  # a person is being answered
     )

@@ -124,6 +124,35 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
+# Facts that are Omega's own state about a person, written only by Omega's code (commands,
+# markers, the welcome), never by a model extracting facts from a conversation.
+SYSTEM_FACT_KEYS = frozenset({"welcomed", "active_project", "personality", "preferred_language"})
+
+
+@dataclass(frozen=True)
+class OwnerAlert:
+    """A message for the owner kept until a channel where the owner is known is running."""
+
+    id: int
+    created_at: str
+    kind: str
+    text: str
+
+
+def _inbox_message(message_id: str, payload: str) -> IncomingMessage:
+    data = json.loads(payload)
+    attachments = [
+        Attachment(
+            kind=a["kind"],
+            data=base64.b64decode(a["data"]),
+            name=a.get("name", ""),
+            mime_type=a.get("mime_type", ""),
+        )
+        for a in data.pop("attachments", [])
+    ]
+    return IncomingMessage(id=message_id, attachments=attachments, **data)
+
+
 class TaskLookupError(LookupError):
     """No task, or more than one, matches an id prefix."""
 
@@ -442,6 +471,13 @@ class Store:
                 (sender_id, key, value, now, now),
             )
 
+    def set_learned_fact(self, sender_id: str, key: str, value: str) -> bool:
+        """Remember a fact a model extracted; Omega's own state (SYSTEM_FACT_KEYS) is refused."""
+        if key in SYSTEM_FACT_KEYS:
+            return False
+        self.set_fact(sender_id, key, value)
+        return True
+
     def facts(self, sender_id: str) -> dict[str, str]:
         """Every fact known about a sender, in the order they were learned."""
         rows = self._query(
@@ -486,9 +522,18 @@ class Store:
         repeat: str = "once",
         task_type: str = "reminder",
         timezone: str = "UTC",
+        anchor_local: datetime | None = None,
     ) -> tuple[str, bool]:
-        """Schedule a task; return (id, created). An identical pending task is not duplicated."""
+        """Schedule a task; return (id, created). An identical pending task is not duplicated.
+
+        `anchor_local` is the wall-clock time repeats keep (naive, in `timezone`); without it,
+        the due time read in `timezone` is the anchor."""
         due = to_db_time(due_at)
+        anchor = (
+            anchor_local.replace(tzinfo=None).isoformat(timespec="seconds")
+            if anchor_local is not None
+            else _anchor(due_at, timezone)
+        )
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND channel = ? AND "
@@ -500,8 +545,8 @@ class Store:
             task_id = uuid.uuid4().hex
             conn.execute(
                 "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
-                "task_type, due_at, repeat, timezone, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "task_type, due_at, anchor_local, repeat, timezone, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     channel,
@@ -510,6 +555,7 @@ class Store:
                     description,
                     task_type,
                     due,
+                    anchor,
                     repeat,
                     timezone,
                     utc_now(),
@@ -542,6 +588,15 @@ class Store:
             raise TaskLookupError(f"{len(rows)} tasks start with {prefix!r}; give more of the id")
         return str(rows[0][0])
 
+    def find_pending_task(self, sender_id: str, prefix: str) -> Task:
+        """The one pending task of this sender whose id starts with `prefix`."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+        task = self.task(task_id)
+        if task is None:  # cancelled between the two reads
+            raise TaskLookupError(f"no pending task starts with {prefix!r}")
+        return task
+
     def cancel_task(self, sender_id: str, prefix: str) -> Task:
         """Cancel the one pending task of this sender whose id starts with `prefix`."""
         with self._tx() as conn:
@@ -562,6 +617,8 @@ class Store:
         description: str = "",
         due_at: datetime | None = None,
         repeat: str = "",
+        anchor_local: datetime | None = None,
+        timezone: str = "",
     ) -> Task:
         """Change the given fields of one pending task (matched by exact id prefix)."""
         with self._tx() as conn:
@@ -579,6 +636,15 @@ class Store:
             if repeat:
                 conn.execute(
                     "UPDATE scheduled_tasks SET repeat = ? WHERE id = ?", (repeat, task_id)
+                )
+            if anchor_local is not None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET anchor_local = ? WHERE id = ?",
+                    (anchor_local.replace(tzinfo=None).isoformat(timespec="seconds"), task_id),
+                )
+            if timezone:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET timezone = ? WHERE id = ?", (timezone, task_id)
                 )
             conn.row_factory = sqlite3.Row
             try:
@@ -764,33 +830,92 @@ class Store:
                 (message.id, message.channel, message.sender_id, payload, utc_now()),
             )
 
-    def inbox_finish(self, message_id: str, error: str = "") -> None:
-        """Mark a message processed (done), or failed with the error that stopped it."""
-        status = "failed" if error else "done"
+    def inbox_begin(self, message_id: str) -> int:
+        """Count one more attempt at handling a message (before it starts); return the count."""
+        with self._tx() as conn:
+            conn.execute("UPDATE inbox SET attempts = attempts + 1 WHERE id = ?", (message_id,))
+            row = conn.execute("SELECT attempts FROM inbox WHERE id = ?", (message_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def inbox_release(self, message_id: str) -> None:
+        """Take back an attempt that was stopped by a shutdown, not by a crash."""
         with self._tx() as conn:
             conn.execute(
-                "UPDATE inbox SET status = ?, finished_at = ?, last_error = ?, "
-                "attempts = attempts + 1 WHERE id = ?",
-                (status, utc_now(), error or None, message_id),
+                "UPDATE inbox SET attempts = MAX(attempts - 1, 0) "
+                "WHERE id = ? AND status = 'pending'",
+                (message_id,),
             )
+
+    def inbox_finish(self, message_id: str, error: str = "") -> None:
+        """A handled message leaves the inbox; one that failed stays, marked with its error."""
+        with self._tx() as conn:
+            if error:
+                conn.execute(
+                    "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ? "
+                    "WHERE id = ?",
+                    (utc_now(), error, message_id),
+                )
+            else:
+                conn.execute("DELETE FROM inbox WHERE id = ?", (message_id,))
+
+    def inbox_give_up(self, max_attempts: int, reason: str) -> list[IncomingMessage]:
+        """Mark failed the pending messages already tried `max_attempts` times; return them.
+
+        A message whose handling kills the process is otherwise replayed forever."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT id, payload FROM inbox WHERE status = 'pending' AND attempts >= ? "
+                "ORDER BY seq",
+                (max_attempts,),
+            ).fetchall()
+            conn.execute(
+                "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ? "
+                "WHERE status = 'pending' AND attempts >= ?",
+                (utc_now(), reason, max_attempts),
+            )
+        return [_inbox_message(row[0], row[1]) for row in rows]
+
+    def inbox_prune(self, older_than_days: float = 30) -> int:
+        """Delete failed inbox rows older than this (handled ones are deleted at once)."""
+        cutoff = to_db_time(datetime.now(UTC) - timedelta(days=older_than_days))
+        with self._tx() as conn:
+            return conn.execute(
+                "DELETE FROM inbox WHERE status != 'pending' AND finished_at < ?", (cutoff,)
+            ).rowcount
 
     def inbox_pending(self) -> list[IncomingMessage]:
         """Messages received but never finished, in arrival order."""
         rows = self._query("SELECT id, payload FROM inbox WHERE status = 'pending' ORDER BY seq")
-        pending = []
-        for row in rows:
-            data = json.loads(row["payload"])
-            attachments = [
-                Attachment(
-                    kind=a["kind"],
-                    data=base64.b64decode(a["data"]),
-                    name=a.get("name", ""),
-                    mime_type=a.get("mime_type", ""),
-                )
-                for a in data.pop("attachments", [])
-            ]
-            pending.append(IncomingMessage(id=row["id"], attachments=attachments, **data))
-        return pending
+        return [_inbox_message(row["id"], row["payload"]) for row in rows]
+
+    # ---- alerts kept for the owner -----------------------------------------------------------
+
+    def keep_owner_alert(self, text: str, kind: str = "alert") -> int:
+        """Keep a message for the owner until a channel can take it; return its id."""
+        with self._tx() as conn:
+            cursor = conn.execute(
+                "INSERT INTO owner_alerts (created_at, kind, text) VALUES (?, ?, ?)",
+                (utc_now(), kind, text),
+            )
+            return int(cursor.lastrowid or 0)
+
+    def pending_owner_alerts(self, limit: int = 100) -> list[OwnerAlert]:
+        """Alerts not yet delivered, oldest first."""
+        rows = self._query(
+            "SELECT id, created_at, kind, text FROM owner_alerts WHERE status = 'pending' "
+            "ORDER BY id LIMIT ?",
+            (limit,),
+        )
+        return [OwnerAlert(row["id"], row["created_at"], row["kind"], row["text"]) for row in rows]
+
+    def owner_alert_delivered(self, alert_id: int, channel: str, target: str) -> None:
+        """Record where a kept alert finally went."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE owner_alerts SET status = 'delivered', delivered_at = ?, channel = ?, "
+                "target = ? WHERE id = ?",
+                (utc_now(), channel, target, alert_id),
+            )
 
     # ---- statistics ------------------------------------------------------------------------
 
@@ -806,6 +931,11 @@ class Store:
             result["inbox_pending"] = int(
                 self._conn.execute(
                     "SELECT COUNT(*) FROM inbox WHERE status = 'pending'"
+                ).fetchone()[0]
+            )
+            result["owner_alerts_pending"] = int(
+                self._conn.execute(
+                    "SELECT COUNT(*) FROM owner_alerts WHERE status = 'pending'"
                 ).fetchone()[0]
             )
         return result

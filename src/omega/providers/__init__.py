@@ -23,6 +23,7 @@ __all__ = [
     "build_chain",
     "build_provider",
     "chain_names",
+    "chain_timeout",
     "provider_timeout",
     "resolve_provider_name",
 ]
@@ -118,6 +119,11 @@ def build_chain(
         [build_provider(n, config, paths, store) for n in names],
         timeouts=[provider_timeout(n, config) for n in names],
     )
+
+
+def chain_timeout(name: str, config: Config) -> float:
+    """How long one answer from the chain may take: each member may use its full timeout."""
+    return sum(provider_timeout(n, config) for n in chain_names(name, config))
 
 
 def provider_timeout(name: str, config: Config) -> float:

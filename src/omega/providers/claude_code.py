@@ -466,8 +466,9 @@ class ClaudeCodeProvider:
             if servers:
                 # The CLI also loads MCP servers given explicitly; the file has the same shape.
                 argv += ["--mcp-config", str(self._workspace / ".claude" / SETTINGS_NAME)]
-            if not context.use_tools:
-                argv[argv.index("--max-turns") + 1] = "1"  # planning and summaries: no tools
+            if not context.use_tools:  # background calls: no tools at all, one turn
+                argv[argv.index("--max-turns") + 1] = "1"
+                argv += ["--tools", ""]
             log.info("claude-code: run %d (model %s)", attempt + 1, model)
             log.debug("claude-code prompt: %s", prompt)
             outcome = await self._run_once(argv, deadline)
