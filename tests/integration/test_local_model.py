@@ -65,3 +65,23 @@ def test_terminal_chat_answers_offline_with_the_bundled_model(isolated_env: Path
         rows = conn.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
     assert rows[0] == ("user", "Hello, who are you?")
     assert rows[1][0] == "assistant"
+
+
+# What a build for every x86-64 CPU since 2013 may use (scripts/install-llama.sh), and build
+# options that are not CPU features. AMX, AVX-512 and AVX-VNNI come only from -march=native.
+PORTABLE_X86_FEATURES = {"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2"}
+BUILD_OPTIONS = {"LLAMAFILE", "OPENMP", "REPACK", "KLEIDIAI", "ACCELERATE"}
+
+
+def test_the_installed_llama_cpp_runs_on_every_cpu_of_its_architecture() -> None:
+    import platform
+    import re
+
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode()
+    enabled = {name for name, value in re.findall(r"(\w+) = (\d+)", info) if value != "0"}
+    assert not {name for name in enabled if name.startswith("AMX")}, info
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        assert "AVX2" in enabled, info
+        assert enabled <= PORTABLE_X86_FEATURES | BUILD_OPTIONS, info

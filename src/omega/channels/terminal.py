@@ -265,23 +265,23 @@ class InteractiveChannel:
     ) -> Literal["handled", "ended", "leave"]:
         """Wait for the message to be handled while still reading input.
 
-        "leave": the person quit (Ctrl-D at a terminal, /quit) or Omega is stopping;
-        "ended": piped input ran out, and the message was still answered."""
+        At a terminal, /quit or Ctrl-D leaves at once ("leave"). Piped input is a script: its
+        lines (/quit too) wait their turn, and its end means "answer, then leave" ("ended")."""
+        ended = False
         while not handled.done():
             line = await self._read(lines, handled)
+            if self._stopped.is_set():
+                return "leave"
             if line is None:
-                if interactive or self._stopped.is_set():
+                if interactive:
                     return "leave"
-                stopper = asyncio.ensure_future(self._stopped.wait())
-                waiting: set[asyncio.Future[Any]] = {handled, stopper}
-                await asyncio.wait(waiting, return_when=asyncio.FIRST_COMPLETED)
-                stopper.cancel()
-                return "ended" if handled.done() else "leave"
-            if line.strip() in ("/quit", "/exit"):
+                ended = True
+                continue
+            if interactive and line.strip() in ("/quit", "/exit"):
                 return "leave"
             if line.strip():
                 held.append(line.strip())
-        return "handled"
+        return "ended" if ended else "handled"
 
     async def send(self, message: OutgoingMessage) -> None:
         text = message.text
