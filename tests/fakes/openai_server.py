@@ -82,7 +82,11 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                 # a scripted step says otherwise.
                 delay = step.hang_secs or (0.0 if planning else fake.default_delay)
                 if delay:
-                    time.sleep(delay)
+                    fake.enter()
+                    try:
+                        time.sleep(delay)
+                    finally:
+                        fake.leave()
                 if step.status != 200:
                     self._send(
                         step.status,

@@ -47,6 +47,20 @@ class ScriptedServer(Generic[S, R]):
         # The status of every unscripted answer: set it to 500 for a server that is down.
         self.default_status = 200
         self._lock = threading.Lock()
+        # How many slow answers were being worked on at once, at most (concurrency tests).
+        self.in_flight = 0
+        self.max_in_flight = 0
+
+    def enter(self) -> None:
+        """A slow answer starts."""
+        with self._lock:
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+
+    def leave(self) -> None:
+        """A slow answer is done."""
+        with self._lock:
+            self.in_flight -= 1
 
     def record(self, request: R) -> tuple[S, bool]:
         """Record a request and pick its step; also says whether it was a planning call."""

@@ -77,7 +77,8 @@ def make_provider(
 
 
 def make_context(prompt: str = "What's up?", **kwargs: Any) -> Context:
-    """A one-message context; kwargs go to Context."""
+    """A one-message context answering a person (tools on); kwargs go to Context."""
+    kwargs.setdefault("use_tools", True)
     return Context(
         system_prompt=kwargs.pop("system_prompt", "You are Omega."),
         messages=[ChatMessage("user", prompt)],
@@ -423,6 +424,7 @@ def test_internal_calls_without_tools_get_one_turn(
     complete(make_provider(workspace), replace(make_context(), use_tools=False))
     [call] = fake_claude.calls()
     assert option(call["argv"], "--max-turns") == "1"
+    assert option(call["argv"], "--tools") == ""  # no tools at all for a background call
     assert "--mcp-config" not in call["argv"]
 
 
