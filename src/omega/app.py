@@ -54,11 +54,11 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
     """Build the provider, catalogs and state the gateway's pipeline runs on."""
     from omega.gateway.pipeline import PipelineDeps
     from omega.gateway.state import RuntimeState
+    from omega.memory.artefacts import ArtefactStore
     from omega.providers import build_chain, chain_timeout, resolve_provider_name
-    from omega.skills import ProjectCatalog, SkillCatalog, deploy_bundled_skills
+    from omega.skills import ProjectCatalog
+    from omega.skills.guarded import GuardedSkills, bundled_dir
 
-    for path in deploy_bundled_skills(runtime.paths.skills):
-        log.info("deployed bundled skill %s", path.parent.name)
     name = resolve_provider_name(runtime.config)
     return PipelineDeps(
         config=runtime.config,
@@ -67,7 +67,10 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
         provider=build_chain(name, runtime.config, runtime.paths, store),
         provider_timeout=chain_timeout(name, runtime.config),
         paths=runtime.paths,
-        skills=SkillCatalog(runtime.paths.skills),
+        # Bundled skills from the package, others only when pinned (no copies, no edits).
+        skills=GuardedSkills(
+            runtime.paths.skills, ArtefactStore(store, runtime.paths.home), bundled_dir()
+        ),
         projects=ProjectCatalog(runtime.paths.projects),
         state=RuntimeState(heartbeat_interval=runtime.config.heartbeat.interval_minutes),
     )

@@ -336,108 +336,14 @@ def limitations_resolve(
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
 
 
-proposals_app = typer.Typer(
-    help="Proposed skills and tools, and their review.", no_args_is_help=True
-)
-app.add_typer(proposals_app, name="proposals")
+def _register_evolution() -> None:
+    # Imported here: omega.cli_evolution uses this module's helpers (_runtime, _open_store).
+    from omega.cli_evolution import register
+
+    register(app)
 
 
-@proposals_app.command("list")
-def proposals_list(
-    status: Annotated[str, typer.Option(help="pending, approved, rejected or all")] = "all",
-) -> None:
-    """List proposals with their gate decision and status."""
-    from omega.evolution.procedural import ProposalStore
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        items = ProposalStore(store).find(None if status == "all" else status)
-    finally:
-        store.close()
-    if not items:
-        typer.echo("No proposals.")
-    for p in items:
-        typer.echo(
-            f"[{p.id}] {p.status:<8} {p.kind:<5} {p.name} — {p.description} "
-            f"(gate: {p.gate_action}, seen {p.times_seen}x)"
-        )
-
-
-@proposals_app.command("show")
-def proposals_show(proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")]) -> None:
-    """Everything about one proposal: spec, goal, evidence, gate result, review."""
-    import json as json_module
-
-    from omega.evolution.procedural import ProposalStore
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        proposal = ProposalStore(store).get(proposal_id)
-    finally:
-        store.close()
-    if proposal is None:
-        _fail(f"no proposal #{proposal_id}", code=1)
-    typer.echo(f"#{proposal.id} {proposal.kind} {proposal.name} [{proposal.status}]")
-    typer.echo(f"goal: {proposal.goal or '-'}\nsource: {proposal.source}")
-    typer.echo(f"gate: {json_module.dumps(proposal.validation)}")
-    typer.echo("evidence:\n" + "\n".join(f"  - {e}" for e in proposal.evidence))
-    if proposal.reviewer_notes:
-        typer.echo(f"review by {proposal.reviewed_by}: {proposal.reviewer_notes}")
-    typer.echo("spec:\n" + json_module.dumps(proposal.spec, indent=2, ensure_ascii=False))
-
-
-@proposals_app.command("approve")
-def proposals_approve(
-    proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")],
-    note: Annotated[str, typer.Option("--note", help="Review notes.")] = "",
-    promote: Annotated[
-        bool,
-        typer.Option(
-            "--promote", help="Also make the notes a prompt fragment for later evaluations."
-        ),
-    ] = False,
-) -> None:
-    """Approve a proposal: a skill's SKILL.md is written; a tool's spec is recorded."""
-    from omega.evolution.registration import ReviewError, approve
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        typer.echo(
-            approve(
-                store,
-                runtime.paths,
-                runtime.config,
-                proposal_id,
-                note,
-                "owner (cli)",
-                promote_notes=promote,
-            )
-        )
-    except ReviewError as exc:
-        _fail(str(exc), code=1)
-    finally:
-        store.close()
-
-
-@proposals_app.command("reject")
-def proposals_reject(
-    proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")],
-    reason: Annotated[str, typer.Argument(help="Why (remembered, so it is not proposed again).")],
-) -> None:
-    """Reject a proposal, with the reason."""
-    from omega.evolution.registration import ReviewError, reject
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        typer.echo(reject(store, proposal_id, reason, "owner (cli)"))
-    except ReviewError as exc:
-        _fail(str(exc), code=1)
-    finally:
-        store.close()
+_register_evolution()
 
 
 def main() -> None:

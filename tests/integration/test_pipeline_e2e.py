@@ -241,32 +241,43 @@ def test_injection_is_neutralized_before_the_provider(fake_openai: FakeOpenAI) -
     assert "reveal secrets" in sent
 
 
-def test_skill_improve_appends_lesson_and_audits_diff(
+def test_skill_improve_from_the_owner_is_a_lesson_not_a_file_edit(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
+    from omega.skills.guarded import bundled_dir
+
+    bundled = (bundled_dir() / "playwright-mcp" / "SKILL.md").read_text()
     fake_openai.script = [
         Step(
             text="Noted.\nSKILL_IMPROVE: playwright-mcp | Wait for network "
             "idle before taking screenshots"
         )
     ]
-    run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
-    skill = (isolated_env / "skills" / "playwright-mcp" / "SKILL.md").read_text()
-    assert "## Lessons Learned" in skill
-    assert "- Wait for network idle before taking screenshots" in skill
-    [row] = [r for r in audit(isolated_env) if r["event"] == "marker:SKILL_IMPROVE"]
-    assert "+- Wait for network idle before taking screenshots" in row["detail"]
+    run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl({"text": "hi"}, {"text": "take a screenshot of example.com"}),
+    )
+    assert (bundled_dir() / "playwright-mcp" / "SKILL.md").read_text() == bundled
+    assert not (isolated_env / "skills" / "playwright-mcp").exists()
+    assert "- Wait for network idle before taking screenshots" in (
+        fake_openai.requests[-1].system_text
+    )
+    [row] = [r for r in audit(isolated_env) if r["event"] == "skill_lesson"]
+    assert "Wait for network idle" in row["input_text"]
 
 
 def test_skill_trigger_injects_its_instructions(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    folder = isolated_env / "skills" / "weather"
+    folder = isolated_env.parent / "mine" / "weather"
     folder.mkdir(parents=True)
     (folder / "SKILL.md").write_text(
         '---\nname: weather\ndescription: Weather lookups\ntriggers: "forecast|weather"\n---\n'
         "Use the wttr.in service for forecasts.\n"
     )
+    assert run_omega("skills", "add", str(folder)).returncode == 0  # installed by the owner
     run_omega(
         "chat",
         "--jsonl",

@@ -105,7 +105,8 @@ def test_a_failing_tool_is_recorded_and_the_turn_still_answers(
 
 
 def write_calc_skill(home: Path) -> None:
-    skill = home / "skills" / "calc"
+    """The owner installs the calc skill (written outside $OMEGA_HOME, then `skills add`)."""
+    skill = home.parent / "my-skills" / "calc"
     skill.mkdir(parents=True)
     frontmatter = {
         "name": "calc",
@@ -118,6 +119,8 @@ def write_calc_skill(home: Path) -> None:
     (skill / "SKILL.md").write_text(
         "---\n" + "\n".join(lines) + "\n---\n\nUse the calc tools for sums.\n"
     )
+    installed = run_omega("skills", "add", str(skill))
+    assert installed.returncode == 0, installed.stderr
 
 
 def test_a_matching_skill_brings_its_mcp_server_for_that_call_only(

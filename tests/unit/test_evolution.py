@@ -18,15 +18,12 @@ from omega.evolution.gate import Policy, check_proposal
 from omega.evolution.introspection import maybe_introspect, timeline
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
-from omega.evolution.registration import (
-    ReviewError,
-    approve,
-    approved_human_tools,
-    reject,
-)
+from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.validation import validated_json
 from omega.gateway.pipeline import PipelineDeps
 from omega.memory import Store
+from omega.memory.artefacts import ArtefactStore
+from omega.tools.human import load_human_tools
 from omega.types import Context, OutgoingMessage, Reply, ToolCall, Usage
 
 GOOD: dict[str, Any] = {
@@ -43,7 +40,7 @@ GOOD: dict[str, Any] = {
 def policy(
     mode: str, forbidden: tuple[str, ...] = ("credential_access",), max_risk: str = "medium"
 ) -> Policy:
-    return Policy(mode, max_risk, frozenset(forbidden))
+    return Policy(mode, max_risk, frozenset(forbidden), require_manual_approval=False)
 
 
 @pytest.mark.parametrize("mode", ["manual", "assisted", "sandboxed", "autonomous"])
@@ -63,6 +60,10 @@ def test_only_autonomous_low_risk_is_auto_approved() -> None:
     high = {**GOOD, "risk_level": "high"}
     decision = check_proposal(high, "skill", [], policy("autonomous"))
     assert decision.action == "manual_review" and "exceeds" in decision.warnings[0]
+    # Spec 004's require_manual_approval (on by default) keeps even autonomous mode manual.
+    strict = Policy("autonomous", "medium", frozenset(), require_manual_approval=True)
+    assert check_proposal(GOOD, "skill", [], strict).action == "manual_review"
+    assert Policy.from_config(Config().evolution).require_manual_approval
 
 
 @pytest.mark.parametrize(
@@ -197,8 +198,9 @@ def test_budget_and_retry_cap_hold_even_when_the_model_insists() -> None:
 
 
 def test_approving_writes_instructions_only_and_scaffolds_are_never_imported(
-    isolated_env: Path,
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OMEGA_EVOLUTION__AUTONOMY_MODE", "assisted")
     runtime = bootstrap(isolated_env)
     store = Store(runtime.paths.db)
     repo = ProposalStore(store)
@@ -218,14 +220,14 @@ def test_approving_writes_instructions_only_and_scaffolds_are_never_imported(
     scaffold = runtime.paths.scaffolds / "send_email.py"
     assert "raise NotImplementedError" in scaffold.read_text()
     assert not any("send_email" in name for name in sys.modules)
-    assert approved_human_tools(store, runtime.paths) == {}  # a scaffold is not a tool
+    assert load_human_tools(store, runtime.paths.home, runtime.paths.tools) == {}
     with pytest.raises(ReviewError):
         approve(store, runtime.paths, runtime.config, skill.proposal.id, "", "owner")
     with pytest.raises(ReviewError, match="reason"):
         reject(store, 99, " ", "owner")
 
 
-def test_human_tools_load_only_when_their_proposal_is_approved(isolated_env: Path) -> None:
+def test_human_tools_load_only_when_the_owner_pinned_them(isolated_env: Path) -> None:
     runtime = bootstrap(isolated_env)
     store = Store(runtime.paths.db)
     for name in ("shout", "sneaky"):
@@ -241,11 +243,16 @@ def test_human_tools_load_only_when_their_proposal_is_approved(isolated_env: Pat
         evidence=[],
         gate={},
     )
-    assert approved_human_tools(store, runtime.paths) == {}
+    assert load_human_tools(store, runtime.paths.home, runtime.paths.tools) == {}
     approve(store, runtime.paths, runtime.config, filed.proposal.id, "", "owner")
-    tools = approved_human_tools(store, runtime.paths)
+    tools = load_human_tools(store, runtime.paths.home, runtime.paths.tools)
     assert list(tools) == ["shout"]
     assert tools["shout"]("hi") == "HI"
+    # Changed after approval: no longer loaded, and noted once for the owner.
+    (runtime.paths.tools / "shout.py").write_text("def shout(text: str) -> str:\n    return ''\n")
+    assert load_human_tools(store, runtime.paths.home, runtime.paths.tools) == {}
+    reasons = [r.reason for r in ArtefactStore(store, runtime.paths.home).unreported()]
+    assert sorted(reasons) == ["changed", "unknown", "unknown"]
 
 
 class Evaluator:
@@ -316,13 +323,15 @@ def test_introspection_runs_every_n_calls_and_learns(
 ) -> None:
     provider = Evaluator(EVALUATION)
     deps = evo_deps(isolated_env, provider, monkeypatch, "passive")
-    deps.store.record_tool_calls(CALLS[:2], agent="openai")
+    deps.store.record_tool_calls(CALLS[:2], agent="openai", channel="terminal", sender_id="ana")
     assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # 2 < 3
-    deps.store.record_tool_calls(CALLS[2:], agent="openai")
+    deps.store.record_tool_calls(CALLS[2:], agent="openai", channel="terminal", sender_id="ana")
     result = asyncio.run(maybe_introspect(deps, Out(), "openai"))
     assert result is not None and result.status == "ok"
     assert "❌ run_shell" in provider.prompts[0] and "3 tests failed" in provider.prompts[0]
-    assert ProposalStore(deps.store).recent_learnings() == ["Run the tests again after each fix"]
+    learned = ProposalStore(deps.store).recent_learnings("terminal:ana")
+    assert learned == ["Run the tests again after each fix"]
+    assert ProposalStore(deps.store).recent_learnings("telegram:bob") == []  # ana's only
     assert ProposalStore(deps.store).find() == []  # passive: no proposals
     assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # counter reset
     assert average_satisfaction(deps.store) == 0.7
@@ -387,4 +396,4 @@ def test_timeline_is_readable() -> None:
     assert timeline(rows) == (
         '1. ✅ read_file(path="/a")\n   → 200 lines\n2. ❌ bash(not json)\n   → FAILED'
     )
-    assert Config().evolution.autonomy_mode == "assisted"
+    assert Config().evolution.autonomy_mode == "manual"  # spec 004's default

@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
+import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +14,7 @@ import pytest
 
 from omega.app import bootstrap
 from omega.evolution.limitations import LimitationStore
-from omega.evolution.self_heal import MAX_ITERATIONS, read_state
+from omega.evolution.self_heal import MAX_ITERATIONS, SelfHealStore
 from omega.gateway.commands import CommandContext, parse_command, run_command
 from omega.gateway.state import RuntimeState
 from omega.markers import parse_markers
@@ -49,6 +51,8 @@ def ctx(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> MarkerContext:
 
 
 def apply(ctx: MarkerContext, text: str) -> list[str]:
+    """Markers of a new reply (each reply is its own message)."""
+    ctx.message = dataclasses.replace(ctx.message, id=uuid.uuid4().hex)
     outcome = asyncio.run(apply_markers(parse_markers(text), ctx))
     return outcome.applied + outcome.failed
 
@@ -133,8 +137,9 @@ def test_owner_lists_and_resolves_strangers_cannot(ctx: MarkerContext) -> None:
 
 def test_self_heal_counts_notifies_and_schedules_verification(ctx: MarkerContext) -> None:
     apply(ctx, "SELF_HEAL: audit_log misses the model | SELECT model FROM audit_log LIMIT 1")
-    state = read_state(ctx.paths.self_healing)
+    state = SelfHealStore(ctx.store).current()
     assert state is not None
+    assert json.loads(ctx.paths.self_healing.read_text())["iteration"] == 1  # the readable view
     assert (state.iteration, state.anomaly) == (1, "audit_log misses the model")
     assert state.verification == "SELECT model FROM audit_log LIMIT 1"
     [alert] = sent(ctx)
@@ -151,17 +156,29 @@ def test_self_heal_counts_notifies_and_schedules_verification(ctx: MarkerContext
 def test_cap_holds_even_when_the_model_insists(ctx: MarkerContext) -> None:
     for attempt in range(12):
         apply(ctx, f"SELF_HEAL: fix attempt {attempt} | check it")
-    # The model (or anyone) editing the file cannot lift the cap either.
+    # The model (or anyone) editing the file cannot lift the cap or reset the count either.
     data = json.loads(ctx.paths.self_healing.read_text())
-    data["max_iterations"] = 999
+    data["max_iterations"], data["iteration"] = 999, 0
     ctx.paths.self_healing.write_text(json.dumps(data))
-    apply(ctx, "SELF_HEAL: one more | check it")
+    refused = apply(ctx, "SELF_HEAL: one more | check it")
+    assert "escalated" in refused[0]
     assert len(ctx.store.pending_tasks(OWNER)) == MAX_ITERATIONS
     escalations = [m for m in sent(ctx) if "ESCALATION" in m.text]
-    assert len(escalations) == 3
-    state = read_state(ctx.paths.self_healing)
-    assert state is not None and state.iteration == 13  # preserved for the owner
-    assert len(state.attempts) == 13
+    assert len(escalations) == 1
+    state = SelfHealStore(ctx.store).current()
+    assert state is not None and state.status == "escalated"
+    assert state.iteration == MAX_ITERATIONS + 1  # preserved for the owner
+    # The model cannot close an escalation; the owner can.
+    apply(ctx, "SELF_HEAL_RESOLVED")
+    assert SelfHealStore(ctx.store).current() is not None
+    assert (
+        command(ctx, "/selfheal clear", channel="telegram", sender="999")
+        == "Only my owner can do that."
+    )
+    cleared = command(ctx, "/selfheal clear", channel="telegram", sender="42")
+    assert cleared.startswith("Cleared")
+    assert SelfHealStore(ctx.store).current() is None
+    assert not ctx.paths.self_healing.exists()
 
 
 def test_resolution_deletes_the_state_and_tells_the_owner(ctx: MarkerContext) -> None:

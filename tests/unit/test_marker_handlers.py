@@ -119,9 +119,21 @@ def test_whatsapp_qr_without_whatsapp_tells_the_user(ctx: MarkerContext) -> None
     assert "not enabled" in ctx.sent[0].text  # type: ignore[attr-defined]
 
 
-def test_skill_improve_is_audited_with_diff(ctx: MarkerContext) -> None:
-    apply(ctx, "SKILL_IMPROVE: claude-code | Pass --max-turns for long tasks")
-    text = (ctx.paths.skills / "claude-code" / "SKILL.md").read_text()
-    assert "- Pass --max-turns for long tasks" in text.split("## Lessons Learned")[1]
-    [entry] = [e for e in ctx.store.audit_entries() if e["event"] == "marker:SKILL_IMPROVE"]
-    assert "+- Pass --max-turns for long tasks" in str(entry["detail"])
+def test_skill_improve_from_the_owner_is_a_global_lesson_never_a_file_edit(
+    ctx: MarkerContext,
+) -> None:
+    from omega.evolution.lessons import with_lessons
+    from omega.evolution.procedural import ProposalStore
+
+    before = (ctx.paths.skills / "claude-code" / "SKILL.md").read_text()
+    ctx.owner = True
+    outcome = apply(ctx, "SKILL_IMPROVE: claude-code | Pass --max-turns for long tasks")
+    assert outcome.applied == ["SKILL_IMPROVE claude-code lesson added"]
+    assert (ctx.paths.skills / "claude-code" / "SKILL.md").read_text() == before
+    skill = ctx.skills.get("claude-code")
+    assert skill is not None
+    [shown] = with_lessons(ctx.store, [skill], "telegram:someone-else")
+    assert shown.body.endswith("- Pass --max-turns for long tasks")
+    [entry] = [e for e in ctx.store.audit_entries() if e["event"] == "skill_lesson"]
+    assert "Pass --max-turns" in str(entry["input_text"])
+    assert ProposalStore(ctx.store).find() == []

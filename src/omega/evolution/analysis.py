@@ -143,6 +143,15 @@ async def submit(
     tools = list(tools_attr()) if callable(tools_attr) else []
     existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
     decision = check_proposal(spec, kind, existing, Policy.from_config(deps.config.evolution))
+    if deps.config.logging.log_validations:
+        log.info(
+            "gate on %s %r from %s: %s %s",
+            kind,
+            spec.get("name"),
+            source,
+            decision.action,
+            list(decision.errors) + list(decision.warnings),
+        )
     filed = await store.call(
         repo.file,
         "tool" if kind == "tool" else "skill",
@@ -153,6 +162,8 @@ async def submit(
         gate=decision.as_dict(),
     )
     proposal = filed.proposal
+    if deps.config.logging.log_proposals:
+        log.info("proposal #%d %s %s: %s", proposal.id, proposal.kind, proposal.name, filed.outcome)
     await store.call(
         store.audit,
         AuditEntry(
@@ -189,8 +200,18 @@ async def submit(
         )
         text = f"🧩 {summary}"
     elif decision.action == "reject":
+        reason = "gate: " + "; ".join(decision.errors)
+        await store.call(repo.decide, proposal.id, "rejected", reason, "gate")
         await store.call(
-            repo.decide, proposal.id, "rejected", "gate: " + "; ".join(decision.errors), "gate"
+            store.audit,
+            AuditEntry(
+                channel="evolution",
+                sender_id="gate",
+                status="denied",
+                event="proposal:rejected",
+                input_text=f"#{proposal.id} {proposal.kind} {proposal.name}",
+                detail=reason[:2000],
+            ),
         )
         text = (
             f"🧩 Proposal #{proposal.id} ({proposal.name}) was rejected by the gate: "

@@ -1,8 +1,10 @@
 """The skill gate: every proposal is checked in code before anything is registered.
 
-Name format and conflicts, description length, inputs that really are a JSON Schema, risk
-against policy, forbidden categories; then approve / reject / manual_review by autonomy mode.
-Only `autonomous` ever approves, and only low-risk proposals without warnings.
+Name format and conflicts, description length, inputs that really are a JSON Schema, trigger
+phrases that would not fire on every message; category and risk are the gate's own judgement
+of the content (assess.py), the stricter of it and the model's label; forbidden categories are
+rejected in every mode. Only `autonomous` mode with `require_manual_approval = false` ever
+approves, and only low-risk proposals without warnings.
 """
 
 from __future__ import annotations
@@ -16,13 +18,20 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from omega.config import EvolutionSection
+from omega.evolution.assess import RISK, assess, normalize_label, stricter
 
 Action = Literal["approve", "reject", "manual_review"]
-RISK = {"low": 1, "medium": 2, "high": 3}
 CATEGORIES = ("system", "file", "network", "application", "communication", "data", "other")
 SKILL_NAME = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
 TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
 MIN_DESCRIPTION, MAX_DESCRIPTION = 10, 500
+# Words so common that a trigger made of them fires on nearly every message.
+STOPWORDS = frozenset(
+    "a an and are as at be but by can do for from have hello hey hi how i if in is it me my "
+    "no not of ok on or please so thanks that the this to up we what when where who why with "
+    "yes you your".split()
+)
+MIN_TRIGGER = 3
 
 
 @dataclass(frozen=True)
@@ -32,10 +41,16 @@ class GateDecision:
     action: Action
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    judged: dict[str, Any] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """For storage in the proposal row."""
-        return {"action": self.action, "errors": list(self.errors), "warnings": list(self.warnings)}
+        return {
+            "action": self.action,
+            "errors": list(self.errors),
+            "warnings": list(self.warnings),
+            **self.judged,
+        }
 
 
 @dataclass(frozen=True)
@@ -45,6 +60,7 @@ class Policy:
     autonomy_mode: str
     max_risk_level: str
     forbidden_categories: frozenset[str] = field(default_factory=frozenset)
+    require_manual_approval: bool = True
 
     @classmethod
     def from_config(cls, section: EvolutionSection) -> Policy:
@@ -52,8 +68,14 @@ class Policy:
         return cls(
             section.autonomy_mode,
             section.max_risk_level,
-            frozenset(c.lower() for c in section.forbidden_categories),
+            frozenset(normalize_label(c) for c in section.forbidden_categories),
+            section.require_manual_approval,
         )
+
+    @property
+    def gate_may_approve(self) -> bool:
+        """Whether the gate approves anything by itself (autonomous, no manual approval)."""
+        return self.autonomy_mode == "autonomous" and not self.require_manual_approval
 
 
 def check_proposal(
@@ -75,23 +97,44 @@ def check_proposal(
     ):
         errors.append(f"description must be {MIN_DESCRIPTION}-{MAX_DESCRIPTION} characters")
     errors += _schema_errors(spec.get("inputs", {"type": "object", "properties": {}}))
-    category = str(spec.get("category", "other")).lower()
-    if category in policy.forbidden_categories:
-        errors.append(f"category {category!r} is forbidden")
-    elif category not in CATEGORIES:
-        warnings.append(f"unknown category {category!r}")
-    risk = str(spec.get("risk_level", "medium")).lower()
-    if risk not in RISK:
-        errors.append(f"risk_level {risk!r} is not low, medium or high")
-    elif RISK[risk] > RISK.get(policy.max_risk_level, 2):
+    if kind == "skill":
+        errors += _trigger_errors(spec.get("trigger_phrases", []))
+    judged = assess(spec)
+    label = normalize_label(spec.get("category", "other")) or "other"
+    forbidden = sorted(({label} | judged.categories) & policy.forbidden_categories)
+    if forbidden:
+        errors.append(f"category {forbidden[0]!r} is forbidden")
+    elif label not in CATEGORIES:
+        warnings.append(f"unknown category {label!r}")
+    claimed = normalize_label(spec.get("risk_level", "medium"))
+    if claimed not in RISK:
+        errors.append(f"risk_level {claimed!r} is not low, medium or high")
+    risk = stricter(claimed, judged.risk)
+    if RISK.get(risk, 3) > RISK.get(policy.max_risk_level, 2):
         warnings.append(f"risk {risk!r} exceeds the policy's {policy.max_risk_level!r}")
+    if claimed in RISK and RISK[risk] > RISK[claimed]:
+        warnings.append(f"the gate judges the risk {risk!r}, not {claimed!r}")
+    warnings += [f"content: {reason}" for reason in judged.reasons]
     if spec.get("os_permissions"):
         warnings.append("needs OS permissions: " + ", ".join(map(str, spec["os_permissions"])))
+    facts = {"category": label, "risk": risk, "categories": sorted(judged.categories)}
     if errors:
-        return GateDecision("reject", tuple(errors), tuple(warnings))
-    if policy.autonomy_mode == "autonomous" and risk == "low" and not warnings:
-        return GateDecision("approve", (), tuple(warnings))
-    return GateDecision("manual_review", (), tuple(warnings))
+        return GateDecision("reject", tuple(errors), tuple(warnings), facts)
+    if policy.gate_may_approve and risk == "low" and not warnings:
+        return GateDecision("approve", (), tuple(warnings), facts)
+    return GateDecision("manual_review", (), tuple(warnings), facts)
+
+
+def _trigger_errors(triggers: object) -> list[str]:
+    """Trigger phrases must be specific: no stopwords alone, at least 3 characters."""
+    if not isinstance(triggers, list):
+        return ["trigger_phrases must be a list of strings"]
+    errors = []
+    for trigger in triggers:
+        words = " ".join(str(trigger).casefold().split())
+        if len(words) < MIN_TRIGGER or all(w in STOPWORDS for w in words.split()):
+            errors.append(f"trigger {words!r} would match almost every message")
+    return errors
 
 
 def _schema_errors(inputs: object) -> list[str]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from omega.evolution.analysis import submit
 from omega.evolution.critic import review_tools
-from omega.evolution.procedural import ProposalStore
+from omega.evolution.procedural import ProposalStore, scope_of
 from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.store import Store, utc_now
 from omega.types import ChatMessage, Context, Reply
@@ -128,10 +128,8 @@ def record_cycle(
 
 
 async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopResult | None:
-    """Run one cycle when `introspect_interval` new tool calls of `agent` were recorded."""
-    from omega.gateway.pipeline import ask_provider
-    from omega.gateway.routing import models_for
-
+    """Run one cycle when `introspect_interval` new tool calls of `agent` were recorded: one
+    evaluation per person whose calls they were, so what is learned stays theirs."""
     evo = deps.config.evolution
     if evo.self_learn == "off":
         return None
@@ -139,6 +137,30 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
     rows = await store.call(pending_calls, store, agent)
     if len(rows) < evo.introspect_interval:
         return None
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(scope_of(str(row["channel"]), str(row["sender_id"])), []).append(row)
+    result: LoopResult | None = None
+    for scope, group in groups.items():
+        result = await _evaluate(deps, out, agent, scope, group, int(rows[-1]["id"]))
+    await review_tools(deps, out)
+    return result
+
+
+async def _evaluate(
+    deps: PipelineDeps,
+    out: Outbox,
+    agent: str,
+    scope: str,
+    rows: list[dict[str, Any]],
+    last_id: int,
+) -> LoopResult:
+    """One evaluation of one person's tool calls; learnings are kept for that person."""
+    from omega.gateway.pipeline import ask_provider
+    from omega.gateway.routing import models_for
+
+    evo = deps.config.evolution
+    store = deps.store
     repo = ProposalStore(store)
     active = evo.self_learn == "active"
     prompt = EVALUATION_PROMPT.format(timeline=timeline(rows))
@@ -169,7 +191,7 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
         record_cycle,
         store,
         agent,
-        int(rows[-1]["id"]),
+        last_id,
         result,
         str(data.get("summary", "")),
         float(satisfaction) if isinstance(satisfaction, int | float) else None,
@@ -182,7 +204,7 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
             "; ".join(result.errors),
         )
         return result
-    await store.call(repo.add_learnings, agent, [str(x) for x in data["learnings"]])
+    await store.call(repo.add_learnings, agent, [str(x) for x in data["learnings"]], scope)
     log.info(
         "introspection for %s: %d learnings (%s tokens)",
         agent,
@@ -191,13 +213,14 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
     )
     if active and data["repeated_pattern"] and isinstance(data.get("suggested_skill"), dict):
         skill = dict(data["suggested_skill"])
+        # No risk is assumed: the gate judges it from the content, like any proposal.
         spec = {
             "kind": "skill",
             "name": skill.get("name"),
             "description": skill.get("description") or data.get("pattern_description", ""),
             "category": skill.get("category", "other"),
             "inputs": {"type": "object", "properties": {}},
-            "risk_level": "low",
+            "risk_level": skill.get("risk_level", "medium"),
             "trigger_phrases": skill.get("trigger_phrases", []),
             "content": skill.get("content", ""),
             "rationale": data.get("pattern_description", ""),
@@ -210,5 +233,4 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
             source="introspection",
             evidence=timeline(rows[-6:]).splitlines(),
         )
-    await review_tools(deps, out)
     return result

@@ -1,6 +1,7 @@
 """Procedural memory: proposals with their goal, evidence, gate decision and review; rejected
-ones are remembered with their reasons so the same thing is not proposed again, and similar
-ones merge instead of piling up."""
+ones are remembered with their reasons so the same thing is not proposed again (judged by
+similarity of name, description and instructions, whatever the new name or kind), and similar
+pending ones merge instead of piling up. Learnings and skill lessons are scoped to a person."""
 
 from __future__ import annotations
 
@@ -11,7 +12,9 @@ from typing import Any, Literal
 
 from omega.memory.store import Store, utc_now
 
-Kind = Literal["skill", "tool"]
+Kind = Literal["skill", "tool", "lesson"]
+GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the owner)
+SIMILAR = 0.6  # word-set overlap (Jaccard) at which two descriptions or instructions match
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,38 @@ def similarity_key(text: str) -> str:
     return "-".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
+def _words(text: str) -> set[str]:
+    return set(similarity_key(text).split("-")) - {""}
+
+
+def _overlap(a: str, b: str) -> float:
+    left, right = _words(a), _words(b)
+    if len(left) < 3 or len(right) < 3:
+        return 0.0
+    return len(left & right) / len(left | right)
+
+
+def similar_specs(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two proposals are the same idea: same normalized name, or descriptions or
+    instructions that share most of their words (a rename does not make a new proposal)."""
+    name_a, name_b = similarity_key(str(a.get("name", ""))), similarity_key(str(b.get("name", "")))
+    if name_a and name_a == name_b:
+        return True
+    return any(
+        _overlap(str(a.get(key) or ""), str(b.get(key) or "")) >= SIMILAR
+        for key in ("description", "content")
+    )
+
+
+def _family(kind: str) -> str:
+    return "lesson" if kind == "lesson" else "capability"
+
+
+def scope_of(channel: str, sender_id: str) -> str:
+    """The scope key of one person."""
+    return f"{channel}:{sender_id}"
+
+
 @dataclass(frozen=True)
 class Filed:
     """What happened to a proposal handed to procedural memory."""
@@ -76,13 +111,16 @@ class ProposalStore:
     ) -> Filed:
         """Store a new proposal, or merge it into a similar pending one, or refuse it when a
         similar one was rejected before (the earlier rejection is returned)."""
-        key = similarity_key(str(spec.get("name", "")))
-        for existing in self.find():
-            if similarity_key(existing.name) != key or existing.kind != kind:
-                continue
+        alike = [
+            p
+            for p in self.find()
+            if _family(p.kind) == _family(kind) and similar_specs(p.spec, spec)
+        ]
+        for existing in alike:
             if existing.status == "rejected":
                 return Filed(existing, "previously_rejected")
-            if existing.status == "pending":
+        for existing in alike:
+            if existing.status == "pending" and existing.kind == kind:
                 with self.store.transaction() as conn:
                     conn.execute(
                         "UPDATE proposals SET times_seen = times_seen + 1, evidence = ? "
@@ -172,16 +210,41 @@ class ProposalStore:
         )
         return [row["text"] for row in rows]
 
-    def add_learnings(self, agent: str, learnings: list[str]) -> None:
-        """Keep what an introspection cycle learned."""
+    def add_learnings(self, agent: str, learnings: list[str], scope: str) -> None:
+        """Keep what an introspection cycle learned, for the person it came from (`scope`)."""
         now = utc_now()
         with self.store.transaction() as conn:
             conn.executemany(
-                "INSERT INTO learnings (agent, text, created_at) VALUES (?, ?, ?)",
-                [(agent, text.strip()[:500], now) for text in learnings if text.strip()],
+                "INSERT INTO learnings (agent, text, created_at, scope) VALUES (?, ?, ?, ?)",
+                [(agent, text.strip()[:500], now, scope) for text in learnings if text.strip()],
             )
 
-    def recent_learnings(self, limit: int = 5) -> list[str]:
-        """The latest learnings, newest first (recalled into later contexts)."""
-        rows = self.store.query("SELECT text FROM learnings ORDER BY id DESC LIMIT ?", (limit,))
+    def recent_learnings(self, scope: str, limit: int = 5) -> list[str]:
+        """The latest learnings of this person or global ones, newest first."""
+        rows = self.store.query(
+            "SELECT text FROM learnings WHERE scope IN (?, ?) ORDER BY id DESC LIMIT ?",
+            (scope, GLOBAL, limit),
+        )
+        return [row["text"] for row in rows]
+
+    # ---- skill lessons -----------------------------------------------------------------------
+
+    def add_lesson(self, skill: str, text: str, scope: str, source: str) -> bool:
+        """Keep a lesson for a skill (never written into its SKILL.md); False if known."""
+        text = " ".join(text.split())[:500]
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO skill_lessons (skill, text, scope, source, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (skill, text, scope, source, utc_now()),
+            )
+            return cursor.rowcount == 1
+
+    def lessons(self, skill: str, scope: str, limit: int = 10) -> list[str]:
+        """A skill's lessons for this person: global ones and their own, oldest first."""
+        rows = self.store.query(
+            "SELECT text FROM skill_lessons WHERE skill = ? AND scope IN (?, ?) "
+            "ORDER BY id LIMIT ?",
+            (skill, scope, GLOBAL, limit),
+        )
         return [row["text"] for row in rows]

@@ -1,73 +1,36 @@
 """Review and registration: what approving or rejecting a proposal does.
 
-Approving a skill writes its SKILL.md (Markdown instructions only). Approving a tool records its
-spec and, in assisted mode, writes a Python scaffold for a human to implement; the scaffold is
-never imported or run. A human-implemented tool in $OMEGA_HOME/tools/ is loaded only when an
-approved proposal names it. Nothing here is reachable from model output: only the owner's
-commands and the gate (autonomous mode, low risk) call these functions.
+Approving a skill writes its SKILL.md (Markdown instructions only) and pins the folder by
+content hash. Approving a tool records its spec; an existing file in $OMEGA_HOME/tools/ is
+pinned only by the owner's approval (the review showed its content and hash), never by the
+gate's. In assisted mode (or with `auto_generate_scaffolds`) a scaffold is written for a human;
+it is never imported or run. Approving a lesson makes it a lesson for everyone. Nothing here is
+reachable from model output: only the owner's commands and the gate (autonomous mode, no
+manual approval required, low risk) call these functions.
 """
 
 from __future__ import annotations
 
 import difflib
-import importlib.util
-import json
 import logging
-from collections.abc import Callable
-from typing import Any
-
-import yaml
 
 from omega.config import Config
-from omega.evolution.procedural import Proposal, ProposalStore
+from omega.evolution.procedural import GLOBAL, Proposal, ProposalStore
+from omega.evolution.review import skill_markdown
+from omega.evolution.scaffold import scaffold_text
+from omega.memory.artefacts import ArtefactStore
 from omega.memory.store import AuditEntry, Store
 from omega.paths import OmegaPaths, write_private
 
 log = logging.getLogger(__name__)
 FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
+GATE = "gate"
+
+__all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject", "skill_markdown"]
 
 
 class ReviewError(ValueError):
     """A review that cannot be carried out (unknown id, not pending, name taken)."""
-
-
-def skill_markdown(spec: dict[str, Any]) -> str:
-    """The SKILL.md of an approved skill proposal: frontmatter plus its instructions."""
-    front: dict[str, Any] = {"name": spec["name"], "description": spec["description"]}
-    triggers = [str(t).strip() for t in spec.get("trigger_phrases", []) if str(t).strip()]
-    if triggers:
-        front["triggers"] = "|".join(triggers)
-    body = str(spec.get("content") or f"# {spec['name']}\n\n{spec['description']}\n").strip()
-    return (
-        "---\n"
-        + yaml.safe_dump(front, sort_keys=False, allow_unicode=True)
-        + "---\n\n"
-        + body
-        + "\n"
-    )
-
-
-SCAFFOLD = '''"""Scaffold for the tool `{name}` proposed by Omega (proposal #{id}).
-
-A template for a human to implement. Omega never imports or runs this file; copy it to
-$OMEGA_HOME/tools/{name}.py when it is implemented and reviewed, and Omega will load it
-because proposal #{id} is approved.
-
-Description: {description}
-Side effects: {side_effects}
-Risk level: {risk}
-"""
-
-from __future__ import annotations
-
-# Inputs (JSON Schema):
-{schema}
-
-
-def {name}(**kwargs: object) -> str:
-    """{description}"""
-    raise NotImplementedError("implement {name} and review it before use")
-'''
 
 
 def _audit(store: Store, event: str, what: str, by: str, detail: str) -> None:
@@ -97,14 +60,19 @@ def approve(
     proposal = repo.get(proposal_id)
     if proposal is None or proposal.status != "pending":
         raise ReviewError(f"no pending proposal #{proposal_id}")
-    if proposal.kind == "skill":
-        target = paths.skills / proposal.name / "SKILL.md"
-        if target.exists():
-            raise ReviewError(f"a skill named {proposal.name!r} already exists")
+    if proposal.kind == "skill" and (paths.skills / proposal.name).exists():
+        raise ReviewError(
+            f"a folder skills/{proposal.name} already exists and was not written by this "
+            "review; remove it (or install it yourself with `omega skills add`)"
+        )
+    if proposal.kind == "lesson" and by == GATE:
+        raise ReviewError("lessons are approved by the owner only")
     decided = repo.decide(proposal_id, "approved", notes, by)
     assert decided is not None
-    done = _register(decided, paths, config)
+    done = _register(decided, store, paths, config, by)
     _audit(store, "proposal:approved", f"#{proposal_id} {proposal.kind} {proposal.name}", by, done)
+    if config.logging.log_registrations:
+        log.info("proposal #%d approved by %s: %s", proposal_id, by, done.splitlines()[0])
     if promote_notes and notes.strip():
         for run_kind in FRAGMENT_RUN_KINDS:
             repo.add_fragment(run_kind, notes, f"proposal:{proposal_id} review notes")
@@ -112,38 +80,45 @@ def approve(
     return f"Approved #{proposal_id} ({proposal.kind} {proposal.name}). {done.splitlines()[0]}"
 
 
-def _register(proposal: Proposal, paths: OmegaPaths, config: Config) -> str:
+def _register(proposal: Proposal, store: Store, paths: OmegaPaths, config: Config, by: str) -> str:
+    artefacts = ArtefactStore(store, paths.home)
+    if proposal.kind == "lesson":
+        skill = str(proposal.spec.get("skill", ""))
+        text = str(proposal.spec.get("content", ""))
+        ProposalStore(store).add_lesson(skill, text, GLOBAL, f"proposal:{proposal.id}")
+        return f"Lesson added to skill {skill} for everyone: {text}"
     if proposal.kind == "skill":
-        target = paths.skills / proposal.name / "SKILL.md"
-        target.parent.mkdir(parents=True, exist_ok=True)
+        folder = paths.skills / proposal.name
+        folder.mkdir(parents=True)
+        target = folder / "SKILL.md"
         text = skill_markdown(proposal.spec)
         write_private(target, text)
+        pin = artefacts.pin(
+            "skill", proposal.name, folder, origin="approved", by=by, proposal_id=proposal.id
+        )
         diff = "".join(
             difflib.unified_diff(
                 [], text.splitlines(keepends=True), fromfile="/dev/null", tofile=f"b/{target.name}"
             )
         )
-        return f"Skill written to {target}.\n{diff}"
-    if config.evolution.autonomy_mode == "assisted":
+        return f"Skill written to {target} (sha256 {pin.sha256[:16]}).\n{diff}"
+    done = "Tool spec recorded."
+    code = paths.tools / f"{proposal.name}.py"
+    if code.is_file() and by != GATE:
+        pin = artefacts.pin(
+            "tool", proposal.name, code, origin="approved", by=by, proposal_id=proposal.id
+        )
+        done += f" Pinned {code.name} as shown in the review (sha256 {pin.sha256})."
+    elif code.is_file():
+        done += f" {code.name} exists but the gate pins no code: it will not load."
+    else:
+        done += " Install an implementation with `omega tools add` to use it."
+    if config.evolution.autonomy_mode == "assisted" or config.evolution.auto_generate_scaffolds:
         scaffold = paths.scaffolds / f"{proposal.name}.py"
         paths.scaffolds.mkdir(parents=True, exist_ok=True)
-        spec = proposal.spec
-        write_private(
-            scaffold,
-            SCAFFOLD.format(
-                name=proposal.name,
-                id=proposal.id,
-                description=proposal.description,
-                side_effects=", ".join(map(str, spec.get("side_effects", []))) or "none declared",
-                risk=spec.get("risk_level", "medium"),
-                schema="\n".join(
-                    "# " + line
-                    for line in json.dumps(spec.get("inputs", {}), indent=2).splitlines()
-                ),
-            ),
-        )
-        return f"Tool spec recorded; scaffold for a human at {scaffold}."
-    return "Tool spec recorded; implement it in $OMEGA_HOME/tools/ to use it."
+        write_private(scaffold, scaffold_text(proposal.name, proposal.id, proposal.spec))
+        done += f" Scaffold for a human at {scaffold}."
+    return done
 
 
 def reject(store: Store, proposal_id: int, reason: str, by: str) -> str:
@@ -155,32 +130,3 @@ def reject(store: Store, proposal_id: int, reason: str, by: str) -> str:
         raise ReviewError(f"no pending proposal #{proposal_id}")
     _audit(store, "proposal:rejected", f"#{proposal_id} {decided.name}", by, reason)
     return f"Rejected #{proposal_id} ({decided.name}): {reason.strip()}"
-
-
-def approved_human_tools(store: Store, paths: OmegaPaths) -> dict[str, Callable[..., Any]]:
-    """Human-implemented tools in $OMEGA_HOME/tools/ whose proposals are approved.
-
-    A file without an approved proposal is ignored (and logged); so is one that fails to load.
-    """
-    approved = set(ProposalStore(store).approved_names("tool"))
-    found: dict[str, Callable[..., Any]] = {}
-    for path in sorted(paths.tools.glob("*.py")):
-        name = path.stem
-        if name not in approved:
-            log.warning("tool file %s ignored: no approved proposal names it", path.name)
-            continue
-        spec = importlib.util.spec_from_file_location(f"omega_user_tools.{name}", path)
-        if spec is None or spec.loader is None:
-            continue
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)  # a human wrote and a human approved this file
-        except Exception:
-            log.exception("tool %s failed to load", name)
-            continue
-        function = getattr(module, name, None)
-        if callable(function):
-            found[name] = function
-        else:
-            log.warning("tool file %s has no function %s()", path.name, name)
-    return found

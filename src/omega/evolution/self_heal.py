@@ -1,15 +1,17 @@
 """Self-healing (spec 000): the gateway, not the model, runs the lifecycle.
 
-`SELF_HEAL: description | verification` starts or continues a healing session kept in
-self-healing.json. The iteration counter lives in that file and is enforced here: up to 10
-iterations, each notified to the owner and followed by a verification action task 2 minutes
-later; past the cap, an escalation alert and no more tasks (the state is kept for the owner).
-`SELF_HEAL_RESOLVED` deletes the state and tells the owner.
+`SELF_HEAL: description | verification` starts or continues a healing session. The session,
+its iteration count and its escalation live in memory.db, out of the model's reach;
+self-healing.json is rewritten from it after every change as the spec's readable view and is
+never read back. Up to 10 iterations, each notified to the owner and followed by a verification
+action task 2 minutes later; past the cap, an escalation alert and no more tasks, kept until the
+owner clears it (`/selfheal clear`). One incoming message (a reply, the steps of a plan, one
+scheduled task however often it is retried) gives at most one self-heal event.
+`SELF_HEAL_RESOLVED` closes an open (not escalated) session, deletes the view and tells the owner.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -19,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omega.markers.context import MarkerContext, audit_change, owner_message
+from omega.memory.store import Store, utc_now
 from omega.schedule import timezone_name
 
 log = logging.getLogger(__name__)
@@ -28,7 +31,7 @@ VERIFY_AFTER = timedelta(minutes=2)
 
 @dataclass
 class SelfHealingState:
-    """What self-healing.json holds."""
+    """A healing session, as self-healing.json shows it."""
 
     anomaly: str
     verification: str
@@ -36,30 +39,102 @@ class SelfHealingState:
     max_iterations: int = MAX_ITERATIONS
     started_at: str = field(default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds"))
     attempts: list[str] = field(default_factory=list)
+    status: str = "open"
+    id: int = 0
 
 
-def read_state(path: Path) -> SelfHealingState | None:
-    """The current state, or None (missing or unreadable file)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return SelfHealingState(
-            anomaly=str(data["anomaly"]),
-            verification=str(data.get("verification", "")),
-            iteration=int(data.get("iteration", 0)),
-            max_iterations=MAX_ITERATIONS,  # the cap is code's, whatever the file says
-            started_at=str(data.get("started_at", "")),
-            attempts=[str(a) for a in data.get("attempts", [])],
+class SelfHealStore:
+    """The self_heal_sessions and self_heal_events tables; safe from any thread."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    def current(self) -> SelfHealingState | None:
+        """The open or escalated session, if any."""
+        rows = self.store.query(
+            "SELECT * FROM self_heal_sessions WHERE status IN ('open', 'escalated') "
+            "ORDER BY id DESC LIMIT 1"
         )
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
+        if not rows:
+            return None
+        row = rows[0]
+        return SelfHealingState(
+            anomaly=row["anomaly"],
+            verification=row["verification"],
+            iteration=int(row["iteration"]),
+            started_at=row["started_at"],
+            attempts=[str(a) for a in json.loads(row["attempts"])],
+            status=row["status"],
+            id=int(row["id"]),
+        )
+
+    def claim_event(self, message_id: str, marker: str) -> bool:
+        """True the first time a message produces a self-heal event; False after that."""
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO self_heal_events (message_id, marker, created_at) "
+                "VALUES (?, ?, ?)",
+                (message_id, marker, utc_now()),
+            )
+            return cursor.rowcount == 1
+
+    def save(self, state: SelfHealingState) -> SelfHealingState:
+        """Insert or update a session; returns it with its id."""
+        now = utc_now()
+        with self.store.transaction() as conn:
+            if state.id:
+                conn.execute(
+                    "UPDATE self_heal_sessions SET verification = ?, iteration = ?, "
+                    "attempts = ?, status = ?, updated_at = ? WHERE id = ?",
+                    (
+                        state.verification,
+                        state.iteration,
+                        json.dumps(state.attempts[-50:]),
+                        state.status,
+                        now,
+                        state.id,
+                    ),
+                )
+                return state
+            cursor = conn.execute(
+                "INSERT INTO self_heal_sessions (anomaly, verification, iteration, attempts, "
+                "status, started_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (
+                    state.anomaly,
+                    state.verification,
+                    state.iteration,
+                    json.dumps(state.attempts),
+                    state.status,
+                    state.started_at,
+                    now,
+                ),
+            )
+            state.id = int(cursor.lastrowid or 0)
+            return state
+
+    def close(self, status: str, only_open: bool) -> SelfHealingState | None:
+        """Close the current session (resolved or cleared); returns it as it was before, or
+        None when there is none to close."""
+        state = self.current()
+        if state is None or (only_open and state.status != "open"):
+            return None
+        self.save(SelfHealingState(**{**asdict(state), "status": status}))
+        return state
 
 
 def _text(state: SelfHealingState | None) -> str:
-    return json.dumps(asdict(state), indent=2) + "\n" if state else ""
+    if state is None:
+        return ""
+    view = asdict(state)
+    view.pop("id")
+    return json.dumps(view, indent=2) + "\n"
 
 
-def write_state(path: Path, state: SelfHealingState) -> None:
-    """Write the state atomically, owner-only."""
+def write_view(path: Path, state: SelfHealingState | None) -> None:
+    """Rewrite self-healing.json from the database (owner-only; deleted when no session)."""
+    if state is None:
+        path.unlink(missing_ok=True)
+        return
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".self-healing-")
     with os.fdopen(fd, "w", encoding="utf-8") as handle:
         handle.write(_text(state))
@@ -78,33 +153,51 @@ def follow_up(anomaly: str, verification: str) -> str:
 
 
 def _diff(before: SelfHealingState | None, after: SelfHealingState | None) -> str:
+    import difflib
+
     return "".join(
         difflib.unified_diff(
             _text(before).splitlines(keepends=True),
             _text(after).splitlines(keepends=True),
-            fromfile="a/self-healing.json",
-            tofile="b/self-healing.json",
+            fromfile="a/self-heal",
+            tofile="b/self-heal",
         )
     )
 
 
+async def _claim(ctx: MarkerContext, marker: str) -> None:
+    repo = SelfHealStore(ctx.store)
+    if not await ctx.store.call(repo.claim_event, ctx.message.id, marker):
+        await audit_change(ctx, "self_heal:refused", marker, "one self-heal event per message")
+        raise PermissionError("only one self-heal event per message is accepted")
+
+
 async def self_heal(ctx: MarkerContext, description: str, verification: str) -> str:
     """One SELF_HEAL marker: count the iteration, notify, schedule or escalate."""
-    path = ctx.paths.self_healing
-    before = read_state(path)
-    state = before or SelfHealingState(anomaly=description, verification=verification)
-    state = SelfHealingState(**asdict(state))  # a copy: `before` stays as it was, for the diff
+    await _claim(ctx, "SELF_HEAL")
+    repo = SelfHealStore(ctx.store)
+    before = await ctx.store.call(repo.current)
+    if before is not None and before.status == "escalated":
+        await audit_change(ctx, "self_heal:refused", description, "escalated; waiting for owner")
+        raise PermissionError("self-healing is escalated; only the owner can clear it")
+    state = SelfHealingState(**asdict(before)) if before else None
+    state = state or SelfHealingState(anomaly=description, verification=verification)
     state.iteration += 1
     state.verification = verification
     state.attempts.append(f"{state.iteration}: {description}")
-    write_state(path, state)
+    escalated = state.iteration > MAX_ITERATIONS
+    if escalated:
+        state.status = "escalated"
+    state = await ctx.store.call(repo.save, state)
+    write_view(ctx.paths.self_healing, state)
     await audit_change(ctx, "self_heal", f"{description} | {verification}", _diff(before, state))
-    if state.iteration > MAX_ITERATIONS:
+    if escalated:
         await ctx.notify(
             owner_message(
                 ctx,
                 f"🚨 SELF-HEALING ESCALATION: {state.anomaly} is still not fixed after "
-                f"{MAX_ITERATIONS} iterations. I stopped trying; the history is in {path}.",
+                f"{MAX_ITERATIONS} iterations. I stopped trying; the history is in "
+                f"{ctx.paths.self_healing}. Clear it with /selfheal clear.",
                 kind="alert",
             )
         )
@@ -134,13 +227,27 @@ async def self_heal(ctx: MarkerContext, description: str, verification: str) -> 
 
 
 async def self_heal_resolved(ctx: MarkerContext) -> str:
-    """SELF_HEAL_RESOLVED: delete the state and tell the owner."""
-    path = ctx.paths.self_healing
-    before = read_state(path)
-    if before is None and not path.exists():
+    """SELF_HEAL_RESOLVED: close an open session, delete the view and tell the owner."""
+    repo = SelfHealStore(ctx.store)
+    before = await ctx.store.call(repo.current)
+    if before is None:
         return "no healing in progress"
-    path.unlink(missing_ok=True)
+    await _claim(ctx, "SELF_HEAL_RESOLVED")
+    if before.status == "escalated":
+        await audit_change(ctx, "self_heal:refused", "SELF_HEAL_RESOLVED", "escalated")
+        raise PermissionError("self-healing is escalated; only the owner can clear it")
+    await ctx.store.call(repo.close, "resolved", True)
+    write_view(ctx.paths.self_healing, None)
     await audit_change(ctx, "self_heal_resolved", "SELF_HEAL_RESOLVED", _diff(before, None))
-    anomaly = before.anomaly if before else "(unknown)"
-    await ctx.notify(owner_message(ctx, f"✅ Self-healing complete: {anomaly}", kind="alert"))
+    await ctx.notify(
+        owner_message(ctx, f"✅ Self-healing complete: {before.anomaly}", kind="alert")
+    )
     return "resolved"
+
+
+def clear_escalation(store: Store, path: Path) -> SelfHealingState | None:
+    """The owner clears the current session (escalated or open); None when there is none."""
+    cleared = SelfHealStore(store).close("cleared", only_open=False)
+    if cleared is not None:
+        write_view(path, None)
+    return cleared

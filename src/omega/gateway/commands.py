@@ -12,6 +12,8 @@ from omega.config import Config
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
+from omega.evolution.review import render_review
+from omega.evolution.self_heal import SelfHealStore, clear_escalation
 from omega.gateway.auth import is_owner
 from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
@@ -37,9 +39,10 @@ HELP = {
     "project [name|off]": "show, activate or deactivate a project",
     "limitations": "what I know I cannot do yet",
     "resolve <id>": "mark a limitation resolved",
-    "proposals": "proposed skills and tools waiting for review",
+    "proposals [id]": "proposals; with an id, everything approving it would load",
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
+    "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -278,6 +281,11 @@ def _resolve(ctx: CommandContext, args: str) -> str:
 
 
 def _proposals(ctx: CommandContext, args: str) -> str:
+    if args.strip().isdigit():
+        proposal = ProposalStore(ctx.store).get(int(args.strip()))
+        if proposal is None:
+            return f"No proposal #{args.strip()}."
+        return render_review(ctx.paths, proposal)
     items = ProposalStore(ctx.store).find()
     if not items:
         return "No proposals."
@@ -302,6 +310,34 @@ def _review(ctx: CommandContext, args: str, approving: bool) -> str:
         return reject(ctx.store, int(key), notes, who)
     except ReviewError as exc:
         return f"Not done: {exc}."
+
+
+def _selfheal(ctx: CommandContext, args: str) -> str:
+    state = SelfHealStore(ctx.store).current()
+    if args.strip().lower() != "clear":
+        if state is None:
+            return "No self-healing in progress."
+        return (
+            f"Self-healing {state.status}: {state.anomaly} "
+            f"(iteration {state.iteration}/{state.max_iterations})"
+        )
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    cleared = clear_escalation(ctx.store, ctx.paths.self_healing)
+    if cleared is None:
+        return "No self-healing in progress."
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    ctx.store.audit(
+        AuditEntry(
+            channel=ctx.message.channel,
+            sender_id=ctx.message.sender_id,
+            status="ok",
+            event="self_heal:cleared",
+            input_text=cleared.anomaly[:2000],
+            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}",
+        )
+    )
+    return f"Cleared self-healing of: {cleared.anomaly}."
 
 
 def _approve(ctx: CommandContext, args: str) -> str:
@@ -332,6 +368,7 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "proposals": _proposals,
     "approve": _approve,
     "reject": _reject,
+    "selfheal": _selfheal,
 }
 
 

@@ -21,10 +21,12 @@ from typing import Protocol, TypeVar
 
 from omega import i18n
 from omega.config import Config
+from omega.evolution.integrity import report_refusals
+from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
-from omega.evolution.procedural import ProposalStore
+from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments
-from omega.gateway.auth import check_auth
+from omega.gateway.auth import check_auth, is_owner
 from omega.gateway.commands import CommandContext, parse_command, run_command
 from omega.gateway.language import detect_language
 from omega.gateway.prompt import PromptSituation, compose_system_prompt
@@ -292,12 +294,14 @@ async def _context(
     deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], language: str, zone: tzinfo
 ) -> Context:
     matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
+    scope = scope_of(message.channel, message.sender_id)
+    matched = await _db(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
     system_prompt = compose_system_prompt(
         deps.prompts, _situation(deps, message, facts, zone, matched)
     )
     no_learnings: list[str] = []
     learnings = await _db(
-        deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, 5
+        deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5
     )
     request = ContextRequest(
         message=message,
@@ -392,7 +396,18 @@ def marker_context(
         state=deps.state,
         notify=out.send,
         cause=cause,
+        owner=is_owner(deps.config, message),
     )
+
+
+async def _report_refusals(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox
+) -> None:
+    """Files that were not loaded (unknown or changed) reach the owner once, as limitations."""
+    try:
+        await report_refusals(marker_context(deps, message, turn, out, cause="integrity"))
+    except Exception:
+        log.exception("reporting refused files failed")
 
 
 async def _introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
@@ -826,6 +841,7 @@ async def respond(
     await _send_new_images(deps, message, images_before, out)
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
+    await _report_refusals(deps, message, turn, out)
     if reply.tool_calls:
         await _introspect(deps, out, reply.provider)
     return text

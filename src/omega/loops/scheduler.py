@@ -130,6 +130,10 @@ class Scheduler:
             reply_target=task.reply_target,
             text=f"[Scheduled action, due now] {task.description}",
         )
+        if task.repeat == "once":
+            # One message id across retries, so its markers count once (a self-heal
+            # verification retried after a failed send is not a new iteration).
+            message.id = f"task:{task.id}"
         turn = await load_turn(self.deps, message)
         await respond(
             self.deps, message, turn, _Strict(self.out), cause="action", raise_errors=True

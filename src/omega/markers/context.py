@@ -34,6 +34,7 @@ class MarkerContext:
     state: RuntimeState
     notify: Notify
     cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
+    owner: bool = False  # whether the message came from the owner (gateway.auth.is_owner)
 
 
 @dataclass

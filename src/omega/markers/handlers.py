@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
+from omega.evolution.lessons import skill_improve
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.loops.checklist import add_item, remove_items
@@ -22,7 +23,7 @@ from omega.schedule import (
     resolve_timezone,
     timezone_name,
 )
-from omega.skills import SkillError, append_lesson
+from omega.skills import SkillError
 from omega.types import OutgoingMessage
 
 __all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
@@ -160,13 +161,8 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
 
 
 async def _skill_improve(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
-    skill = ctx.skills.get(event.fields[0])
-    if skill is None:
-        raise LookupError(f"no skill named {event.fields[0]!r}")
-    diff = await ctx.store.call(append_lesson, skill.path, event.fields[1])
-    if diff:
-        await audit_change(ctx, f"marker:{event.name}", event.raw, diff)
-    out.applied.append(f"SKILL_IMPROVE {skill.name} {'appended' if diff else 'known already'}")
+    # Never an edit of the SKILL.md: a lesson in memory.db (owner) or a proposal (anyone else).
+    out.applied.append(f"SKILL_IMPROVE {await skill_improve(ctx, *event.fields[:2])}")
 
 
 async def _limitation(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:

@@ -80,10 +80,10 @@ def build_provider(
         raise ProviderError(f"unknown provider {name!r}", kind="unavailable")
     tools = builtin_registry(paths.workspace, store)
     if store is not None:
-        from omega.evolution.registration import approved_human_tools
+        from omega.tools.human import load_human_tools
 
-        # Human-implemented tools in $OMEGA_HOME/tools/, only those whose proposal is approved.
-        for tool_name, function in approved_human_tools(store, paths).items():
+        # Human-implemented tools in $OMEGA_HOME/tools/, only those pinned by content hash.
+        for tool_name, function in load_human_tools(store, paths.home, paths.tools).items():
             try:
                 tools.add(function, name=tool_name)
             except ValueError as exc:

@@ -1,0 +1,35 @@
+"""Telling the owner, once, about a skill or tool file that was not loaded.
+
+The loaders note each refused content in artefact_refusals; here each new one becomes an open
+limitation (owner alert and HEARTBEAT.md through the usual path) and is marked reported.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from omega.evolution.limitations import raise_limitation
+from omega.markers.context import MarkerContext, owner_message
+from omega.memory.artefacts import ArtefactStore
+
+log = logging.getLogger(__name__)
+
+
+async def report_refusals(ctx: MarkerContext) -> int:
+    """Report every refusal not reported yet; returns how many were reported."""
+    artefacts = ArtefactStore(ctx.store, ctx.paths.home)
+    reported = 0
+    for refusal in await ctx.store.call(artefacts.unreported):
+        if not await ctx.store.call(artefacts.mark_reported, refusal.id):
+            continue
+        title = f"{refusal.kind} {refusal.name} is not loaded"
+        description = (
+            f"{refusal.path} is {refusal.reason} (sha256 {refusal.sha256[:16]}…): nobody "
+            f"approved this content, so it does not run. Review it; if you trust it, install "
+            f"it with `omega {refusal.kind}s add`."
+        )
+        _, created = await raise_limitation(ctx, title, description, "", "integrity")
+        if not created:  # known title, new content: still say so once
+            await ctx.notify(owner_message(ctx, f"{title}: {description}", kind="alert"))
+        reported += 1
+    return reported

@@ -1,0 +1,85 @@
+"""Skill lessons (SKILL_IMPROVE): kept in memory.db, never written into a SKILL.md.
+
+From the owner a lesson is for everyone; from anyone else it becomes a proposal the owner
+reviews like any other. A matching skill is shown to a person with the global lessons and
+their own, so one person's words never reach another person's prompt unreviewed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from omega.evolution.assess import assess
+from omega.evolution.procedural import GLOBAL, ProposalStore, scope_of
+from omega.markers.context import MarkerContext, audit_change, owner_message
+from omega.memory.store import Store
+from omega.skills import Skill
+
+MAX_LESSON = 500
+
+
+def with_lessons(store: Store, skills: list[Skill], scope: str) -> list[Skill]:
+    """The skills with this person's and the global lessons appended to their instructions."""
+    repo = ProposalStore(store)
+    shown = []
+    for skill in skills:
+        lessons = repo.lessons(skill.name, scope)
+        if lessons:
+            extra = "\n".join(f"- {lesson}" for lesson in lessons)
+            skill = dataclasses.replace(skill, body=f"{skill.body}\n\nLessons learned:\n{extra}")
+        shown.append(skill)
+    return shown
+
+
+async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
+    """One SKILL_IMPROVE marker: a global lesson from the owner, else a proposal."""
+    skill = ctx.skills.get(name)
+    if skill is None:
+        raise LookupError(f"no skill named {name!r}")
+    lesson = " ".join(lesson.split())[:MAX_LESSON]
+    if not lesson:
+        raise ValueError("a lesson must not be empty")
+    repo = ProposalStore(ctx.store)
+    if ctx.owner:
+        added = await ctx.store.call(repo.add_lesson, skill.name, lesson, GLOBAL, "owner")
+        if added:
+            await audit_change(ctx, "skill_lesson", f"{skill.name}: {lesson}", "scope: everyone")
+        return f"{skill.name} {'lesson added' if added else 'known already'}"
+    spec = {
+        "name": f"{skill.name}-lesson",
+        "skill": skill.name,
+        "description": f"A lesson for the skill {skill.name}",
+        "content": lesson,
+    }
+    judged = assess(spec)
+    gate = {
+        "action": "manual_review",
+        "errors": [],
+        "warnings": list(judged.reasons),
+        "risk": judged.risk,
+        "categories": sorted(judged.categories),
+    }
+    filed = await ctx.store.call(
+        repo.file,
+        "lesson",
+        spec,
+        goal=f"SKILL_IMPROVE from {scope_of(ctx.message.channel, ctx.message.sender_id)}",
+        source="skill_improve",
+        evidence=[lesson],
+        gate=gate,
+    )
+    await audit_change(
+        ctx, f"proposal:{filed.outcome}", json.dumps(spec)[:2000], f"#{filed.proposal.id}"
+    )
+    if filed.outcome == "new":
+        await ctx.notify(
+            owner_message(
+                ctx,
+                f"🧩 New proposal #{filed.proposal.id}: a lesson for skill '{skill.name}' from "
+                f"{ctx.message.channel}:{ctx.message.sender_id}: {lesson}\nReview with "
+                f"/proposals {filed.proposal.id}, then /approve or /reject it.",
+                kind="alert",
+            )
+        )
+    return f"{skill.name} lesson proposed (#{filed.proposal.id}, {filed.outcome})"

@@ -1,0 +1,85 @@
+"""The skills that may run: the bundled set, read from the package (never copied or edited),
+plus folders under $OMEGA_HOME/skills whose content matches a pin in the artefact registry.
+
+An unknown or changed folder is not parsed at all (its MCP servers never start); it is noted
+once per content for the owner. What is parsed is the very bytes that were hashed.
+"""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+from pathlib import Path
+
+from omega.memory.artefacts import ArtefactStore, files_digest, folder_files
+from omega.skills.skills import (
+    SKILL_FILE,
+    Skill,
+    SkillCatalog,
+    SkillError,
+    _dedupe,
+    _skill_folders,
+    parse_skill,
+)
+
+log = logging.getLogger(__name__)
+
+
+def bundled_dir() -> Path:
+    """The bundled skills inside the installed package (read-only for Omega)."""
+    return Path(str(resources.files("omega.skills") / "bundled"))
+
+
+class GuardedSkills(SkillCatalog):
+    """A SkillCatalog that admits only bundled skills and pinned folders."""
+
+    def __init__(self, skills_dir: Path, artefacts: ArtefactStore, bundled: Path | None) -> None:
+        super().__init__(skills_dir)
+        self.artefacts = artefacts
+        self._bundled = SkillCatalog(bundled) if bundled is not None else None
+        self._parsed: dict[tuple[Path, str], Skill | None] = {}
+        self._announced: set[str] = set()
+
+    def skills(self) -> list[Skill]:
+        """Bundled skills, then admitted ones, sorted by name (a bundled name always wins)."""
+        # Bundled skills are part of Omega itself, like its code: not audited per start.
+        bundled = self._bundled.skills() if self._bundled is not None else []
+        taken = {s.path.parent.name for s in bundled} | {s.name for s in bundled}
+        admitted: list[Skill] = []
+        with self._lock:
+            for folder in _skill_folders(self.skills_dir):
+                if not (folder / SKILL_FILE).is_file() or folder.name in taken:
+                    continue  # copies of bundled skills left by older versions never load
+                found = self._admit(folder)
+                if found is not None:
+                    admitted.append(found)
+        return _dedupe([*bundled, *admitted])
+
+    def _admit(self, folder: Path) -> Skill | None:
+        files = folder_files(folder)
+        digest = files_digest(files)
+        verdict = self.artefacts.verdict("skill", folder.name, folder, digest)
+        if verdict:
+            self.artefacts.refuse("skill", folder.name, folder, digest, verdict)
+            return None
+        key = (folder, digest)
+        if key not in self._parsed:
+            path = folder / SKILL_FILE
+            try:
+                text = files.get(SKILL_FILE, b"").decode("utf-8")
+                self._parsed[key] = parse_skill(text, path)
+            except (UnicodeDecodeError, SkillError) as exc:
+                log.warning("skipping skill: %s", exc)
+                self._parsed[key] = None
+        skill = self._parsed[key]
+        if skill is not None:
+            self._announce(skill, "pinned", digest)
+        return skill
+
+    def _announce(self, skill: Skill, origin: str, digest: str) -> None:
+        """Audit a load once per content per process."""
+        key = f"{skill.path}:{digest}"
+        if key in self._announced:
+            return
+        self._announced.add(key)
+        self.artefacts.loaded("skill", skill.name, skill.path.parent, digest, origin)
