@@ -277,9 +277,7 @@ def web() -> Iterator[str]:
     server.server_close()
 
 
-async def test_fetch_url_returns_status_and_page_text(
-    local_tools: BuiltinTools, web: str
-) -> None:
+async def test_fetch_url_returns_status_and_page_text(local_tools: BuiltinTools, web: str) -> None:
     tools = local_tools
     out = await tools.fetch_url(f"{web}/page.html")
     assert out.startswith("HTTP 200 text/html")

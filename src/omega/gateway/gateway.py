@@ -140,6 +140,22 @@ class Gateway:
             )
         return tasks
 
+    async def _alert_unconfined_sandbox(self) -> None:
+        """Tell the owner once when the configured sandbox cannot be enforced here."""
+        from omega.sandbox import degraded_alert, probe
+
+        status = probe(self.deps.config.sandbox.mode)
+        if not status.degraded:
+            return
+        log.warning("sandbox: %s", status.describe())
+        text = degraded_alert(status, self.deps.paths)
+        if text:
+            hb = self.deps.config.heartbeat
+            channel, target = (hb.channel, hb.reply_target) if hb.reply_target else ("", "")
+            if not channel:
+                channel, target = next(iter(self.channels), "terminal"), "owner"
+            await self.send(OutgoingMessage(channel, target, text, kind="alert"))
+
     async def run(
         self, stop: asyncio.Event | None = None, loops: bool = True, summarize_on_exit: bool = False
     ) -> None:
@@ -156,6 +172,7 @@ class Gateway:
         loops_stop = asyncio.Event()
         background = self._start_loops(loops_stop) if loops else []
         await self.replay_inbox()
+        await self._alert_unconfined_sandbox()
         channel_tasks = [
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()

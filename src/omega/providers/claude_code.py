@@ -313,7 +313,7 @@ def _settings_with_servers(
     for server in servers:
         argv = [server.command, *server.args]
         env = dict(server.env)
-        if sandbox is not None:
+        if sandbox is not None and sandbox.mode != "rwx":  # rwx: the CLI's limits are inherited
             paths = sandbox.server_paths(server.command, server.args)
             argv = sandbox.command(argv, extra_read=paths)
             env = sandbox.environment(env)
@@ -543,7 +543,7 @@ class ClaudeCodeProvider:
             proc = await asyncio.create_subprocess_exec(
                 *self._sandbox.command(argv, profile="claude", extra_read=paths),
                 cwd=self._workspace,
-                env=self._sandbox.environment(env),
+                env=self._sandbox.environment(env, profile="claude"),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

@@ -2,6 +2,6 @@
 Seatbelt on macOS, a reported degraded mode elsewhere). Imports only stdlib, config, paths."""
 
 from omega.sandbox.modes import MODES, Mode, Policy
-from omega.sandbox.runner import Sandbox, SandboxStatus, probe
+from omega.sandbox.runner import Sandbox, SandboxStatus, degraded_alert, probe
 
-__all__ = ["MODES", "Mode", "Policy", "Sandbox", "SandboxStatus", "probe"]
+__all__ = ["MODES", "Mode", "Policy", "Sandbox", "SandboxStatus", "degraded_alert", "probe"]

@@ -84,6 +84,27 @@ def proxy_ports(environ: Mapping[str, str]) -> list[int]:
     return ports
 
 
+def degraded_alert(status: SandboxStatus, paths: OmegaPaths) -> str | None:
+    """The owner alert for a degraded sandbox, once per distinct cause (remembered in
+    $OMEGA_HOME); None when confined as configured or already alerted."""
+    if not status.degraded:
+        return None
+    line = status.describe()
+    try:
+        if paths.sandbox_alerted.read_text(encoding="utf-8").strip() == line:
+            return None
+    except OSError:
+        pass
+    try:
+        paths.sandbox_alerted.write_text(line + "\n", encoding="utf-8")
+    except OSError:
+        log.warning("could not record the sandbox alert in %s", paths.sandbox_alerted)
+    return (
+        f"Warning: the OS sandbox is not enforced here. Sandbox: {line}. Commands I run "
+        "(shell, MCP servers, the claude CLI) can reach your files and Omega's secrets."
+    )
+
+
 class Sandbox:
     """The OS sandbox of one Omega: builds the argv that runs a command confined."""
 
@@ -201,11 +222,16 @@ class Sandbox:
             wrapped = [seatbelt.SANDBOX_EXEC, "-p", text, *wrapped]
         return wrapped
 
-    def environment(self, env: Mapping[str, str]) -> dict[str, str]:
-        """`env` with TMPDIR (and friends) pointing at the private temp dir."""
+    def environment(self, env: Mapping[str, str], profile: Profile = "tool") -> dict[str, str]:
+        """`env` with TMPDIR (and friends) pointing at the private temp dir; in `sandbox`
+        mode commands also get the workspace as HOME (the real one is closed to them, and
+        tools such as git stop at a configuration file they may not read)."""
         self.prepare()
         tmp = str(self.tmpdir)
-        return {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+        result = {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+        if self.mode == "sandbox" and profile == "tool":
+            result["HOME"] = str(self.paths.workspace)
+        return result
 
     def server_paths(self, command: str, args: Sequence[str]) -> list[str]:
         """What an MCP server needs to read: its program and the absolute paths among its
