@@ -156,11 +156,15 @@ class Sandbox:
         """Omega's own interpreter and package: readable so commands can run Python (and the
         launcher can run inside `claude`), never when they lie inside $OMEGA_HOME."""
         candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix}
-        candidates |= {str(Path(sys.executable).parent), str(Path(omega.__file__).parent)}
+        # The folder `omega` is imported from (site-packages, or src/ of a checkout).
+        candidates |= {str(Path(sys.executable).parent), str(Path(omega.__file__).parents[1])}
         found = []
         for path in sorted(candidates):
             resolved = real(path)
-            if not inside(resolved, self.layout.omega_home) and resolved != "/":
+            if inside(resolved, self.layout.omega_home) or inside(self.layout.omega_home, resolved):
+                continue
+            home = self.layout.user_home
+            if not (home and inside(home, resolved)):  # never $HOME itself or what holds it
                 found.append(resolved)
         return found
 
