@@ -81,15 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     if len(args) < 3 or args[1] != "--":
         print("usage: launch.py <policy json> -- command [args...]", file=sys.stderr)
         return 2
-    policy = Policy.from_json(args[0])
     command = args[2:]
     try:
+        policy = Policy.from_json(args[0])
         apply_limits(policy.limits)
         if policy.mode != "rwx":
             drop_root_capabilities()
         if policy.landlock:
             ruleset(policy, abi_version()).enforce()
-    except (LandlockError, OSError, ValueError) as exc:
+    except (LandlockError, OSError, ValueError, KeyError, TypeError) as exc:
         print(f"omega sandbox: refusing to run the command unconfined: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     try:
