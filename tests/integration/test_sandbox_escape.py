@@ -155,7 +155,21 @@ ATTACKS = [
         + " -c \"import socket; socket.create_connection(('127.0.0.1', {port})); print('TCP-OK')\"",
         _shows("TCP-OK"),
     ),
+    Attack(
+        "listen on TCP",
+        PY + " -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen();"
+        " print('LISTENING')\"",
+        _shows("LISTENING"),
+    ),
 ]
+if os.geteuid() == 0:  # CI runs as root: a root command must not keep its capabilities
+    ATTACKS.append(
+        Attack(
+            "keep root capabilities",
+            "grep CapEff /proc/self/status",
+            lambda world, out: "CapEff:\t0000000000000000" not in out,
+        )
+    )
 
 
 async def _attack(world: World, mode: Mode, attack: Attack) -> tuple[bool, str]:

@@ -116,3 +116,25 @@ def test_the_mcp_attack_is_real_in_rwx_mode(fake_openai: FakeOpenAI, isolated_en
     assert SECRET in results["r1"]
     assert results["w1"] == "written"
     assert (isolated_env / "tools" / "x.py").exists()
+
+
+def test_status_reports_the_mode_and_its_enforcement() -> None:
+    result = run_omega("status")
+    assert result.returncode == 0, result.stderr
+    (line,) = [row for row in result.stdout.splitlines() if row.startswith("sandbox ")]
+    assert "sandbox (landlock ABI " in line
+    rwx = run_omega("status", env={"OMEGA_SANDBOX__MODE": "rwx"})
+    assert "rwx - UNRESTRICTED" in rwx.stdout
+
+
+def test_rwx_mode_is_warned_at_start_and_in_slash_status(fake_openai: FakeOpenAI) -> None:
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_SANDBOX__MODE="rwx"),
+        stdin=jsonl({"text": "/status", "sender_id": "ana"}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "warning: sandbox rwx - UNRESTRICTED" in result.stderr
+    (status,) = [e["text"] for e in result.events if e["kind"] == "command"]
+    assert "Sandbox: rwx - UNRESTRICTED" in str(status)
