@@ -24,10 +24,10 @@ GROUP_RULES = (
 SANDBOX_RULES = {
     "sandbox": (
         "Sandbox (enforced by the operating system): your commands can read and run the "
-        "system's programs and read and write only your workspace {workspace} (temporary files "
-        "go to $TMPDIR inside it). The rest of the home folder, Omega's configuration, "
-        "memory, skills and tools are out of reach, and network connections are limited to "
-        "a few ports (web, ssh, dns)."
+        "system's programs, and read and write files only inside your workspace {workspace} "
+        "(temporary files go to $TMPDIR inside it). The rest of the home folder, Omega's "
+        "configuration, memory, skills and tools are out of reach, and network connections "
+        "are limited to a few ports (web, ssh, dns)."
     ),
     "rx": (
         "Sandbox rx (enforced by the operating system): your commands can read almost "
