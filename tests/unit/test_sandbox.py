@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -146,6 +147,12 @@ def test_macos_commands_go_through_sandbox_exec(tmp_path: Path) -> None:
     assert "(deny file-write*)" in argv[2]
     assert argv[-2:] == ["--", "ls"]
     assert Policy.from_json(argv[-3]).landlock is False  # Seatbelt confines, the launcher limits
+    rx = Sandbox(SandboxSection(mode="rx"), OmegaPaths(tmp_path), status=status, platform="darwin")
+    text = rx.command(["ls"], extra_read=["/", str(tmp_path)])[2]
+    assert (
+        '(subpath "/")' not in text
+        and f'(subpath "{tmp_path.resolve()}")' not in text.split("(deny file-write*)")[1]
+    )
 
 
 # ---- reporting -----------------------------------------------------------------------------
@@ -318,3 +325,21 @@ async def test_fetch_url_may_reach_private_addresses_when_allowed(
 ) -> None:
     tools = BuiltinTools(tmp_path / "workspace", allow_private_urls=True)
     assert "internal secret page" in await tools.fetch_url(f"http://{server}/")
+
+
+def test_extra_read_grants_never_open_protected_places(tmp_path: Path) -> None:
+    paths = OmegaPaths(tmp_path / "omega")
+    user = tmp_path / "user"
+    (user / "bin").mkdir(parents=True)
+    sandbox = Sandbox(SandboxSection(), paths, environ={"HOME": str(user)})
+    tool = tmp_path / "server.py"
+    tool.write_text("")
+    asked = ["/", str(tmp_path), str(paths.home / "skills"), str(user / "bin"), str(tool), "/usr"]
+    assert sandbox.safe_extra(asked) == [str(tool.resolve()), "/usr"]
+    rx = Sandbox(SandboxSection(mode="rx"), paths, environ={"HOME": str(user)})
+    assert rx.safe_extra([str(user / "bin"), str(user)]) == [str((user / "bin").resolve())]
+    # an MCP server's arguments: files only, never folders
+    assert sandbox.server_paths("true", ["/etc", str(tool), "-v"]) == [
+        os.path.dirname(os.path.realpath(shutil.which("true") or "")),
+        str(tool),
+    ]

@@ -212,14 +212,15 @@ class Sandbox:
         `sandbox-exec` with the generated profile in front of it."""
         if not argv:
             raise ValueError("empty command")
-        policy = self.policy(profile=profile, extra_read=extra_read, program=argv[0])
+        extra = self.safe_extra(extra_read)
+        policy = self.policy(profile=profile, extra_read=extra, program=argv[0])
         wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
         if self._platform == "darwin" and self.mode != "rwx" and not self.status.degraded:
             text = seatbelt.profile(
                 self.mode,
                 self.layout,
                 own=self.own_paths(),
-                extra_read=[p for p in policy.read if self._outside_home(p)],
+                extra_read=extra,
                 claude=profile == "claude",
                 tcp_ports=self.tcp_ports(),
             )
@@ -238,20 +239,31 @@ class Sandbox:
         return result
 
     def server_paths(self, command: str, args: Sequence[str]) -> list[str]:
-        """What an MCP server needs to read: its program and the absolute paths among its
-        arguments (never granted under $HOME in `sandbox` nor in protected places)."""
+        """What an MCP server needs to read: its program's folder and the files named by
+        absolute paths among its arguments (filtered by `safe_extra` when granted)."""
         found = []
         program = shutil.which(command, path=self._environ.get("PATH"))
         if program:
             found.append(str(Path(real(program)).parent))
-        found += [a for a in args if a.startswith("/") and os.path.exists(a)]
+        found += [a for a in args if a.startswith("/") and os.path.isfile(a)]
         return found
 
-    def _outside_home(self, path: str) -> bool:
+    def safe_extra(self, paths: Sequence[str]) -> list[str]:
+        """The extra read grants that open nothing protected: never `/`, never a folder that
+        holds $OMEGA_HOME, $HOME or a credential file, never inside $OMEGA_HOME (nor, in
+        `sandbox` mode, inside $HOME)."""
         layout = self.layout
-        if inside(path, layout.omega_home):
-            return False
-        return not (self.mode == "sandbox" and layout.user_home and inside(path, layout.user_home))
+        closed = [*layout.protected(), *([layout.user_home] if layout.user_home else [])]
+        safe = []
+        for path in (real(p) for p in paths):
+            if path == "/" or any(inside(c, path) for c in closed):
+                continue
+            if inside(path, layout.omega_home):
+                continue
+            if self.mode == "sandbox" and layout.user_home and inside(path, layout.user_home):
+                continue
+            safe.append(path)
+        return safe
 
 
 def claude_paths(program: str) -> list[str]:
