@@ -59,6 +59,18 @@ def _main(
         raise typer.Exit(0)
 
 
+def _warn_sandbox(runtime: Runtime) -> None:
+    """Warn at start (stderr and log) when commands the model runs are not confined."""
+    import logging
+
+    from omega.sandbox import probe
+
+    status = probe(runtime.config.sandbox.mode)
+    if status.mode == "rwx" or status.degraded:
+        logging.getLogger("omega.sandbox").warning("sandbox: %s", status.describe())
+        sys.stderr.write(f"omega: warning: sandbox {status.describe()}\n")
+
+
 def _runtime(stderr_level: str = "warning") -> Runtime:
     from omega.app import bootstrap
     from omega.config import ConfigError
@@ -103,6 +115,7 @@ def chat(
     runtime = _runtime()
     store = _open_store(runtime)
     deps = pipeline_deps(runtime, store)
+    _warn_sandbox(runtime)
     ok, reason = deps.provider.availability()
     if not ok:
         sys.stderr.write(
@@ -149,6 +162,7 @@ def start(
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
     deps = pipeline_deps(runtime, store)
+    _warn_sandbox(runtime)
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
     for name in ("telegram", "whatsapp"):
         if getattr(runtime.config.channel, name).enabled:
@@ -228,6 +242,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.providers import build_provider, resolve_provider_name
+    from omega.sandbox import probe
 
     runtime = _runtime()
     store = _open_store(runtime)
@@ -251,6 +266,7 @@ def status() -> None:
             str(runtime.paths.config) if runtime.paths.config.exists() else "(none: defaults)",
         ),
         ("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)"),
+        ("sandbox", probe(config.sandbox.mode).describe()),
     ]
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     p = config.provider

@@ -231,7 +231,24 @@ class HeartbeatSection(_Section):
 
 
 class SandboxSection(_Section):
+    # sandbox: the system read-only, the workspace read-write; rx: read anywhere but Omega's
+    # own files and credentials, write the workspace; rwx: unrestricted (warned).
     mode: Literal["sandbox", "rx", "rwx"] = "sandbox"
+    # TCP ports commands may connect to in sandbox and rx (Landlock ABI 4+); [] allows none.
+    # The port of a configured HTTP(S)_PROXY is added.
+    tcp_ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=lambda: [22, 53, 80, 443]
+    )
+    # Resource limits of every command the model runs (setrlimit; 0: no limit).
+    max_cpu_secs: Annotated[int, Field(ge=0)] = 600
+    max_memory_mb: Annotated[int, Field(ge=0)] = 8192  # address space
+    max_processes: Annotated[int, Field(ge=0)] = 256  # on top of the user's running ones
+    max_file_size_mb: Annotated[int, Field(ge=0)] = 1024
+
+
+class ToolsSection(_Section):
+    # fetch_url may reach loopback, private, link-local and cloud metadata addresses.
+    allow_private_urls: bool = False
 
 
 class EvolutionSection(_Section):
@@ -299,6 +316,7 @@ class Config(_Section):
     scheduler: SchedulerSection = Field(default_factory=SchedulerSection)
     heartbeat: HeartbeatSection = Field(default_factory=HeartbeatSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
+    tools: ToolsSection = Field(default_factory=ToolsSection)
     evolution: EvolutionSection = Field(default_factory=EvolutionSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     quant: QuantSection = Field(default_factory=QuantSection)

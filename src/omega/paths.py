@@ -80,6 +80,11 @@ class OmegaPaths:
         return self.home / "downloads"
 
     @property
+    def sandbox_alerted(self) -> Path:
+        """The degraded-sandbox status the owner was last alerted about."""
+        return self.home / "sandbox-alerted"
+
+    @property
     def whatsapp(self) -> Path:
         return self.home / "whatsapp"
 

@@ -5,7 +5,8 @@ FAKE_CLAUDE_SCRIPT names a JSON file holding a list of runs, used one per invoca
 order (the last one repeats). A run may set: result, subtype, session_id, is_error, cost,
 usage, tool_uses ([{name, input, result, is_error}]), sleep (seconds, after the init event),
 exit_code, stderr, no_result (default: true when exit_code is non-zero), raw_lines (emitted
-before the result), spawn_child (start a `sleep 60` child in the same process group).
+before the result), spawn_child (start a `sleep 60` child in the same process group),
+probe_reads / probe_writes (paths it tries to read / write, outcomes logged as "probes").
 Each invocation is appended as one JSON line to FAKE_CLAUDE_LOG.
 """
 
@@ -63,7 +64,24 @@ def next_run(script: Path) -> dict[str, Any]:
     return runs[min(used, len(runs) - 1)]
 
 
-def record(argv: list[str], child_pid: int | None) -> None:
+def probe(run: dict[str, Any]) -> dict[str, str]:
+    """Try the reads and writes the run asks for (as an attacker would); the outcome of each."""
+    outcomes: dict[str, str] = {}
+    for path in run.get("probe_reads", []):
+        try:
+            outcomes[f"read {path}"] = Path(path).read_text(errors="replace")[:200]
+        except OSError as exc:
+            outcomes[f"read {path}"] = f"error: {exc.strerror}"
+    for path in run.get("probe_writes", []):
+        try:
+            Path(path).write_text("written by claude\n")
+            outcomes[f"write {path}"] = "written"
+        except OSError as exc:
+            outcomes[f"write {path}"] = f"error: {exc.strerror}"
+    return outcomes
+
+
+def record(argv: list[str], child_pid: int | None, run: dict[str, Any] | None = None) -> None:
     """Append this invocation to FAKE_CLAUDE_LOG."""
     log_path = os.environ.get("FAKE_CLAUDE_LOG")
     if not log_path:
@@ -87,6 +105,7 @@ def record(argv: list[str], child_pid: int | None) -> None:
         "settings_mode": settings_mode,
         "pid": os.getpid(),
         "child_pid": child_pid,
+        "probes": probe(run or {}),
     }
     with open(log_path, "a", encoding="utf-8") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -153,7 +172,7 @@ def main() -> int:
     child_pid = None
     if run.get("spawn_child"):
         child_pid = subprocess.Popen(["sleep", "60"]).pid  # stays in our process group
-    record(argv, child_pid)
+    record(argv, child_pid, run)
     output_format = options.get("--output-format", "text")
     if output_format == "stream-json" and "--verbose" not in options:
         sys.stderr.write("Error: --output-format=stream-json requires --verbose\n")

@@ -15,10 +15,12 @@ from typing import Any
 
 import pytest
 
-from omega.config import ClaudeCodeConfig
+from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.paths import OmegaPaths
 from omega.providers import claude_code
 from omega.providers.base import ProviderError
 from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
+from omega.sandbox import Sandbox
 from omega.types import ChatMessage, Context, McpServer, Reply
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
@@ -72,8 +74,12 @@ def workspace(isolated_env: Path) -> Path:
 def make_provider(
     workspace: Path, output_format: OutputFormat = "stream-json", **config: Any
 ) -> ClaudeCodeProvider:
-    """A provider in `workspace` with ClaudeCodeConfig(**config)."""
-    return ClaudeCodeProvider(ClaudeCodeConfig(**config), workspace, output_format=output_format)
+    """A provider in `workspace` with ClaudeCodeConfig(**config), in `rwx` mode: the fake
+    keeps its script and log outside the workspace (the sandbox's own tests are below)."""
+    rwx = Sandbox(SandboxSection(mode="rwx"), OmegaPaths(workspace.parent))
+    return ClaudeCodeProvider(
+        ClaudeCodeConfig(**config), workspace, output_format=output_format, sandbox=rwx
+    )
 
 
 def make_context(prompt: str = "What's up?", **kwargs: Any) -> Context:

@@ -403,6 +403,7 @@ def test_heartbeat_carries_open_limitations_and_can_resolve_them(
     deps.paths.heartbeat.write_text("- [ ] No email — Cannot send emails\n- Check disk\n")
     assert asyncio.run(run_heartbeat(deps, Outbox())) is None
     assert "## Self-Audit" in provider.prompts[0]
+    assert "OS sandbox of your commands: sandbox (landlock ABI" in provider.prompts[0]
     assert "- No email: Cannot send emails" in provider.prompts[0]
     [item] = repo.list()
     assert item.status == "resolved"

@@ -19,6 +19,7 @@ from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
+from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.types import IncomingMessage
 
@@ -96,7 +97,7 @@ def _status(ctx: CommandContext, args: str) -> str:
     text = (
         f"Uptime: {hours}h {rest // 60}m {rest % 60}s\n"
         f"Provider: {ctx.provider_name}\n"
-        f"Sandbox: {ctx.config.sandbox.mode}\n"
+        f"Sandbox: {probe(ctx.config.sandbox.mode).describe()}\n"
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )

@@ -251,6 +251,18 @@ class Gateway:
             )
         return tasks
 
+    async def _alert_unconfined_sandbox(self) -> None:
+        """Tell the owner once when the configured sandbox cannot be enforced here."""
+        from omega.sandbox import degraded_alert, probe
+
+        status = probe(self.deps.config.sandbox.mode)
+        if not status.degraded:
+            return
+        log.warning("sandbox: %s", status.describe())
+        text = degraded_alert(status, self.deps.paths)
+        if text:
+            await self.send(owner_alert(text))
+
     async def run(
         self,
         stop: asyncio.Event | None = None,
@@ -271,6 +283,7 @@ class Gateway:
         loops_stop = asyncio.Event()
         background = self._start_loops(loops_stop) if loops else []
         await self.replay_inbox()
+        await self._alert_unconfined_sandbox()
         try:
             await self.flush_owner_alerts()
         except Exception:

@@ -20,10 +20,24 @@ GROUP_RULES = (
     "answer with exactly SILENT."
 )
 
+# What the OS sandbox enforces on every command you run (shell, MCP servers), stated plainly.
 SANDBOX_RULES = {
-    "sandbox": "Sandbox mode: read and write files only inside your workspace {workspace}.",
-    "rx": "Read-only mode: you may read anywhere, but write only inside {workspace}.",
-    "rwx": "",
+    "sandbox": (
+        "Sandbox (enforced by the operating system): your commands can read and run the "
+        "system's programs, and read and write files only inside your workspace {workspace} "
+        "(temporary files go to $TMPDIR inside it). The rest of the home folder, Omega's "
+        "configuration, memory, skills and tools are out of reach, and network connections "
+        "are limited to a few ports (web, ssh, dns)."
+    ),
+    "rx": (
+        "Sandbox rx (enforced by the operating system): your commands can read almost "
+        "anywhere, except Omega's own files and credential files, and write only inside "
+        "your workspace {workspace} (temporary files go to $TMPDIR inside it)."
+    ),
+    "rwx": (
+        "No sandbox: your commands run with the owner's full permissions. Work inside "
+        "{workspace} unless asked otherwise, and never touch Omega's own files."
+    ),
 }
 
 MARKER_GUIDE = """\

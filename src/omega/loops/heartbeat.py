@@ -17,6 +17,7 @@ from omega.memory.context import profile_lines
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers.base import ProviderError
+from omega.sandbox import probe
 from omega.schedule import resolve_timezone
 from omega.types import ChatMessage, Context, IncomingMessage
 
@@ -85,6 +86,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())
     limitations = await store.call(LimitationStore(store).list, "open")
     prompt += "\n\n" + SELF_AUDIT
+    prompt += f"\nOS sandbox of your commands: {probe(deps.config.sandbox.mode).describe()}."
     if limitations:
         prompt += "\n\nOpen limitations:\n" + "\n".join(
             f"- {item.title}: {item.description}" for item in limitations

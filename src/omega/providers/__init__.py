@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from omega.config import ApiProviderConfig, Config
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
+from omega.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from omega.memory.store import Store
@@ -57,6 +58,8 @@ def build_provider(
     """Construct the named provider from its config section (imports only what it needs);
     API providers get the built-in tools (`store` adds memory search)."""
     p = config.provider
+    # Every process started for the model (shell, `claude`, MCP servers) runs under it.
+    sandbox = Sandbox(config.sandbox, paths)
     if name == "local":
         from omega.providers.local import LocalProvider
 
@@ -64,7 +67,7 @@ def build_provider(
     if name == "claude-code":
         from omega.providers.claude_code import ClaudeCodeProvider
 
-        return ClaudeCodeProvider(p.claude_code, paths.workspace)
+        return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
     from omega.providers.api import ApiProvider, ApiSettings
     from omega.tools.builtin import builtin_registry
 
@@ -78,7 +81,9 @@ def build_provider(
     section = sections.get(name)
     if section is None:
         raise ProviderError(f"unknown provider {name!r}", kind="unavailable")
-    tools = builtin_registry(paths.workspace, store)
+    tools = builtin_registry(
+        paths.workspace, store, sandbox=sandbox, allow_private_urls=config.tools.allow_private_urls
+    )
     if store is not None:
         from omega.tools.human import load_human_tools
 
@@ -98,6 +103,7 @@ def build_provider(
             timeout_secs=p.timeout_secs,
         ),
         tools=tools,
+        sandbox=sandbox,
     )
 
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelResponse
     from pydantic_ai.models import Model
 
+    from omega.sandbox import Sandbox
     from omega.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -44,9 +45,15 @@ class ApiSettings:
 class ApiProvider:
     """A hosted or local HTTP model reached through pydantic-ai."""
 
-    def __init__(self, settings: ApiSettings, tools: ToolRegistry | None = None) -> None:
+    def __init__(
+        self,
+        settings: ApiSettings,
+        tools: ToolRegistry | None = None,
+        sandbox: Sandbox | None = None,
+    ) -> None:
         self.settings = settings
         self.tools = tools  # Omega's own tools, offered when a context allows tools
+        self.sandbox = sandbox  # MCP servers run under it (None: the default mode)
         self._models: dict[str, Model] = {}
         self._cached_agent: Agent[ToolDeps, str] | None = None
 
@@ -145,7 +152,8 @@ class ApiProvider:
                     if self.tools is not None and len(self.tools):
                         toolsets.append(self.tools.toolset())
                     # A matching skill's MCP servers live for this call only.
-                    toolsets += await enter_available(stack, mcp_toolsets(context.mcp_servers))
+                    servers = mcp_toolsets(context.mcp_servers, sandbox=self.sandbox)
+                    toolsets += await enter_available(stack, servers)
                 recorder = RecordingToolset(CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS)
                 result = await self._agent().run(
                     prompt,

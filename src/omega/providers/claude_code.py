@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from omega.config import ClaudeCodeConfig
+from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
+from omega.sandbox import Sandbox
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -293,8 +295,11 @@ def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
     os.replace(tmp, path)
 
 
-def _settings_with_servers(previous: bytes | None, servers: Sequence[McpServer]) -> bytes:
-    """The settings file for this call: the owner's settings (if any) plus our MCP servers."""
+def _settings_with_servers(
+    previous: bytes | None, servers: Sequence[McpServer], sandbox: Sandbox | None = None
+) -> bytes:
+    """The settings file for this call: the owner's settings (if any) plus our MCP servers,
+    each started through the sandbox's launcher (inside the CLI's own, wider sandbox)."""
     settings: dict[str, Any] = {}
     if previous:
         try:
@@ -306,11 +311,13 @@ def _settings_with_servers(previous: bytes | None, servers: Sequence[McpServer])
     existing = settings.get("mcpServers")
     entries: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
     for server in servers:
-        entries[server.name] = {
-            "command": server.command,
-            "args": list(server.args),
-            "env": dict(server.env),
-        }
+        argv = [server.command, *server.args]
+        env = dict(server.env)
+        if sandbox is not None and sandbox.mode != "rwx":  # rwx: the CLI's limits are inherited
+            paths = sandbox.server_paths(server.command, server.args)
+            argv = sandbox.command(argv, extra_read=paths)
+            env = sandbox.environment(env)
+        entries[server.name] = {"command": argv[0], "args": argv[1:], "env": env}
     settings["mcpServers"] = entries
     return json.dumps(settings, indent=2).encode()
 
@@ -344,7 +351,9 @@ def _recover_crashed_call(claude_dir: Path) -> None:
 
 
 @contextlib.contextmanager
-def _mcp_settings(workspace: Path, servers: Sequence[McpServer]) -> Iterator[None]:
+def _mcp_settings(
+    workspace: Path, servers: Sequence[McpServer], sandbox: Sandbox | None = None
+) -> Iterator[None]:
     """Write `.claude/settings.local.json` with the servers; restore what was there on exit."""
     claude_dir = workspace / ".claude"
     path = claude_dir / SETTINGS_NAME
@@ -368,7 +377,7 @@ def _mcp_settings(workspace: Path, servers: Sequence[McpServer]) -> Iterator[Non
         record = {"previous": None if previous is None else previous.decode(errors="replace")}
         try:
             _write_private(backup, json.dumps({**record, "mode": mode}).encode())
-            _write_private(path, _settings_with_servers(previous, servers))
+            _write_private(path, _settings_with_servers(previous, servers, sandbox))
         except OSError as exc:
             raise ProviderError(f"cannot write the MCP settings: {exc}") from None
         yield
@@ -392,11 +401,16 @@ class ClaudeCodeProvider:
         workspace: Path,
         executable: str = "claude",
         output_format: OutputFormat = "stream-json",
+        *,
+        sandbox: Sandbox | None = None,
     ) -> None:
         self._config = config
         self._workspace = workspace
         self._executable = executable
         self._output_format: OutputFormat = output_format
+        # The CLI and everything it starts run under the OS sandbox (its own folders added);
+        # without one given, the default mode with the workspace's parent as $OMEGA_HOME.
+        self._sandbox = sandbox or Sandbox(SandboxSection(), OmegaPaths(workspace.parent))
 
     @property
     def name(self) -> str:
@@ -426,7 +440,7 @@ class ClaudeCodeProvider:
         servers = _usable_servers(context.mcp_servers)
         if servers:
             async with _mcp_lock(self._workspace):
-                with _mcp_settings(self._workspace, servers):
+                with _mcp_settings(self._workspace, servers, self._sandbox):
                     reply = await self._complete(executable, context, servers, deadline)
         else:
             reply = await self._complete(executable, context, (), deadline)
@@ -471,7 +485,7 @@ class ClaudeCodeProvider:
                 argv += ["--tools", ""]
             log.info("claude-code: run %d (model %s)", attempt + 1, model)
             log.debug("claude-code prompt: %s", prompt)
-            outcome = await self._run_once(argv, deadline)
+            outcome = await self._run_once(argv, deadline, servers)
             if outcome.text.strip():
                 texts.append(outcome.text.strip())
             calls += outcome.tool_calls[: MAX_TOOL_CALLS - len(calls)]
@@ -520,13 +534,17 @@ class ClaudeCodeProvider:
             argv += ["--resume", resume]
         return argv
 
-    async def _run_once(self, argv: list[str], deadline: float) -> _RunOutcome:
+    async def _run_once(
+        self, argv: list[str], deadline: float, servers: Sequence[McpServer] = ()
+    ) -> _RunOutcome:
         env = {k: v for k, v in os.environ.items() if k != "CLAUDECODE"}  # no nested sessions
+        # The CLI's sandbox must also let the MCP servers it starts read their programs.
+        paths = [p for s in servers for p in self._sandbox.server_paths(s.command, s.args)]
         try:
             proc = await asyncio.create_subprocess_exec(
-                *argv,
+                *self._sandbox.command(argv, profile="claude", extra_read=paths),
                 cwd=self._workspace,
-                env=env,
+                env=self._sandbox.environment(env, profile="claude"),
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,

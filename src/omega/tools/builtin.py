@@ -13,12 +13,14 @@ import html
 import os
 import re
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
-from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from omega.config import SandboxSection
+from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, OmegaPaths
+from omega.sandbox import Sandbox
+from omega.tools.fetch import fetch
 from omega.tools.registry import ToolError, ToolRegistry, current_deps
 
 if TYPE_CHECKING:
@@ -71,13 +73,16 @@ class BuiltinTools:
         workspace: Path,
         store: Store | None = None,
         *,
-        command_prefix: Sequence[str] = (),
+        sandbox: Sandbox | None = None,
+        allow_private_urls: bool = False,
         fetch_timeout_secs: float = FETCH_TIMEOUT_SECS,
     ) -> None:
         self.workspace = workspace
         self.store = store
-        # The seam for the OS sandbox: argv placed before `/bin/sh -c <command>`.
-        self.command_prefix = tuple(command_prefix)
+        # Every command runs under the OS sandbox; without one given, the default mode with
+        # the workspace's parent as $OMEGA_HOME (the layout OmegaPaths gives).
+        self.sandbox = sandbox or Sandbox(SandboxSection(), OmegaPaths(workspace.parent))
+        self.allow_private_urls = allow_private_urls
         self.fetch_timeout_secs = fetch_timeout_secs
 
     # ---- the workspace ---------------------------------------------------------------------
@@ -103,6 +108,9 @@ class BuiltinTools:
         target = (root / relative).resolve()
         if not target.is_relative_to(root):
             raise ToolError(f"refused: {path!r} leads outside the workspace (through a symlink)")
+        if target.is_file() and target.stat().st_nlink > 1:
+            # A hard link may be a file outside the workspace ($OMEGA_HOME/config.toml).
+            raise ToolError(f"refused: {path!r} is a hard link to a file that may be elsewhere")
         return target
 
     def _shown(self, target: Path) -> str:
@@ -168,12 +176,9 @@ class BuiltinTools:
             raise ToolError("refused: empty command")
         timeout = min(max(timeout_secs, 1), MAX_SHELL_TIMEOUT)
         process = await asyncio.create_subprocess_exec(
-            *self.command_prefix,
-            "/bin/sh",
-            "-c",
-            command,
+            *self.sandbox.command(["/bin/sh", "-c", command]),
             cwd=self.root(),
-            env=tool_environment(),
+            env=self.sandbox.environment(tool_environment()),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,
@@ -220,30 +225,16 @@ class BuiltinTools:
         )
 
     async def fetch_url(self, url: str) -> str:
-        """Fetch an http(s) URL; returns the status and the text."""
-        parts = urlsplit(url.strip())
-        if parts.scheme.lower() not in ("http", "https") or not parts.netloc:
-            raise ToolError(f"refused: only http:// and https:// URLs can be fetched, not {url!r}")
+        """Fetch an http(s) URL on the public internet; returns the status and the text."""
         import httpx
 
-        body = bytearray()
-        truncated = False
         try:
-            async with (
-                asyncio.timeout(self.fetch_timeout_secs),
-                httpx.AsyncClient(
-                    timeout=self.fetch_timeout_secs, follow_redirects=True, max_redirects=5
-                ) as client,
-                client.stream("GET", url.strip(), headers={"User-Agent": "Omega"}) as response,
-            ):
-                async for chunk in response.aiter_bytes():
-                    body.extend(chunk)
-                    if len(body) > MAX_FETCH_BYTES:
-                        truncated = True
-                        break
-                status = response.status_code
-                content_type = response.headers.get("content-type", "")
-                encoding = response.encoding or "utf-8"
+            page = await fetch(
+                url,
+                allow_private=self.allow_private_urls,
+                timeout_secs=self.fetch_timeout_secs,
+                max_bytes=MAX_FETCH_BYTES,
+            )
         except TimeoutError:
             raise ToolError(
                 f"timed out after {self.fetch_timeout_secs:g}s fetching {url}"
@@ -251,14 +242,14 @@ class BuiltinTools:
         except httpx.HTTPError as exc:
             raise ToolError(f"could not fetch {url}: {type(exc).__name__}: {exc}") from None
         try:
-            text = bytes(body[:MAX_FETCH_BYTES]).decode(encoding, errors="replace")
+            text = page.body.decode(page.encoding, errors="replace")
         except LookupError:  # an encoding name Python does not know
-            text = bytes(body[:MAX_FETCH_BYTES]).decode("utf-8", errors="replace")
-        if "html" in content_type.lower():
+            text = page.body.decode("utf-8", errors="replace")
+        if "html" in page.content_type.lower():
             text = html_to_text(text)
-        if truncated:
+        if page.truncated:
             text += f"\n[truncated: only the first {MAX_FETCH_BYTES} bytes were read]"
-        return f"HTTP {status} {content_type}\n\n{text}"
+        return f"HTTP {page.status} {page.content_type}\n\n{text}"
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
@@ -291,10 +282,11 @@ def builtin_registry(
     workspace: Path,
     store: Store | None = None,
     *,
-    command_prefix: Sequence[str] = (),
+    sandbox: Sandbox | None = None,
+    allow_private_urls: bool = False,
 ) -> ToolRegistry:
     """The built-in tools in a registry (memory search only when there is a store)."""
-    tools = BuiltinTools(workspace, store, command_prefix=command_prefix)
+    tools = BuiltinTools(workspace, store, sandbox=sandbox, allow_private_urls=allow_private_urls)
     registry = ToolRegistry()
     registry.add(tools.read_file)
     registry.add(tools.write_file)

@@ -2,7 +2,8 @@
 
 Each server's tools are prefixed with its name (`calc` + `add` -> `calc_add`), so two servers
 never offer the model the same tool name. Servers start with the MCP SDK's minimal inherited
-environment plus what the skill declares, so Omega's credentials do not reach them.
+environment plus what the skill declares, so Omega's credentials do not reach them, and run
+under the OS sandbox like every command the model can drive.
 """
 
 from __future__ import annotations
@@ -14,6 +15,9 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from omega.config import SandboxSection
+from omega.paths import OmegaPaths, default_home
+from omega.sandbox import Sandbox
 from omega.types import McpServer
 
 if TYPE_CHECKING:
@@ -40,21 +44,29 @@ def mcp_toolsets(
     *,
     cwd: Path | None = None,
     init_timeout: float = MCP_INIT_TIMEOUT_SECS,
+    sandbox: Sandbox | None = None,
 ) -> list[AbstractToolset[Any]]:
-    """One prefixed toolset per distinct server; each process lives only while a run uses it."""
+    """One prefixed toolset per distinct server, each started under the OS sandbox (by default
+    the default mode for $OMEGA_HOME); a process lives only while a run uses it."""
     if not servers:
         return []
+    sandbox = sandbox or Sandbox(SandboxSection(), OmegaPaths(default_home()))
     from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
 
     toolsets: list[AbstractToolset[Any]] = []
     taken: set[str] = set()
     for server in dict.fromkeys(servers):  # two matching skills may declare the same server
+        argv = sandbox.command(
+            [server.command, *server.args],
+            extra_read=sandbox.server_paths(server.command, server.args),
+        )
         transport = StdioTransport(
-            command=server.command,
-            args=list(server.args),
-            env=dict(server.env) or None,
-            cwd=str(cwd) if cwd else None,
+            command=argv[0],
+            args=argv[1:],
+            # Added to the SDK's minimal environment: TMPDIR is the private temp dir.
+            env=sandbox.environment(dict(server.env)),
+            cwd=str(cwd or sandbox.paths.workspace),
             keep_alive=False,  # the process ends with the call
         )
         toolset: MCPToolset[Any] = MCPToolset(

@@ -1,0 +1,284 @@
+"""`Sandbox`: wraps every command Omega starts for the model (shell, `claude`, MCP servers) in
+the launcher, and says honestly how the configured mode is enforced on this system."""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import urlsplit
+
+import omega
+from omega.paths import PRIVATE_DIR_MODE
+from omega.sandbox import landlock, seatbelt
+from omega.sandbox.modes import Layout, Mode, Policy, build_policy, inside, real
+
+if TYPE_CHECKING:
+    from omega.config import SandboxSection
+    from omega.paths import OmegaPaths
+
+log = logging.getLogger(__name__)
+
+LAUNCHER = Path(__file__).with_name("launch.py")
+TMP_NAME = ".tmp"
+Profile = Literal["tool", "claude"]
+_PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+
+
+@dataclass(frozen=True)
+class SandboxStatus:
+    """The configured mode and what enforces it here."""
+
+    mode: Mode
+    enforcement: str  # "landlock ABI 7", "seatbelt", or "none"
+    degraded: bool  # the mode asks for confinement this system cannot give
+    detail: str = ""
+
+    def describe(self) -> str:
+        """One line for `omega status` and `/status`."""
+        if self.mode == "rwx":
+            return "rwx - UNRESTRICTED: commands can read and write everything you can"
+        if self.degraded:
+            return f"{self.mode} - DEGRADED, commands run unconfined: {self.detail}"
+        return f"{self.mode} ({self.enforcement})"
+
+
+def probe(mode: Mode, *, platform: str | None = None, abi: int | None = None) -> SandboxStatus:
+    """How `mode` can be enforced on this system (Landlock's ABI is asked of the kernel)."""
+    system = platform or sys.platform
+    if mode == "rwx":
+        return SandboxStatus(mode, "none", degraded=False, detail="unrestricted by configuration")
+    if system.startswith("linux"):
+        version = landlock.abi_version() if abi is None else abi
+        if version >= 1:
+            return SandboxStatus(mode, f"landlock ABI {version}", degraded=False)
+        return SandboxStatus(
+            mode, "none", degraded=True, detail="this Linux kernel does not offer Landlock"
+        )
+    if system == "darwin":
+        if os.path.exists(seatbelt.SANDBOX_EXEC):
+            return SandboxStatus(mode, "seatbelt", degraded=False)
+        return SandboxStatus(mode, "none", degraded=True, detail="sandbox-exec is missing")
+    return SandboxStatus(mode, "none", degraded=True, detail=f"no OS sandbox on {system}")
+
+
+def proxy_ports(environ: Mapping[str, str]) -> list[int]:
+    """The ports of configured HTTP proxies (commands must reach them to reach the web)."""
+    ports = []
+    for var in _PROXY_VARS:
+        value = environ.get(var, "").strip()
+        if not value:
+            continue
+        try:
+            parts = urlsplit(value if "://" in value else f"http://{value}")
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            continue
+        ports.append(port)
+    return ports
+
+
+def degraded_alert(status: SandboxStatus, paths: OmegaPaths) -> str | None:
+    """The owner alert for a degraded sandbox, once per distinct cause (remembered in
+    $OMEGA_HOME); None when confined as configured or already alerted."""
+    if not status.degraded:
+        return None
+    line = status.describe()
+    try:
+        if paths.sandbox_alerted.read_text(encoding="utf-8").strip() == line:
+            return None
+    except OSError:
+        pass
+    try:
+        paths.sandbox_alerted.write_text(line + "\n", encoding="utf-8")
+    except OSError:
+        log.warning("could not record the sandbox alert in %s", paths.sandbox_alerted)
+    return (
+        f"Warning: the OS sandbox is not enforced here. Sandbox: {line}. Commands I run "
+        "(shell, MCP servers, the claude CLI) can reach your files and Omega's secrets."
+    )
+
+
+class Sandbox:
+    """The OS sandbox of one Omega: builds the argv that runs a command confined."""
+
+    def __init__(
+        self,
+        settings: SandboxSection,
+        paths: OmegaPaths,
+        *,
+        environ: Mapping[str, str] | None = None,
+        status: SandboxStatus | None = None,
+        platform: str | None = None,
+    ) -> None:
+        self.settings = settings
+        self.paths = paths
+        self._environ = os.environ if environ is None else environ
+        self._status = status
+        self._platform = platform or sys.platform
+
+    @property
+    def mode(self) -> Mode:
+        """The configured mode."""
+        return self.settings.mode
+
+    @property
+    def status(self) -> SandboxStatus:
+        """The mode and its enforcement here (probed once)."""
+        if self._status is None:
+            self._status = probe(self.mode, platform=self._platform)
+        return self._status
+
+    @property
+    def tmpdir(self) -> Path:
+        """The private temp dir commands get as TMPDIR (inside the workspace, owner-only)."""
+        return self.paths.workspace / TMP_NAME
+
+    @cached_property
+    def layout(self) -> Layout:
+        """Where things are, as real paths."""
+        home = self._environ.get("HOME", "").strip()
+        user_home = real(home) if home else ""
+        return Layout(
+            omega_home=real(self.paths.home),
+            workspace=real(self.paths.workspace),
+            tmpdir=real(self.tmpdir),
+            user_home="" if user_home == "/" else user_home,
+        )
+
+    def own_paths(self) -> list[str]:
+        """Omega's own interpreter and package: readable so commands can run Python (and the
+        launcher can run inside `claude`), never when they lie inside $OMEGA_HOME."""
+        candidates = {sys.prefix, sys.base_prefix, sys.exec_prefix}
+        # The folder `omega` is imported from (site-packages, or src/ of a checkout).
+        candidates |= {str(Path(sys.executable).parent), str(Path(omega.__file__).parents[1])}
+        found = []
+        for path in sorted(candidates):
+            resolved = real(path)
+            if inside(resolved, self.layout.omega_home) or inside(self.layout.omega_home, resolved):
+                continue
+            home = self.layout.user_home
+            if not (home and inside(home, resolved)):  # never $HOME itself or what holds it
+                found.append(resolved)
+        return found
+
+    def tcp_ports(self) -> list[int]:
+        """The TCP ports commands may connect to."""
+        return [*self.settings.tcp_ports, *proxy_ports(self._environ)]
+
+    def limits(self, profile: Profile) -> dict[str, int]:
+        """The resource limits of a command: `claude` (a long-lived node program) keeps its
+        CPU time and address space unlimited."""
+        s = self.settings
+        limits = {
+            "processes": s.max_processes,
+            "file_size_bytes": s.max_file_size_mb * 1024 * 1024,
+        }
+        if profile == "tool":
+            limits["cpu_secs"] = s.max_cpu_secs
+            limits["memory_bytes"] = s.max_memory_mb * 1024 * 1024
+        return limits
+
+    def policy(
+        self, *, profile: Profile = "tool", extra_read: Sequence[str] = (), program: str = ""
+    ) -> Policy:
+        """The launcher's policy for one command (`program`: the `claude` executable)."""
+        self.prepare()
+        return build_policy(
+            self.mode,
+            self.layout,
+            landlock=self._platform.startswith("linux") and not self.status.degraded,
+            own=[*self.own_paths(), *(claude_paths(program) if profile == "claude" else [])],
+            extra_read=extra_read,
+            claude=profile == "claude",
+            tcp_ports=self.tcp_ports(),
+            limits=self.limits(profile),
+        )
+
+    def prepare(self) -> None:
+        """Create the workspace and the private temp dir (owner-only)."""
+        self.tmpdir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+
+    def command(
+        self, argv: Sequence[str], *, profile: Profile = "tool", extra_read: Sequence[str] = ()
+    ) -> list[str]:
+        """The argv that runs `argv` confined: the launcher (limits, Landlock) and on macOS
+        `sandbox-exec` with the generated profile in front of it."""
+        if not argv:
+            raise ValueError("empty command")
+        extra = self.safe_extra(extra_read)
+        policy = self.policy(profile=profile, extra_read=extra, program=argv[0])
+        wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
+        if self._platform == "darwin" and self.mode != "rwx" and not self.status.degraded:
+            text = seatbelt.profile(
+                self.mode,
+                self.layout,
+                own=self.own_paths(),
+                extra_read=extra,
+                claude=profile == "claude",
+                tcp_ports=self.tcp_ports(),
+            )
+            wrapped = [seatbelt.SANDBOX_EXEC, "-p", text, *wrapped]
+        return wrapped
+
+    def environment(self, env: Mapping[str, str], profile: Profile = "tool") -> dict[str, str]:
+        """`env` with TMPDIR (and friends) pointing at the private temp dir; in `sandbox`
+        mode commands also get the workspace as HOME (the real one is closed to them, and
+        tools such as git stop at a configuration file they may not read)."""
+        self.prepare()
+        tmp = str(self.tmpdir)
+        result = {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
+        if self.mode == "sandbox" and profile == "tool":
+            result["HOME"] = str(self.paths.workspace)
+        return result
+
+    def server_paths(self, command: str, args: Sequence[str]) -> list[str]:
+        """What an MCP server needs to read: its program's folder and the files named by
+        absolute paths among its arguments (filtered by `safe_extra` when granted)."""
+        found = []
+        program = shutil.which(command, path=self._environ.get("PATH"))
+        if program:
+            found.append(str(Path(real(program)).parent))
+        found += [a for a in args if a.startswith("/") and os.path.isfile(a)]
+        return found
+
+    def safe_extra(self, paths: Sequence[str]) -> list[str]:
+        """The extra read grants that open nothing protected: never `/`, never a folder that
+        holds $OMEGA_HOME, $HOME or a credential file, never inside $OMEGA_HOME (nor, in
+        `sandbox` mode, inside $HOME)."""
+        layout = self.layout
+        closed = [*layout.protected(), *([layout.user_home] if layout.user_home else [])]
+        safe = []
+        for path in (real(p) for p in paths):
+            if path == "/" or any(inside(c, path) for c in closed):
+                continue
+            if inside(path, layout.omega_home):
+                continue
+            if self.mode == "sandbox" and layout.user_home and inside(path, layout.user_home):
+                continue
+            safe.append(path)
+        return safe
+
+
+def claude_paths(program: str) -> list[str]:
+    """The `claude` CLI's program folder and, for an npm install, its package and node."""
+    found: list[str] = []
+    located = shutil.which(program)
+    if located is None:
+        return found
+    resolved = Path(real(located))
+    found.append(str(resolved.parent))
+    parts = resolved.parts
+    if "node_modules" in parts:
+        index = len(parts) - 1 - parts[::-1].index("node_modules")
+        found.append(str(Path(*parts[: index + 3])))
+        node = shutil.which("node")
+        if node:
+            found.append(str(Path(real(node)).parent.parent))
+    return found

@@ -1,0 +1,83 @@
+"""The `claude` CLI under the OS sandbox: the fake CLI plays the attacker from inside it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.paths import OmegaPaths
+from omega.providers.claude_code import ClaudeCodeProvider
+from omega.sandbox import Sandbox
+from omega.sandbox.modes import Mode
+from omega.types import ChatMessage, Context
+
+FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
+SECRET = "sk-config-secret-5151"
+
+
+def run_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> dict[str, str]:
+    """Run the fake `claude` through the provider in `mode`; what its probes found."""
+    home = tmp_path / "omega-home"
+    paths = OmegaPaths(home)
+    paths.ensure()
+    paths.config.write_text(f'api_key = "{SECRET}"\n')
+    user_home = tmp_path / "user-home"
+    (user_home / ".claude").mkdir(parents=True)
+    (user_home / "notes.txt").write_text("private notes")
+    monkeypatch.setenv("HOME", str(user_home))
+    bin_dir = tmp_path / "bin"  # the CLI's program folder: readable for it
+    bin_dir.mkdir()
+    shutil.copy(FAKE, bin_dir / "fake_claude.py")
+    wrapper = bin_dir / "claude"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {bin_dir / "fake_claude.py"} "$@"\n')
+    wrapper.chmod(0o755)
+    run: dict[str, Any] = {
+        "result": "ok",
+        "probe_reads": [str(paths.config), str(user_home / "notes.txt")],
+        "probe_writes": [str(paths.tools / "evil.py"), str(user_home / ".claude" / "state.json")],
+    }
+    script = paths.workspace / "script.json"  # the fake's own files live where it may write
+    script.write_text(json.dumps([run]))
+    log = paths.workspace / "calls.jsonl"
+    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(script))
+    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(log))
+    sandbox = Sandbox(SandboxSection(mode=mode), paths)
+    provider = ClaudeCodeProvider(
+        ClaudeCodeConfig(), paths.workspace, executable=str(wrapper), sandbox=sandbox
+    )
+    context = Context(system_prompt="", messages=[ChatMessage("user", "hi")])
+    reply = asyncio.run(provider.complete(context))
+    assert reply.text == "ok"
+    (call,) = [json.loads(line) for line in log.read_text().splitlines()]
+    probes: dict[str, str] = call["probes"]
+    return {
+        key.replace(str(home), "$OMEGA_HOME").replace(str(user_home), "~"): value
+        for key, value in probes.items()
+    }
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "rx"])
+def test_claude_reaches_its_own_folder_and_not_omegas_secrets(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode
+) -> None:
+    probes = run_claude(tmp_path, monkeypatch, mode)
+    assert probes["read $OMEGA_HOME/config.toml"].startswith("error: Permission denied")
+    assert probes["write $OMEGA_HOME/tools/evil.py"].startswith("error: Permission denied")
+    assert probes["write ~/.claude/state.json"] == "written"
+    expected_notes = "error: Permission denied" if mode == "sandbox" else "private notes"
+    assert probes["read ~/notes.txt"] == expected_notes
+
+
+def test_claude_reads_everything_in_rwx_mode(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    probes = run_claude(tmp_path, monkeypatch, "rwx")
+    assert SECRET in probes["read $OMEGA_HOME/config.toml"]
+    assert probes["write $OMEGA_HOME/tools/evil.py"] == "written"

@@ -1,0 +1,345 @@
+"""The sandbox's policy, its macOS profile, its reporting when degraded, resource limits, and
+the in-process tools' and fetch_url's own guards."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from threading import Thread
+
+import pytest
+
+from omega.config import Config, SandboxSection, load_config
+from omega.paths import OmegaPaths
+from omega.sandbox import Sandbox, SandboxStatus, degraded_alert, probe
+from omega.sandbox import landlock as ll
+from omega.sandbox.modes import Layout, Policy, build_policy, expand, ruleset
+from omega.sandbox.seatbelt import profile
+from omega.tools import fetch as fetch_module
+from omega.tools.builtin import BuiltinTools
+from omega.tools.registry import ToolError
+
+
+@pytest.fixture
+def layout(tmp_path: Path) -> Layout:
+    home = tmp_path / "omega"
+    (home / "workspace" / ".tmp").mkdir(parents=True)
+    (home / "tools").mkdir()
+    user = tmp_path / "user"
+    (user / ".ssh").mkdir(parents=True)
+    return Layout(
+        omega_home=str(home),
+        workspace=str(home / "workspace"),
+        tmpdir=str(home / "workspace" / ".tmp"),
+        user_home=str(user),
+    )
+
+
+# ---- the policy ----------------------------------------------------------------------------
+
+
+def test_expand_allows_everything_beside_the_excluded_path(tmp_path: Path) -> None:
+    for name in ("a", "b/keep", "b/secret/x"):
+        (tmp_path / name).mkdir(parents=True)
+    (tmp_path / "file").write_text("x")
+    rules = dict(expand(str(tmp_path), ll.READ, [str(tmp_path / "b" / "secret")]))
+    assert rules[str(tmp_path)] == ll.READ_DIR  # the way there may only be listed
+    assert rules[str(tmp_path / "b")] == ll.READ_DIR
+    assert rules[str(tmp_path / "a")] == ll.READ
+    assert rules[str(tmp_path / "file")] == ll.READ
+    assert rules[str(tmp_path / "b" / "keep")] == ll.READ
+    assert str(tmp_path / "b" / "secret") not in rules
+    assert expand(str(tmp_path / "b" / "secret" / "x"), ll.READ, [str(tmp_path / "b")]) == []
+
+
+def test_sandbox_policy_reads_the_system_and_writes_only_the_workspace(layout: Layout) -> None:
+    policy = build_policy("sandbox", layout, tcp_ports=[443])
+    assert "/usr" in policy.read and "/etc" in policy.read and "/" not in policy.read
+    assert policy.write == (layout.workspace, layout.tmpdir)
+    assert policy.home == layout.user_home
+    assert layout.omega_home in policy.exclude and "/dev" in policy.exclude
+    assert policy.tcp_ports == (443,)
+    assert Policy.from_json(policy.to_json()) == policy
+
+
+def test_rx_policy_reads_everywhere_but_protected_places(layout: Layout) -> None:
+    policy = build_policy("rx", layout)
+    assert policy.read == ("/",)
+    assert policy.home == ""
+    assert os.path.join(layout.user_home, ".ssh") in policy.exclude
+    rules = dict(ruleset(policy, abi=7).paths)
+    assert rules[layout.workspace] == ll.WRITE
+    assert layout.omega_home not in rules
+    assert os.path.join(layout.omega_home, "tools") not in rules
+    assert os.path.join(layout.user_home, ".ssh") not in rules
+    assert not ll.WRITE & (ll.MAKE_BLOCK | ll.MAKE_CHAR)  # no device nodes, even as root
+
+
+def test_rwx_policy_has_no_rules_but_keeps_the_limits(layout: Layout) -> None:
+    policy = build_policy("rwx", layout, limits={"cpu_secs": 5})
+    assert not policy.landlock and policy.read == () and policy.limits == {"cpu_secs": 5}
+
+
+def test_claude_gets_its_own_folders_and_nothing_more(layout: Layout) -> None:
+    plain = build_policy("sandbox", layout)
+    claude = build_policy("sandbox", layout, claude=True)
+    extra = set(claude.write) - set(plain.write)
+    assert os.path.join(layout.user_home, ".claude") in extra
+    assert all(p.startswith(layout.user_home + "/.") for p in extra)
+    assert any(path.endswith("/.claude.json") for path, _ in claude.files)
+
+
+def test_the_launcher_refuses_to_run_unconfined(tmp_path: Path) -> None:
+    from omega.sandbox.launch import EXIT_REFUSED
+    from omega.sandbox.runner import LAUNCHER
+
+    marker = tmp_path / "ran"
+    broken = '{"mode": "sandbox", "landlock": true, "limits": {"cpu_secs": "lots"}}'
+    command = [sys.executable, "-I", str(LAUNCHER), broken, "--", "touch", str(marker)]
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == EXIT_REFUSED
+    assert "refusing to run the command unconfined" in result.stderr
+    assert not marker.exists()
+
+
+def test_landlock_rights_follow_the_abi() -> None:
+    assert ll.fs_rights(1) == (1 << 13) - 1
+    assert ll.fs_rights(3) & ll.TRUNCATE and not ll.fs_rights(3) & ll.IOCTL_DEV
+    assert ll.fs_rights(7) & ll.IOCTL_DEV
+
+
+# ---- macOS ---------------------------------------------------------------------------------
+
+
+def test_seatbelt_sandbox_profile_closes_home_and_omega_home(layout: Layout) -> None:
+    text = profile("sandbox", layout, own=["/opt/py"], tcp_ports=[443])
+    lines = text.splitlines()
+    assert lines[:2] == ["(version 1)", "(allow default)"]
+    closed = next(line for line in lines if line.startswith("(deny file-read* file-write*"))
+    assert f'(subpath "{layout.omega_home}")' in closed
+    assert f'(subpath "{layout.user_home}")' in closed
+    deny_writes = lines.index("(deny file-write*)")
+    reopen = next(i for i, line in enumerate(lines) if f'(subpath "{layout.workspace}")' in line)
+    assert reopen > deny_writes  # the last matching rule wins
+    assert '(allow file-read* (subpath "/opt/py"))' in lines
+    assert '(allow network-outbound (remote tcp "*:443"))' in lines
+
+
+def test_seatbelt_rx_profile_closes_credentials_only(layout: Layout) -> None:
+    text = profile("rx", layout)
+    assert f'(subpath "{layout.user_home}/.ssh")' in text
+    assert f'(deny file-read* file-write* (subpath "{layout.omega_home}"))' in text
+    assert f'(subpath "{layout.user_home}")' not in text.replace(f"{layout.user_home}/", "")
+    assert profile("rwx", layout) == "(version 1)\n(allow default)\n"
+
+
+def test_macos_commands_go_through_sandbox_exec(tmp_path: Path) -> None:
+    status = SandboxStatus("sandbox", "seatbelt", degraded=False)
+    sandbox = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=status, platform="darwin")
+    argv = sandbox.command(["ls"])
+    assert argv[:2] == ["/usr/bin/sandbox-exec", "-p"]
+    assert "(deny file-write*)" in argv[2]
+    assert argv[-2:] == ["--", "ls"]
+    assert Policy.from_json(argv[-3]).landlock is False  # Seatbelt confines, the launcher limits
+    rx = Sandbox(SandboxSection(mode="rx"), OmegaPaths(tmp_path), status=status, platform="darwin")
+    text = rx.command(["ls"], extra_read=["/", str(tmp_path)])[2]
+    assert (
+        '(subpath "/")' not in text
+        and f'(subpath "{tmp_path.resolve()}")' not in text.split("(deny file-write*)")[1]
+    )
+
+
+# ---- reporting -----------------------------------------------------------------------------
+
+
+def test_probe_reports_landlock_or_a_degraded_mode() -> None:
+    assert probe("sandbox", platform="linux", abi=7).describe() == "sandbox (landlock ABI 7)"
+    degraded = probe("rx", platform="linux", abi=0)
+    assert degraded.degraded and "DEGRADED" in degraded.describe()
+    assert "does not offer Landlock" in degraded.describe()
+    assert probe("sandbox", platform="win32").degraded
+    assert "UNRESTRICTED" in probe("rwx", platform="linux", abi=7).describe()
+
+
+def test_a_degraded_sandbox_alerts_the_owner_once(tmp_path: Path) -> None:
+    paths = OmegaPaths(tmp_path)
+    paths.ensure()
+    degraded = probe("sandbox", platform="linux", abi=0)
+    first = degraded_alert(degraded, paths)
+    assert first is not None and "not enforced" in first
+    assert degraded_alert(degraded, paths) is None
+    assert degraded_alert(probe("sandbox", platform="linux", abi=7), paths) is None
+
+
+async def test_without_landlock_commands_still_run_and_say_so(tmp_path: Path) -> None:
+    status = probe("sandbox", platform="linux", abi=0)
+    sandbox = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=status)
+    assert Policy.from_json(sandbox.command(["true"])[-3]).landlock is False
+    tools = BuiltinTools(tmp_path / "workspace", sandbox=sandbox)
+    assert (await tools.run_shell("echo ran")).endswith("ran\n")
+
+
+def test_config_has_sandbox_and_tools_sections(tmp_path: Path) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(
+        '[sandbox]\nmode = "rx"\ntcp_ports = [443]\n[tools]\nallow_private_urls = true\n'
+    )
+    config = load_config(path, environ={})
+    assert config.sandbox.mode == "rx" and config.sandbox.tcp_ports == [443]
+    assert config.tools.allow_private_urls is True
+    assert Config().sandbox.mode == "sandbox" and Config().tools.allow_private_urls is False
+
+
+# ---- resource limits -----------------------------------------------------------------------
+
+
+def limited(tmp_path: Path, **limits: int) -> BuiltinTools:
+    sandbox = Sandbox(SandboxSection.model_validate(limits), OmegaPaths(tmp_path))
+    return BuiltinTools(tmp_path / "workspace", sandbox=sandbox)
+
+
+async def test_file_size_is_capped(tmp_path: Path) -> None:
+    tools = limited(tmp_path, max_file_size_mb=1)
+    await tools.run_shell("head -c 3000000 /dev/zero > big")
+    assert (tmp_path / "workspace" / "big").stat().st_size <= 1024 * 1024
+
+
+async def test_cpu_time_is_capped(tmp_path: Path) -> None:
+    tools = limited(tmp_path, max_cpu_secs=1)
+    started = asyncio.get_running_loop().time()
+    out = await tools.run_shell("while :; do :; done", timeout_secs=30)
+    assert not out.startswith("exit code 0")
+    assert asyncio.get_running_loop().time() - started < 15
+
+
+async def test_memory_is_capped(tmp_path: Path) -> None:
+    tools = limited(tmp_path, max_memory_mb=300)
+    out = await tools.run_shell(f"{sys.executable} -c 'bytearray(1024 ** 3)'")
+    assert "MemoryError" in out
+
+
+async def test_process_count_is_capped(tmp_path: Path) -> None:
+    # Root is exempt from RLIMIT_NPROC by the kernel; the limit is still set for everyone.
+    script = "import resource; print(resource.getrlimit(resource.RLIMIT_NPROC)[0])"
+    out = await limited(tmp_path, max_processes=50).run_shell(f'{sys.executable} -c "{script}"')
+    limit = int(out.splitlines()[1])
+    assert 50 <= limit < 100_000
+
+
+# ---- in-process tools ----------------------------------------------------------------------
+
+
+def test_file_tools_refuse_omega_home_in_every_mode(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("secret")
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "cfg").symlink_to(tmp_path / "config.toml")
+    os.link(tmp_path / "config.toml", workspace / "hard")
+    for mode in ("sandbox", "rx", "rwx"):
+        sandbox = Sandbox(SandboxSection(mode=mode), OmegaPaths(tmp_path))  # type: ignore[arg-type]
+        tools = BuiltinTools(workspace, sandbox=sandbox)
+        for path in ("../config.toml", str(tmp_path / "config.toml"), "cfg", "hard"):
+            with pytest.raises(ToolError, match="refused"):
+                tools.read_file(path)
+        with pytest.raises(ToolError, match="refused"):
+            tools.write_file("hard", "overwritten")
+        with pytest.raises(ToolError, match="refused"):
+            tools.write_file("../tools/evil.py", "import os")
+    assert (tmp_path / "config.toml").read_text() == "secret"
+
+
+# ---- fetch_url -----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def server() -> Iterator[str]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, format: str, *args: object) -> None:
+            return
+
+        def do_GET(self) -> None:
+            if self.path.startswith("/go"):
+                self.send_response(302)
+                self.send_header("Location", self.path.split("=", 1)[1])
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"internal secret page")
+
+    httpd = HTTPServer(("127.0.0.1", 0), Handler)
+    Thread(target=httpd.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://{server}/",
+        "http://localhost:{port}/",
+        "http://169.254.169.254/latest/meta-data/",
+        "http://[::1]:{port}/",
+        "http://[::ffff:127.0.0.1]:{port}/",
+        "http://10.0.0.1/",
+        "http://0.0.0.0:{port}/",
+    ],
+)
+async def test_fetch_url_refuses_private_addresses(tmp_path: Path, server: str, url: str) -> None:
+    tools = BuiltinTools(tmp_path / "workspace")
+    target = url.format(server=server, port=server.split(":")[1])
+    with pytest.raises(ToolError, match="refused"):
+        await tools.fetch_url(target)
+
+
+@pytest.mark.parametrize(
+    "hop", ["http://localhost:{port}/", "http://169.254.169.254/", "file:///etc/passwd"]
+)
+async def test_fetch_url_checks_every_redirect(
+    tmp_path: Path, server: str, hop: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_check = fetch_module.public_address
+
+    async def first_hop_public(host: str, port: int) -> str:
+        # Pretend the test server's own address is public, so the redirect is what is tested.
+        return host if host == "127.0.0.1" else await real_check(host, port)
+
+    monkeypatch.setattr(fetch_module, "public_address", first_hop_public)
+    tools = BuiltinTools(tmp_path / "workspace")
+    target = hop.format(port=server.split(":")[1])
+    assert "internal secret page" in await tools.fetch_url(f"http://{server}/page")
+    with pytest.raises(ToolError, match="refused"):
+        await tools.fetch_url(f"http://{server}/go?to={target}")
+
+
+async def test_fetch_url_may_reach_private_addresses_when_allowed(
+    tmp_path: Path, server: str
+) -> None:
+    tools = BuiltinTools(tmp_path / "workspace", allow_private_urls=True)
+    assert "internal secret page" in await tools.fetch_url(f"http://{server}/")
+
+
+def test_extra_read_grants_never_open_protected_places(tmp_path: Path) -> None:
+    paths = OmegaPaths(tmp_path / "omega")
+    user = tmp_path / "user"
+    (user / "bin").mkdir(parents=True)
+    sandbox = Sandbox(SandboxSection(), paths, environ={"HOME": str(user)})
+    tool = tmp_path / "server.py"
+    tool.write_text("")
+    asked = ["/", str(tmp_path), str(paths.home / "skills"), str(user / "bin"), str(tool), "/usr"]
+    assert sandbox.safe_extra(asked) == [str(tool.resolve()), "/usr"]
+    rx = Sandbox(SandboxSection(mode="rx"), paths, environ={"HOME": str(user)})
+    assert rx.safe_extra([str(user / "bin"), str(user)]) == [str((user / "bin").resolve())]
+    # an MCP server's arguments: files only, never folders
+    assert sandbox.server_paths("true", ["/etc", str(tool), "-v"]) == [
+        os.path.dirname(os.path.realpath(shutil.which("true") or "")),
+        str(tool),
+    ]
