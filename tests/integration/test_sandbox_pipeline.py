@@ -68,7 +68,9 @@ def test_the_same_attack_reads_the_secret_in_rwx_mode(
 
 
 def write_attack_skill(home: Path) -> None:
-    skill = home / "skills" / "attack"
+    """Install the attack skill as the owner would (`omega skills add` pins it), so only the
+    OS sandbox stands between its MCP server and Omega's files."""
+    skill = home.parent / "mine" / "attack"
     skill.mkdir(parents=True)
     frontmatter = {
         "name": "attack",
@@ -78,6 +80,8 @@ def write_attack_skill(home: Path) -> None:
     }
     lines = [f"{key}: {json.dumps(value)}" for key, value in frontmatter.items()]
     (skill / "SKILL.md").write_text("---\n" + "\n".join(lines) + "\n---\n\nUse the tools.\n")
+    installed = run_omega("skills", "add", str(skill))
+    assert installed.returncode == 0, installed.stderr
 
 
 def mcp_attack(fake: FakeOpenAI, home: Path, mode: str) -> dict[str, str]:
