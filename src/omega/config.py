@@ -251,6 +251,36 @@ class ToolsSection(_Section):
     allow_private_urls: bool = False
 
 
+class LimitsSection(_Section):
+    """What one person, one message or one reply may cost (0: no limit where noted)."""
+
+    # Input: longer messages are cut (the sender is told); bigger attachments are refused.
+    max_message_chars: Annotated[int, Field(ge=100)] = 20_000
+    max_attachment_bytes: Annotated[int, Field(ge=1024)] = 20 * 1024 * 1024
+    # What the prompt carries of the conversation so far.
+    max_history_chars: Annotated[int, Field(ge=1000)] = 24_000
+    # Markers acted on per reply, by kind ("*" for any kind not named); the rest are ignored.
+    markers_per_reply: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: {
+            "*": 5,
+            "SCHEDULE": 10,
+            "SCHEDULE_ACTION": 3,
+            "LIMITATION": 2,
+            "HEARTBEAT_ADD": 3,
+        }
+    )
+    # Pending tasks one person may have; repeating action tasks run at most this often.
+    max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
+    min_action_interval_secs: Annotated[int, Field(ge=60)] = 3600
+    # Provider calls in flight at once, all people together.
+    max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 4
+    # New limitations and owner alerts per hour; the rest are collapsed into one digest.
+    max_limitations_per_hour: Annotated[int, Field(ge=1)] = 5
+    max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
+    # A stranger's denial is answered and audited at most once per this many seconds.
+    denial_every_secs: Annotated[int, Field(ge=60)] = 86_400
+
+
 class EvolutionSection(_Section):
     # Spec 004: manual | assisted | sandboxed | autonomous. `sandboxed` (auto-test proposals in
     # a sandbox) is refused until it exists, rather than silently meaning something else.
@@ -317,6 +347,7 @@ class Config(_Section):
     heartbeat: HeartbeatSection = Field(default_factory=HeartbeatSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)
     tools: ToolsSection = Field(default_factory=ToolsSection)
+    limits: LimitsSection = Field(default_factory=LimitsSection)
     evolution: EvolutionSection = Field(default_factory=EvolutionSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     quant: QuantSection = Field(default_factory=QuantSection)
