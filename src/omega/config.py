@@ -107,6 +107,13 @@ class AuthSection(_Section):
     # Who may resolve limitations and approve or reject proposals, as "channel:id" (the local
     # terminal and web page and the heartbeat target always may).
     owners: list[str] = Field(default_factory=list)
+    # Tools an allowed person (not the owner) and a group member may call; only the owner gets
+    # run_shell and file writes unless they are named here. Each person works in a folder of
+    # their own (workspace/people/...).
+    people_tools: list[str] = Field(
+        default_factory=lambda: ["read_file", "list_files", "search_memory", "fetch_url"]
+    )
+    group_tools: list[str] = Field(default_factory=lambda: ["search_memory", "fetch_url"])
 
 
 class ClaudeCodeConfig(_Section):

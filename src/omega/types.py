@@ -86,6 +86,11 @@ class Context:
     # Tools only where a person is being answered (replies, plan steps, action tasks): every
     # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.
     use_tools: bool = False
+    # Which tools this person may call (None: all of them, for the owner); see
+    # gateway.privileges. Non-owners get no shell and no writes unless configured.
+    allowed_tools: frozenset[str] | None = None
+    # The folder this person's tools work in ("" : Omega's workspace, the owner's).
+    workspace: str = ""
 
     @property
     def prompt(self) -> str:

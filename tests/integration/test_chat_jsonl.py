@@ -105,7 +105,7 @@ def test_different_senders_are_answered_concurrently(fake_openai: FakeOpenAI) ->
     result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai),
+        env=openai_env(fake_openai, OMEGA_LIMITS__MAX_CONCURRENT_PROVIDER_CALLS="8"),
         stdin=jsonl(*({"text": f"hello {i}", "sender_id": f"s{i}"} for i in range(5))),
     )
     assert result.returncode == 0, result.stderr

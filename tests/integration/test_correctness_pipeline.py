@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
+from omega.gateway.auth import local_owner_id
 from omega.gateway.gateway import Gateway
 from omega.gateway.pipeline import PipelineDeps, ask_provider, handle_message
 from omega.loops.heartbeat import run_heartbeat
@@ -25,6 +26,9 @@ from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, 
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.unit.test_loops import Outbox, Scripted, make_deps
+
+OWNER_ID = local_owner_id()  # the owner at the terminal by default
+ANA_IS_OWNER = '["terminal:ana"]'  # most tests here speak as the owner, Ana
 
 
 def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Outbox:
@@ -41,7 +45,13 @@ def replies(out: Outbox) -> list[str]:
 @pytest.fixture
 def plain(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
     """A pipeline without the planning call, on a scripted provider set per test."""
-    return make_deps(isolated_env, Scripted(), monkeypatch, OMEGA_PROVIDER__CLASSIFY="false")
+    return make_deps(
+        isolated_env,
+        Scripted(),
+        monkeypatch,
+        OMEGA_PROVIDER__CLASSIFY="false",
+        OMEGA_AUTH__OWNERS=ANA_IS_OWNER,
+    )
 
 
 # ---- SILENT ----------------------------------------------------------------------------------
@@ -220,7 +230,7 @@ def test_a_plan_over_20_steps_is_never_cut_silently(
     isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OMEGA_OMEGA__TYPING_INTERVAL_SECS", "0.05")
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    deps = make_deps(isolated_env, Scripted(), monkeypatch, OMEGA_AUTH__OWNERS=ANA_IS_OWNER)
     deps.provider = PlanningProvider(deps.paths.workspace, 25)
 
     class Typing(Outbox):
@@ -305,18 +315,19 @@ def test_owner_alerts_never_reach_others_and_are_kept_until_the_owner_is_reachab
     deps = make_deps(isolated_env, Scripted(), monkeypatch, OMEGA_PROVIDER__CLASSIFY="false")
     telegram = FakeChannel("telegram")
     gateway = Gateway(deps, [telegram])
-    deps.provider = Scripted("I can't. LIMITATION: No email | cannot send email | add SMTP")
+    # A person's lesson becomes a proposal: the owner is told, never the person.
+    deps.provider = Scripted("Noted.\nSKILL_IMPROVE: skill-creator | Always ask about email")
     message = IncomingMessage("telegram", "999", "email my boss")
     asyncio.run(handle_message(deps, message, gateway))
     # The stranger got the reply, and nothing meant for the owner.
     assert [m.target for m in telegram.sent] == ["999"] * len(telegram.sent)
-    assert not any("limitation" in m.text.lower() for m in telegram.sent)
+    assert not any("proposal" in m.text.lower() for m in telegram.sent)
     [kept] = deps.store.pending_owner_alerts()
-    assert kept.text.startswith("New limitation detected: No email")
+    assert "a lesson for skill 'skill-creator'" in kept.text
     # The owner asks for /status on the terminal: the kept alert is listed.
-    status = say(deps, "/status")
+    status = say(deps, "/status", sender=OWNER_ID)
     [answer] = [m.text for m in status.sent if m.kind == "command"]
-    assert "Alerts kept for you" in answer and "No email" in answer
+    assert "Alerts kept for you" in answer and "Always ask about email" in answer
     # Once a channel where the owner is known runs, the alert is delivered there, once.
     terminal = FakeChannel("terminal")
     owner_gateway = Gateway(deps, [terminal])

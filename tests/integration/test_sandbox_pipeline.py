@@ -30,7 +30,7 @@ def chat(fake: FakeOpenAI, text: str, **env: str) -> tuple[list[object], dict[st
         "chat",
         "--jsonl",
         env=openai_env(fake, **env),
-        stdin=jsonl({"text": text, "sender_id": "mallory"}),
+        stdin=jsonl({"text": text}),  # the owner: the model is the attacker
         timeout=120,
     )
     assert result.returncode == 0, result.stderr
@@ -136,7 +136,7 @@ def test_rwx_mode_is_warned_at_start_and_in_slash_status(fake_openai: FakeOpenAI
         "chat",
         "--jsonl",
         env=openai_env(fake_openai, OMEGA_SANDBOX__MODE="rwx"),
-        stdin=jsonl({"text": "/status", "sender_id": "ana"}),
+        stdin=jsonl({"text": "/status"}),
     )
     assert result.returncode == 0, result.stderr
     assert "warning: sandbox rwx - UNRESTRICTED" in result.stderr

@@ -16,6 +16,9 @@ from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Step
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo_server.py"
 
 
+ANA_OWNER = '["terminal:ana"]'  # Ana is the owner here: tools are the owner's (issue 17)
+
+
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
     """One tool call in OpenAI's wire format."""
     return {
@@ -60,7 +63,7 @@ def test_a_builtin_tool_call_is_run_answered_and_recorded(
     result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai),
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER),
         stdin=jsonl({"text": "save hello in notes.txt", "sender_id": "ana"}),
     )
     assert result.returncode == 0, result.stderr
@@ -91,7 +94,7 @@ def test_a_failing_tool_is_recorded_and_the_turn_still_answers(
     result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai),
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER),
         stdin=jsonl({"text": "read missing.txt", "sender_id": "ana"}),
     )
     assert result.returncode == 0, result.stderr
@@ -135,7 +138,7 @@ def test_a_matching_skill_brings_its_mcp_server_for_that_call_only(
     result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai),
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER),
         stdin=jsonl(
             {"text": "please add 2 and 40", "sender_id": "ana"},
             {"text": "how are you", "sender_id": "ana"},

@@ -45,6 +45,7 @@ def ctx(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> MarkerContext:
         projects=ProjectCatalog(runtime.paths.projects),
         state=RuntimeState(heartbeat_interval=30),
         notify=notify,
+        role="owner",
     )
     context.sent = sent  # type: ignore[attr-defined]
     return context

@@ -38,6 +38,7 @@ def ctx(isolated_env: Path) -> MarkerContext:
         projects=ProjectCatalog(runtime.paths.projects),
         state=RuntimeState(heartbeat_interval=30),
         notify=notify,
+        role="owner",
     )
     context.sent = sent  # type: ignore[attr-defined]
     return context
@@ -126,7 +127,7 @@ def test_skill_improve_from_the_owner_is_a_global_lesson_never_a_file_edit(
     from omega.evolution.procedural import ProposalStore
 
     before = (ctx.paths.skills / "claude-code" / "SKILL.md").read_text()
-    ctx.owner = True
+    ctx.role = "owner"
     outcome = apply(ctx, "SKILL_IMPROVE: claude-code | Pass --max-turns for long tasks")
     assert outcome.applied == ["SKILL_IMPROVE claude-code lesson added"]
     assert (ctx.paths.skills / "claude-code" / "SKILL.md").read_text() == before

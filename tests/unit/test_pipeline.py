@@ -97,7 +97,9 @@ class ImageProvider(EchoProvider):
             if line.startswith("[Attached file: ")
         ]
         self.seen_attachment = bool(paths) and all(Path(p).exists() for p in paths)
-        (self.workspace / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\nchart")
+        folder = Path(context.workspace) if context.workspace else self.workspace
+        folder.mkdir(parents=True, exist_ok=True)  # the person's own folder
+        (folder / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\nchart")
         return Reply(text="Here is your chart.", provider="echo")
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from omega.app import bootstrap, pipeline_deps
 from omega.config import Config
+from omega.gateway.auth import local_owner_id
 from omega.gateway.pipeline import PipelineDeps, load_turn, respond
 from omega.gateway.routing import PLANNER_TAG, models_for, parse_plan, planning_prompt
 from omega.memory import Store
@@ -159,7 +160,7 @@ def deps_for(home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch) ->
 
 def run(deps: PipelineDeps, text: str) -> Recorder:
     out = Recorder()
-    message = IncomingMessage("terminal", "ana", text)
+    message = IncomingMessage("terminal", local_owner_id(), text)  # the owner, at the terminal
 
     async def go() -> None:
         await respond(deps, message, await load_turn(deps, message), out)

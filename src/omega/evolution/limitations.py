@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from omega.loops.checklist import add_item, remove_items
@@ -66,6 +67,13 @@ class LimitationStore:
         assert found is not None
         return found, created
 
+    def created_since(self, since: str) -> int:
+        """How many limitations were recorded at or after `since` (an ISO UTC time)."""
+        rows = self.store.query(
+            "SELECT COUNT(*) AS n FROM limitations WHERE created_at >= ?", (since,)
+        )
+        return int(rows[0]["n"])
+
     def by_title(self, title: str) -> Limitation | None:
         """The limitation with this title, compared case-insensitively."""
         rows = self.store.query(
@@ -107,10 +115,21 @@ async def raise_limitation(
 ) -> tuple[Limitation, bool]:
     """Record a limitation; when it is new, alert the owner at once and add it to HEARTBEAT.md."""
     repo = LimitationStore(ctx.store)
+    known = await ctx.store.call(repo.by_title, " ".join(title.split())[:MAX_TITLE])
+    if known is not None:
+        return known, False
+    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    cap = ctx.config.limits.max_limitations_per_hour
+    if await ctx.store.call(repo.created_since, hour_ago) >= cap:
+        raise PermissionError(f"more than {cap} new limitations in an hour; this one is dropped")
     limitation, created = await ctx.store.call(repo.add, title, description, plan, source)
     if not created:
         return limitation, False
-    diff = await ctx.store.call(add_item, ctx.paths.heartbeat, limitation.checklist_line[2:])
+    try:
+        diff = await ctx.store.call(add_item, ctx.paths.heartbeat, limitation.checklist_line[2:])
+    except ValueError as exc:  # the checklist is full: the limitation is still recorded
+        log.warning("limitation %s not added to HEARTBEAT.md: %s", limitation.id, exc)
+        diff = ""
     await audit_change(
         ctx,
         f"limitation:{source}",

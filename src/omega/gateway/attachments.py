@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import uuid
 from pathlib import Path
 
@@ -79,7 +81,8 @@ def cleanup(paths: list[Path]) -> None:
 
 
 def snapshot_images(workspace: Path) -> dict[Path, int]:
-    """Top-level image files in the workspace with their modification times."""
+    """Top-level image files in the workspace with their modification times; symlinks and
+    hard links are never images of ours (`cfg.png -> ../config.toml`)."""
     try:
         entries = list(workspace.iterdir())
     except OSError:
@@ -88,11 +91,28 @@ def snapshot_images(workspace: Path) -> dict[Path, int]:
     for entry in entries:
         if entry.suffix.lower() in IMAGE_EXTENSIONS:
             try:
-                if entry.is_file():
-                    found[entry] = entry.stat().st_mtime_ns
+                info = entry.lstat()
             except OSError:
                 continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink == 1:
+                found[entry] = info.st_mtime_ns
     return found
+
+
+def read_own_file(path: Path, limit: int = 50 * 1024 * 1024) -> bytes:
+    """Read a regular file that is no link (O_NOFOLLOW, one hard link), at most `limit` bytes;
+    OSError otherwise, so a file swapped for a link after the snapshot is not sent."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
+            raise OSError(f"{path.name} is not a plain file of the workspace")
+        if info.st_size > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            return handle.read(limit)
+    finally:
+        os.close(fd)
 
 
 def new_images(before: dict[Path, int], after: dict[Path, int]) -> list[Path]:

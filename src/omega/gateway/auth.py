@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import getpass
+
 from omega.config import Config
+from omega.owner import OWNER
 from omega.types import IncomingMessage
 
 
@@ -33,15 +36,27 @@ def check_auth(config: Config, message: IncomingMessage) -> str | None:
     return f"{message.channel} user {message.sender_id!r} is not in allowed_users"
 
 
-LOCAL_CHANNELS = frozenset({"terminal", "web"})
+def local_owner_id() -> str:
+    """The sender id of whoever runs Omega at this machine (the default terminal sender)."""
+    try:
+        return getpass.getuser()
+    except Exception:  # no user name (a container without a passwd entry)
+        return "owner"
 
 
 def is_owner(config: Config, message: IncomingMessage) -> bool:
-    """Whether the sender is the owner: the local terminal or web page, the heartbeat target,
-    or an id listed in `[auth] owners`. Only the owner may resolve, approve or reject."""
-    if message.channel in LOCAL_CHANNELS:
+    """Whether the sender is the owner: an id in `[auth] owners` ("channel:id"), the heartbeat
+    target, the web page, or at the terminal the local user (unless `[auth] owners` names
+    terminal ids, then exactly those). Only the owner may resolve, approve or reject."""
+    channel, sender = message.channel, message.sender_id
+    if channel == OWNER or f"{channel}:{sender}" in config.auth.owners:
         return True
     hb = config.heartbeat
-    if hb.reply_target and message.channel == hb.channel and message.sender_id == hb.reply_target:
+    if hb.reply_target and channel == hb.channel and sender == hb.reply_target:
         return True
-    return f"{message.channel}:{message.sender_id}" in config.auth.owners
+    if channel == "web":
+        return True
+    if channel == "terminal":
+        named = [o for o in config.auth.owners if o.partition(":")[0].strip() == "terminal"]
+        return not named and sender == local_owner_id()
+    return False

@@ -25,7 +25,7 @@ from omega.types import IncomingMessage
 
 HELP = {
     "help": "this list",
-    "status": "uptime, provider, sandbox, database",
+    "status": "uptime, provider, sandbox, database (owner only)",
     "memory": "what I remember about you",
     "history": "summaries of our last conversations",
     "facts": "the facts I know about you",
@@ -38,9 +38,9 @@ HELP = {
     "skills": "installed skills",
     "projects": "projects, the active one marked",
     "project [name|off]": "show, activate or deactivate a project",
-    "limitations": "what I know I cannot do yet",
-    "resolve <id>": "mark a limitation resolved",
-    "proposals [id]": "proposals; with an id, everything approving it would load",
+    "limitations": "what I know I cannot do yet (owner only)",
+    "resolve <id>": "mark a limitation resolved (owner only)",
+    "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import getpass
 import logging
+import time
 from collections import deque
 from collections.abc import Sequence
 
@@ -19,6 +20,7 @@ from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
+ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
 MAX_ATTEMPTS = 3  # a message that brought Omega down this often is set aside
@@ -42,6 +44,9 @@ class Gateway:
         self._queues: dict[SenderKey, deque[IncomingMessage]] = {}
         self._workers: dict[SenderKey, asyncio.Task[None]] = {}
         self._handled: dict[str, asyncio.Future[None]] = {}
+        self._alert_times: deque[float] = deque()
+        self._digest: list[str] = []
+        self._digest_task: asyncio.Task[None] | None = None
 
     async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
         """Accept a new message from a channel: persist it, then dispatch it.
@@ -127,6 +132,8 @@ class Gateway:
     async def deliver(self, message: OutgoingMessage) -> None:
         """Deliver through the message's channel, raising when that is not possible."""
         if message.channel == OWNER:
+            if message.kind == "alert" and not self._alert_allowed(message):
+                return
             if await self._to_owner(message) is None:
                 raise LookupError("no running channel reaches the owner")
             return
@@ -188,6 +195,35 @@ class Gateway:
             log.warning("outgoing %s message dropped: %s", message.kind, exc)
         except Exception:
             log.exception("sending on %s failed", message.channel)
+
+    def _alert_allowed(self, message: OutgoingMessage) -> bool:
+        """At most `max_owner_alerts_per_hour` alerts go out one by one; the rest wait in a
+        digest sent as one message when the hour allows (never lost, never a flood)."""
+        now = time.monotonic()
+        while self._alert_times and now - self._alert_times[0] >= ALERT_WINDOW_SECS:
+            self._alert_times.popleft()
+        if len(self._alert_times) < self.deps.config.limits.max_owner_alerts_per_hour:
+            self._alert_times.append(now)
+            return True
+        self._digest.append(message.text)
+        if self._digest_task is None or self._digest_task.done():
+            wait = ALERT_WINDOW_SECS - (now - self._alert_times[0])
+            self._digest_task = asyncio.create_task(self._send_digest(wait), name="alert-digest")
+        return False
+
+    async def _send_digest(self, wait: float) -> None:
+        await asyncio.sleep(max(wait, 0.0))
+        await self.flush_digest()
+
+    async def flush_digest(self) -> None:
+        """Send the alerts collapsed so far as one message to the owner (kept if unreachable)."""
+        if not self._digest:
+            return
+        items, self._digest = self._digest, []
+        self._alert_times.append(time.monotonic())
+        lines = "\n".join(f"- {text.splitlines()[0][:200]}" for text in items if text)
+        text = f"{len(items)} more alerts (collapsed into this digest):\n{lines}"
+        await self.send(owner_alert(text, kind="status"))
 
     async def typing(self, channel_name: str, target: str) -> None:
         """Show a typing indicator; failures are logged, never raised."""
@@ -317,6 +353,9 @@ class Gateway:
         for task in background:
             task.cancel()
         await asyncio.gather(*background, return_exceptions=True)
+        if self._digest_task is not None:
+            self._digest_task.cancel()
+        await self.flush_digest()  # collapsed alerts are kept for the owner, never dropped
         if summarize_on_exit:
             from omega.loops.summarizer import summarize_all_active
 

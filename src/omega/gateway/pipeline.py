@@ -26,9 +26,16 @@ from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments
-from omega.gateway.auth import check_auth, is_owner
-from omega.gateway.commands import CommandContext, parse_command, run_command
+from omega.gateway.auth import check_auth
+from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
 from omega.gateway.language import detect_language
+from omega.gateway.privileges import (
+    Role,
+    allowed_tools,
+    may_run_command,
+    role_of,
+    workspace_for,
+)
 from omega.gateway.prompt import PromptSituation, compose_system_prompt
 from omega.gateway.routing import DIRECT, Plan, models_for, parse_plan, planning_prompt
 from omega.gateway.sanitize import sanitize
@@ -266,13 +273,18 @@ async def _showing_activity(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
+def person_workspace(deps: PipelineDeps, message: IncomingMessage, role: Role) -> Path:
+    """The folder this person's tools and images live in (the owner's is the workspace)."""
+    return workspace_for(deps.paths.workspace, role, message.channel, message.sender_id)
+
+
 def _situation(
     deps: PipelineDeps,
     message: IncomingMessage,
-    facts: dict[str, str],
-    zone: tzinfo,
+    turn: Turn,
     matched: list[Skill],
 ) -> PromptSituation:
+    facts, zone = turn.facts, turn.zone
     project = (
         deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
     )
@@ -282,23 +294,20 @@ def _situation(
         project_name=project.name if project else "",
         project_instructions=project.instructions if project else "",
         personality=facts.get("personality", ""),
-        checklist=read_checklist(deps.paths.heartbeat),
+        # The heartbeat checklist is the owner's business, never in anyone else's prompt.
+        checklist=read_checklist(deps.paths.heartbeat) if turn.role == "owner" else "",
         sandbox_mode=deps.config.sandbox.mode,
-        workspace=str(deps.paths.workspace),
+        workspace=str(person_workspace(deps, message, turn.role)),
         skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
         timezone=zone,
     )
 
 
-async def _context(
-    deps: PipelineDeps, message: IncomingMessage, facts: dict[str, str], language: str, zone: tzinfo
-) -> Context:
+async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
     matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
     scope = scope_of(message.channel, message.sender_id)
     matched = await _db(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
-    system_prompt = compose_system_prompt(
-        deps.prompts, _situation(deps, message, facts, zone, matched)
-    )
+    system_prompt = compose_system_prompt(deps.prompts, _situation(deps, message, turn, matched))
     no_learnings: list[str] = []
     learnings = await _db(
         deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5
@@ -306,10 +315,11 @@ async def _context(
     request = ContextRequest(
         message=message,
         system_prompt=system_prompt,
-        facts=facts,
-        language=language,
+        facts=turn.facts,
+        language=turn.language,
         max_history=deps.config.memory.max_context_messages,
-        timezone=zone,
+        max_history_chars=deps.config.limits.max_history_chars,
+        timezone=turn.zone,
         learnings=tuple(learnings),
     )
     try:
@@ -317,8 +327,13 @@ async def _context(
     except Exception:  # memory failing must not stop the reply
         log.exception("context build failed; answering without memory")
         context = build_context(None, request)
-    # Skills whose triggers match bring their MCP servers to this call only.
-    context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
+    # Skills whose triggers match bring their MCP servers to this call only (to people other
+    # than the owner only when `[auth]` gives them "mcp").
+    tools = allowed_tools(deps.config, turn.role)
+    if tools is None or "mcp" in tools:
+        context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
+    context.allowed_tools = tools
+    context.workspace = str(person_workspace(deps, message, turn.role))
     return context
 
 
@@ -327,7 +342,8 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
 
     Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
     try:
-        reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
+        async with deps.state.provider_slots(deps.config.limits.max_concurrent_provider_calls):
+            reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
     except TimeoutError:
         raise ProviderError(
             f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
@@ -341,12 +357,16 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
 
 
 async def _send_new_images(
-    deps: PipelineDeps, message: IncomingMessage, before: dict[Path, int], out: Outbox
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    folder: Path,
+    before: dict[Path, int],
+    out: Outbox,
 ) -> None:
-    after = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
+    after = await asyncio.to_thread(attachments.snapshot_images, folder)
     for path in attachments.new_images(before, after):
         try:
-            data = await asyncio.to_thread(path.read_bytes)
+            data = await asyncio.to_thread(attachments.read_own_file, path)
         except OSError as exc:
             log.warning("could not read workspace image %s: %s", path, exc)
             continue
@@ -396,7 +416,7 @@ def marker_context(
         state=deps.state,
         notify=out.send,
         cause=cause,
-        owner=is_owner(deps.config, message),
+        role=turn.role,
     )
 
 
@@ -509,13 +529,15 @@ async def _cannot_yet(
     log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
     created = False
     try:
-        _, created = await raise_limitation(
-            marker_context(deps, message, turn, out, cause="planner"),
-            plan.missing_capability,
-            plan.reason,
-            "",
-            "planner",
-        )
+        # Limitations are the owner's global state (privileges.py): others only get the answer.
+        if turn.role == "owner":
+            _, created = await raise_limitation(
+                marker_context(deps, message, turn, out, cause="planner"),
+                plan.missing_capability,
+                plan.reason,
+                "",
+                "planner",
+            )
     except Exception:
         log.exception("recording the planner's limitation failed")
     text = f"I can't do that yet: {plan.missing_capability}."
@@ -691,20 +713,22 @@ class Turn:
     facts: dict[str, str]
     language: str
     zone: tzinfo
+    role: Role = "stranger"  # the rights the turn runs with (gateway.privileges)
 
 
 async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
     """The sender's facts, language and timezone (memory failing means empty facts)."""
     no_facts: dict[str, str] = {}
     facts = await _db(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
-    return _turn(deps, facts)
+    return _turn(deps, facts, role_of(deps.config, message))
 
 
-def _turn(deps: PipelineDeps, facts: dict[str, str]) -> Turn:
+def _turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:
     return Turn(
         facts=facts,
         language=facts.get("preferred_language", "English"),
         zone=resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone),
+        role=role,
     )
 
 
@@ -712,7 +736,7 @@ async def _answer(
     deps: PipelineDeps, message: IncomingMessage, out: Outbox, started: float
 ) -> None:
     turn = await load_turn(deps, message)
-    turn = _turn(deps, await _welcome(deps, message, turn.facts, out))
+    turn = _turn(deps, await _welcome(deps, message, turn.facts, out), turn.role)
 
     command = parse_command(message.text)
     if command is not None:
@@ -738,7 +762,22 @@ async def _answer(
                 message.sender_id,
             )
         try:
-            text = await run_command(command, ctx)
+            if may_run_command(turn.role, command.name):
+                text = await run_command(command, ctx)
+            else:
+                text = OWNER_ONLY
+                await _audit(
+                    deps,
+                    AuditEntry(
+                        channel=message.channel,
+                        sender_id=message.sender_id,
+                        sender_name=message.sender_name,
+                        input_text=message.text[:500],
+                        status="denied",
+                        event="command_refused",
+                        detail=f"/{command.name} is the owner's; role: {turn.role}",
+                    ),
+                )
         except Exception:
             log.exception("command /%s failed", command.name)
             text = i18n.message("error_generic", turn.language)
@@ -771,12 +810,29 @@ async def respond(
     raises ProviderError instead of sending the friendly message (the scheduler retries).
     """
     started = time.perf_counter() if started is None else started
-    images_before = await asyncio.to_thread(attachments.snapshot_images, deps.paths.workspace)
+    folder = person_workspace(deps, message, turn.role)
+    # One turn at a time per folder: the images sent are exactly those this turn made.
+    async with deps.state.workspace_lock(str(folder)):
+        return await _respond(deps, message, turn, out, folder, started, cause, raise_errors, kind)
+
+
+async def _respond(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    out: Outbox,
+    folder: Path,
+    started: float,
+    cause: str,
+    raise_errors: bool,
+    kind: OutgoingKind,
+) -> str | None:
+    images_before = await asyncio.to_thread(attachments.snapshot_images, folder)
     fast, complex_model = models_for(deps.provider.name, deps.config)
     plan = DIRECT
     try:
         async with _showing_activity(deps, message, turn.language, out):
-            context = await _context(deps, message, turn.facts, turn.language, turn.zone)
+            context = await _context(deps, message, turn)
             if cause == "reply" and _routing_enabled(deps):
                 plan = await _plan(deps, message, turn, context, fast)
             if plan.kind == "direct":
@@ -787,7 +843,7 @@ async def respond(
             context.model = complex_model
             async with _showing_activity(deps, message, turn.language, out):
                 text = await _execute_steps(deps, message, turn, context, plan, out, started)
-            await _send_new_images(deps, message, images_before, out)
+            await _send_new_images(deps, message, folder, images_before, out)
             return text
         if plan.kind == "requires_new_skill":
             return await _cannot_yet(deps, message, turn, plan, out, started)
@@ -838,7 +894,7 @@ async def respond(
         event="exchange" if cause == "reply" else cause,
         detail="; ".join(outcome.applied + outcome.failed),
     )
-    await _send_new_images(deps, message, images_before, out)
+    await _send_new_images(deps, message, folder, images_before, out)
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
     await _report_refusals(deps, message, turn, out)

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import tempfile
 from pathlib import Path
 
+# Every prompt of the owner and every heartbeat carries the checklist: keep it small.
+MAX_ITEMS = 40
+MAX_CHECKLIST_CHARS = 8000
 HEADER = "# Heartbeat checklist\n# Items Omega checks on every heartbeat. Edit freely.\n"
 
 
@@ -73,6 +77,8 @@ def add_item(path: Path, item: str) -> str:
     wanted = _item_text(item).casefold()
     if any(_item_text(line).casefold() == wanted for line in checklist_items(before)):
         return ""
+    if len(checklist_items(before)) >= MAX_ITEMS or len(before) >= MAX_CHECKLIST_CHARS:
+        raise ValueError(f"the heartbeat checklist is full ({MAX_ITEMS} items at most)")
     base = before if before else HEADER
     if not base.endswith("\n"):
         base += "\n"
@@ -82,8 +88,22 @@ def add_item(path: Path, item: str) -> str:
     return _diff(before, after, path)
 
 
+MIN_KEYWORD_CHARS = 3  # "e" must not match (and wipe) every item
+
+
+def _matches(line: str, keyword: str) -> bool:
+    """The item is the keyword, or holds it as whole words (at least MIN_KEYWORD_CHARS)."""
+    text = " ".join(_item_text(line).split()).casefold()
+    if text == _item_text(keyword):
+        return True
+    if len(keyword) < MIN_KEYWORD_CHARS:
+        return False
+    return re.search(rf"(?<!\w){re.escape(keyword)}(?!\w)", text) is not None
+
+
 def remove_items(path: Path, keyword: str) -> str:
-    """Remove every item containing `keyword` (case-insensitive); comments and headers stay.
+    """Remove every item that is `keyword` or holds it as whole words (case-insensitive);
+    comments and headers stay.
 
     Returns the unified diff of the change ("" when nothing changed).
     """
@@ -92,7 +112,7 @@ def remove_items(path: Path, keyword: str) -> str:
         return ""
     before = path.read_text(encoding="utf-8")
     lines = before.splitlines(keepends=True)
-    kept = [line for line in lines if not (_is_item(line) and keyword in line.casefold())]
+    kept = [line for line in lines if not (_is_item(line) and _matches(line, keyword))]
     if len(kept) == len(lines):
         return ""
     after = "".join(kept)

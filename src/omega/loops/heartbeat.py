@@ -135,6 +135,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
             state=deps.state,
             notify=out.send,
             cause="heartbeat",
+            role="owner",  # the heartbeat is Omega auditing itself for the owner
         ),
     )
     suppressed = parsed.has("HEARTBEAT_OK") or is_heartbeat_ok(parsed.text) or not parsed.text

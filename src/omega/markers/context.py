@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from omega.config import Config
+from omega.gateway.privileges import Role
 from omega.gateway.state import RuntimeState
 from omega.memory.store import AuditEntry, Store
 from omega.owner import owner_alert
@@ -34,7 +35,13 @@ class MarkerContext:
     state: RuntimeState
     notify: Notify
     cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
-    owner: bool = False  # whether the message came from the owner (gateway.auth.is_owner)
+    # The rights of the person the reply answers (gateway.privileges.role_of); least by default.
+    role: Role = "stranger"
+
+    @property
+    def owner(self) -> bool:
+        """Whether the reply answers the owner."""
+        return self.role == "owner"
 
 
 @dataclass

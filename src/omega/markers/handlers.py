@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from omega.evolution.lessons import skill_improve
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
+from omega.gateway.privileges import may_use_marker
 from omega.loops.checklist import add_item, remove_items
 from omega.markers.context import MarkerContext, MarkerOutcome, audit_change
 from omega.markers.registry import MarkerEvent, ParseResult
-from omega.memory.store import TaskLookupError
+from omega.memory.store import AuditEntry, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (
@@ -30,14 +31,29 @@ __all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
 
 log = logging.getLogger(__name__)
 
+PAST_GRACE = timedelta(minutes=2)  # "now" said a moment ago is not the past
+
 Handler = Callable[[MarkerEvent, MarkerContext, MarkerOutcome], Awaitable[None]]
 
 
 async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     description, when = event.fields[0], event.fields[1]
     repeat = parse_repeat(event.fields[2] if len(event.fields) > 2 else "once")
-    due, anchor = plan_task(parse_when(when), repeat, ctx.timezone, datetime.now(UTC))
+    now = datetime.now(UTC)
+    due, anchor = plan_task(parse_when(when), repeat, ctx.timezone, now)
     task_type = "action" if event.name == "SCHEDULE_ACTION" else "reminder"
+    limits = ctx.config.limits
+    if task_type == "action":
+        # An action in the past would run at once, and an action that schedules another for
+        # right now loops: actions are for later, and one made by an action waits a while.
+        if due < now - PAST_GRACE:
+            raise ValueError(f"an action cannot be scheduled in the past ({when})")
+        wait = timedelta(seconds=limits.min_action_interval_secs)
+        if ctx.cause == "action" and due < now + wait:
+            raise ValueError(f"an action task may only schedule another one {wait} ahead")
+    pending = await ctx.store.call(ctx.store.pending_tasks, ctx.message.sender_id)
+    if len(pending) >= limits.max_tasks_per_person:
+        raise ValueError(f"{len(pending)} tasks are pending; {limits.max_tasks_per_person} at most")
     task_id, created = await ctx.store.call(
         ctx.store.create_task,
         channel=ctx.message.channel,
@@ -219,7 +235,8 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
     for raw, reason in result.rejected:
         log.warning("invalid marker stripped (%s): %.200s", reason, raw)
         outcome.failed.append(f"invalid: {reason}")
-    for event in result.events:
+    refused: list[str] = []
+    for event in _permitted(result.events, ctx, refused):
         handler = HANDLERS.get(event.name)
         if handler is None:
             if event.name not in CALLER_HANDLED:
@@ -240,6 +257,62 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
         except Exception:
             log.exception("marker %s failed", event.name)
             outcome.failed.append(f"{event.name}: internal error")
+    if refused:
+        outcome.failed.extend(refused)
+        await _audit_refused(ctx, refused)
     if outcome.applied:
         log.info("markers applied: %s", "; ".join(outcome.applied))
     return outcome
+
+
+def _echoed(event: MarkerEvent, said: str) -> bool:
+    """Whether the marker is the person's own words repeated back (they may not write markers
+    for the model)."""
+    raw = " ".join(event.raw.split()).casefold()
+    return bool(raw) and raw in said
+
+
+def _permitted(
+    events: tuple[MarkerEvent, ...], ctx: MarkerContext, refused: list[str]
+) -> list[MarkerEvent]:
+    """The markers this reply may act on: allowed for the person's role, not echoed from their
+    message, and within the per-reply limit of their kind; the rest go to `refused`."""
+    caps = ctx.config.limits.markers_per_reply
+    said = " ".join(ctx.message.text.split()).casefold()
+    used: dict[str, int] = {}
+    allowed: list[MarkerEvent] = []
+    for event in events:
+        if not may_use_marker(ctx.role, event.name):
+            refused.append(f"{event.name}: not allowed for {ctx.role}")
+        elif event.name not in CALLER_HANDLED and _echoed(event, said):
+            refused.append(f"{event.name}: echoed from the message")
+        elif used.get(event.name, 0) >= caps.get(event.name, caps.get("*", 5)):
+            refused.append(f"{event.name}: over the limit per reply")
+        else:
+            used[event.name] = used.get(event.name, 0) + 1
+            allowed.append(event)
+    return allowed
+
+
+async def _audit_refused(ctx: MarkerContext, refused: list[str]) -> None:
+    log.warning(
+        "markers ignored for %s/%s: %s",
+        ctx.message.channel,
+        ctx.message.sender_id,
+        "; ".join(dict.fromkeys(refused)),
+    )
+    try:
+        await ctx.store.call(
+            ctx.store.audit,
+            AuditEntry(
+                channel=ctx.message.channel,
+                sender_id=ctx.message.sender_id,
+                sender_name=ctx.message.sender_name,
+                status="denied",
+                event="marker_refused",
+                input_text=ctx.message.text[:500],
+                detail=f"cause: {ctx.cause}; role: {ctx.role}\n" + "\n".join(refused)[:4000],
+            ),
+        )
+    except Exception:
+        log.exception("audit of refused markers failed")

@@ -25,6 +25,7 @@ class ContextRequest:
     facts: dict[str, str]
     language: str
     max_history: int
+    max_history_chars: int = 24_000  # the newest turns that fit; older ones are left out
     recall_limit: int = 5
     timezone: tzinfo = UTC
     learnings: tuple[str, ...] = ()  # from introspection of Omega's own tool use
@@ -52,6 +53,21 @@ def onboarding_hint(facts: dict[str, str]) -> str:
     return ""
 
 
+def fit_history(history: list[ChatMessage], max_chars: int) -> list[ChatMessage]:
+    """The newest turns whose text fits in `max_chars`; a turn too long on its own is cut."""
+    kept: list[ChatMessage] = []
+    left = max_chars
+    for turn in reversed(history):
+        if left <= 0:
+            break
+        if len(turn.content) > left:
+            kept.append(ChatMessage(turn.role, turn.content[:left] + " [...cut]"))
+            break
+        kept.append(turn)
+        left -= len(turn.content)
+    return kept[::-1]
+
+
 def build_context(store: Store | None, request: ContextRequest) -> Context:
     """System prompt enriched from memory, plus recent history and the new message.
 
@@ -61,7 +77,10 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
     history: list[ChatMessage] = []
     sections = [request.system_prompt]
     if store is not None:
-        history = store.recent_messages(message.channel, message.sender_id, request.max_history)
+        history = fit_history(
+            store.recent_messages(message.channel, message.sender_id, request.max_history),
+            request.max_history_chars,
+        )
         profile = profile_lines(request.facts)
         if profile:
             sections.append("What you know about this person:\n" + "\n".join(profile))

@@ -150,7 +150,11 @@ class ApiProvider:
                 toolsets: list[AbstractToolset[Any]] = []
                 if context.use_tools:
                     if self.tools is not None and len(self.tools):
-                        toolsets.append(self.tools.toolset())
+                        own = self.tools.toolset()
+                        allowed = context.allowed_tools
+                        if allowed is not None:  # not the owner: only the tools they may use
+                            own = own.filtered(lambda _ctx, tool: tool.name in allowed)
+                        toolsets.append(own)
                     # A matching skill's MCP servers live for this call only.
                     servers = mcp_toolsets(context.mcp_servers, sandbox=self.sandbox)
                     toolsets += await enter_available(stack, servers)
@@ -160,7 +164,11 @@ class ApiProvider:
                     message_history=history or None,
                     instructions=context.system_prompt or None,
                     model=self._model(model_name),
-                    deps=ToolDeps(sender_id=context.sender_id, channel=context.channel),
+                    deps=ToolDeps(
+                        sender_id=context.sender_id,
+                        channel=context.channel,
+                        workspace=context.workspace,
+                    ),
                     model_settings=settings,
                     # The hard stop. After MAX_TOOL_ROUNDS the recorder refuses further calls;
                     # two more requests give the model room to answer instead.

@@ -116,12 +116,28 @@ class Sandbox:
         environ: Mapping[str, str] | None = None,
         status: SandboxStatus | None = None,
         platform: str | None = None,
+        workspace: Path | None = None,
     ) -> None:
         self.settings = settings
         self.paths = paths
+        # The folder commands may write: Omega's workspace, or one person's folder inside it.
+        self.workspace = workspace or paths.workspace
         self._environ = os.environ if environ is None else environ
         self._status = status
         self._platform = platform or sys.platform
+
+    def for_workspace(self, workspace: Path) -> Sandbox:
+        """The same sandbox with commands confined to `workspace` (one person's folder)."""
+        if workspace == self.workspace:
+            return self
+        return Sandbox(
+            self.settings,
+            self.paths,
+            environ=self._environ,
+            status=self._status,
+            platform=self._platform,
+            workspace=workspace,
+        )
 
     @property
     def mode(self) -> Mode:
@@ -138,7 +154,7 @@ class Sandbox:
     @property
     def tmpdir(self) -> Path:
         """The private temp dir commands get as TMPDIR (inside the workspace, owner-only)."""
-        return self.paths.workspace / TMP_NAME
+        return self.workspace / TMP_NAME
 
     @cached_property
     def layout(self) -> Layout:
@@ -147,7 +163,7 @@ class Sandbox:
         user_home = real(home) if home else ""
         return Layout(
             omega_home=real(self.paths.home),
-            workspace=real(self.paths.workspace),
+            workspace=real(self.workspace),
             tmpdir=real(self.tmpdir),
             user_home="" if user_home == "/" else user_home,
         )
@@ -235,7 +251,7 @@ class Sandbox:
         tmp = str(self.tmpdir)
         result = {**env, "TMPDIR": tmp, "TMP": tmp, "TEMP": tmp}
         if self.mode == "sandbox" and profile == "tool":
-            result["HOME"] = str(self.paths.workspace)
+            result["HOME"] = str(self.workspace)
         return result
 
     def server_paths(self, command: str, args: Sequence[str]) -> list[str]:

@@ -87,10 +87,22 @@ class BuiltinTools:
 
     # ---- the workspace ---------------------------------------------------------------------
 
+    def current_workspace(self) -> Path:
+        """The folder of the person being answered: their own under the workspace, or the
+        workspace itself (the owner's). A run's folder outside the workspace is refused."""
+        given = current_deps().workspace
+        if not given:
+            return self.workspace
+        folder = Path(given)
+        if not folder.resolve().is_relative_to(self.workspace.resolve()):
+            raise ToolError("refused: this person's folder is outside the workspace")
+        return folder
+
     def root(self) -> Path:
-        """The workspace folder (created owner-only if missing), symlinks resolved."""
-        self.workspace.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-        return self.workspace.resolve()
+        """The person's workspace folder (created owner-only if missing), symlinks resolved."""
+        folder = self.current_workspace()
+        folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        return folder.resolve()
 
     def resolve(self, path: str) -> Path:
         """A model-given path as a real path inside the workspace; ToolError if it would leave."""
@@ -175,10 +187,12 @@ class BuiltinTools:
         if not command.strip():
             raise ToolError("refused: empty command")
         timeout = min(max(timeout_secs, 1), MAX_SHELL_TIMEOUT)
+        root = self.root()
+        sandbox = self.sandbox.for_workspace(self.current_workspace())
         process = await asyncio.create_subprocess_exec(
-            *self.sandbox.command(["/bin/sh", "-c", command]),
-            cwd=self.root(),
-            env=self.sandbox.environment(tool_environment()),
+            *sandbox.command(["/bin/sh", "-c", command]),
+            cwd=root,
+            env=sandbox.environment(tool_environment()),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.STDOUT,

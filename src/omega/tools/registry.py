@@ -30,6 +30,7 @@ class ToolDeps:
 
     sender_id: str = ""
     channel: str = ""
+    workspace: str = ""  # this person's folder ("": the tools' own workspace, the owner's)
 
 
 # The run's deps, set around each tool call by the registry's toolset, so plain functions (no
