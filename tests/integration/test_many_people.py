@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+from collections.abc import Mapping
 from pathlib import Path
 
 from omega.gateway.auth import local_owner_id
@@ -18,7 +19,7 @@ OWNER = local_owner_id()
 NO_ROUTING = {"OMEGA_PROVIDER__CLASSIFY": "false"}
 
 
-def chat(fake: FakeOpenAI, *lines: dict[str, object], **env: str) -> CliResult:
+def chat(fake: FakeOpenAI, *lines: Mapping[str, object], **env: str) -> CliResult:
     result = run_omega(
         "chat",
         "--jsonl",
