@@ -85,7 +85,10 @@ class PipelineDeps:
 
 
 def friendly_error(error: Exception, language: str = "English") -> str:
-    """The message a user sees instead of a raw provider error."""
+    """The message a user sees instead of a raw provider error (the provider's own one-sentence
+    hint when it has one, e.g. "run `claude` once to log in")."""
+    if isinstance(error, ProviderError) and error.hint:
+        return error.hint
     kind = error.kind if isinstance(error, ProviderError) else "error"
     key = {
         "timeout": "error_timeout",
