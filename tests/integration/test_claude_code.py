@@ -19,10 +19,11 @@ from omega.gateway.pipeline import friendly_error
 from omega.paths import OmegaPaths
 from omega.providers import claude_cli, claude_code
 from omega.providers.base import ProviderError
-from omega.providers.claude_cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT
+from omega.providers.claude_cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
 from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
-from omega.sandbox import Sandbox, SandboxStatus
+from omega.sandbox import Sandbox, SandboxStatus, probe
 from omega.types import ChatMessage, Context, McpServer, Reply
+from tests.conftest import jsonl, run_omega
 from tests.fakes.fake_claude import transcript, write_wrapper
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
@@ -715,3 +716,41 @@ def test_mcp_server_with_an_unusable_name_is_skipped(
     assert list(call["settings"]["mcpServers"]) == ["web"]
     assert option(call["argv"], "--allowedTools").endswith(",mcp__web__*")  # type: ignore[union-attr]
     assert "bad" not in option(call["argv"], "--allowedTools")  # type: ignore[operator]
+
+
+# --- what the owner sees --------------------------------------------------------------
+
+
+def test_status_and_chat_say_not_logged_in_in_one_sentence(
+    fake_claude: FakeClaude, tmp_path: Path
+) -> None:
+    write_wrapper(
+        tmp_path / "bin" / "claude",
+        FAKE_CLAUDE_SCRIPT=str(fake_claude.script_path),
+        FAKE_CLAUDE_LOG=str(fake_claude.log_path),
+        FAKE_CLAUDE_LOGGED_IN="0",
+    )
+    fake_claude.script({"transcript": "not_logged_in"})
+    # rwx: the fake and its transcripts live outside what the sandbox lets the CLI read.
+    env = {"OMEGA_PROVIDER__DEFAULT": "claude-code", "OMEGA_SANDBOX__MODE": "rwx"}
+    status = run_omega("status", env=env)
+    assert status.returncode == 0, status.stderr
+    rows = dict(line.split(None, 1) for line in status.stdout.splitlines() if line.strip())
+    assert rows["available"] == f"no - {LOGIN_HINT}"
+    assert "claude tools" in status.stdout
+    chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "hi", "sender_id": "o"}))
+    assert chat.returncode == 0, chat.stderr
+    texts = [e.get("text") for e in chat.events]
+    assert LOGIN_HINT in texts, texts
+    assert "Traceback" not in chat.stdout + chat.stderr
+
+
+def test_status_reports_the_claude_tool_mode(fake_claude: FakeClaude) -> None:
+    env = {"OMEGA_PROVIDER__DEFAULT": "claude-code", "OMEGA_SANDBOX__MODE": "rx"}
+    status = run_omega("status", env=env)
+    assert status.returncode == 0, status.stderr
+    [line] = [x for x in status.stdout.splitlines() if x.startswith("claude tools")]
+    expected = tool_mode(ClaudeCodeConfig(), probe("rx")).describe()
+    assert line.split(None, 2)[2] == expected
+    chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "/status", "sender_id": "o"}))
+    assert f"Claude Code tools: {expected}" in chat.stdout
