@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: help install dev run test lint typecheck unit bench clean
+.PHONY: help install dev run test lint typecheck unit bench clean claude-cli
 
 help:
 	@echo "make run    - install Omega and chat with it on the bundled local model"
@@ -53,8 +53,14 @@ lint: dev
 typecheck: dev
 	$(BIN)/mypy
 
-unit: dev
-	$(BIN)/pytest -q
+# The pinned `claude` CLI (npm) for the contract tests against the real CLI, installed once into
+# ~/.cache/omega/claude-cli/<version>; without npm those tests are skipped with a visible reason.
+claude-cli:
+	@if command -v npm >/dev/null 2>&1; then scripts/install-claude-cli.sh >/dev/null; \
+	else echo "npm not found: the contract tests against the real claude CLI will be skipped"; fi
+
+unit: dev claude-cli
+	$(BIN)/pytest -q -rs
 
 test: lint typecheck unit
 

@@ -241,7 +241,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
-    from omega.providers import build_provider, resolve_provider_name
+    from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
 
     runtime = _runtime()
@@ -268,6 +268,15 @@ def status() -> None:
         ("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)"),
         ("sandbox", probe(config.sandbox.mode).describe()),
     ]
+    if "claude-code" in chain_names(name, config):
+        from omega.providers.claude_cli import describe_tools
+
+        rows.append(
+            (
+                "claude tools",
+                describe_tools(config.provider.claude_code, probe(config.sandbox.mode)),
+            )
+        )
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     p = config.provider
     for section, secret in (

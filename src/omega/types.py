@@ -8,6 +8,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 Role = Literal["user", "assistant", "system"]
+# What a person may do through a provider's own tools (Claude Code's Bash, Write, Edit...):
+# "full" runs commands and writes files (confined by the OS sandbox), "read_only" only reads.
+ToolAccess = Literal["full", "read_only"]
 OutgoingKind = Literal[
     "reply", "ack", "status", "alert", "reminder", "error", "photo", "welcome", "command", "denied"
 ]
@@ -91,6 +94,9 @@ class Context:
     allowed_tools: frozenset[str] | None = None
     # The folder this person's tools work in ("" : Omega's workspace, the owner's).
     workspace: str = ""
+    # The privilege of the person answered: "read_only" keeps a provider's own tools to reading
+    # (no Bash, no writes). The privilege model sets it for people who are not the owner.
+    tool_access: ToolAccess = "full"
 
     @property
     def prompt(self) -> str:

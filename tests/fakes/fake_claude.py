@@ -1,13 +1,23 @@
 #!/usr/bin/env python3
 """A scripted stand-in for the `claude` CLI, for the Claude Code provider's tests.
 
+Its events are the real CLI's: each one is a transcript recorded from the pinned CLI
+(tests/fixtures/claude_cli/*.jsonl, made by record.py there) with the scripted values put in,
+and `transcript` replays a recorded run as it is. Like the real CLI it answers `--version` and
+`auth status`, and refuses bypassPermissions as root unless IS_SANDBOX=1.
+
 FAKE_CLAUDE_SCRIPT names a JSON file holding a list of runs, used one per invocation, in
 order (the last one repeats). A run may set: result, subtype, session_id, is_error, cost,
 usage, tool_uses ([{name, input, result, is_error}]), sleep (seconds, after the init event),
 exit_code, stderr, no_result (default: true when exit_code is non-zero), raw_lines (emitted
 before the result), spawn_child (start a `sleep 60` child in the same process group),
-probe_reads / probe_writes (paths it tries to read / write, outcomes logged as "probes").
-Each invocation is appended as one JSON line to FAKE_CLAUDE_LOG.
+probe_reads / probe_writes (paths it tries to read / write, outcomes logged as "probes"),
+transcript (the name of a recorded transcript to replay instead).
+Each invocation is appended as one JSON line to FAKE_CLAUDE_LOG (with its environment).
+The CLI gets an allow-listed environment, so the test's wrapper script exports these, and
+FAKE_CLAUDE_VERSION (default: the recorded one), FAKE_CLAUDE_LOGGED_IN ("0": logged out),
+FAKE_CLAUDE_UNKNOWN_OPTIONS (comma-separated options an older CLI rejects), FAKE_CLAUDE_EUID
+(the uid it believes it runs as).
 """
 
 from __future__ import annotations
@@ -15,12 +25,17 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+TRANSCRIPTS = Path(
+    os.environ.get("FAKE_CLAUDE_TRANSCRIPTS")
+    or Path(__file__).resolve().parents[1] / "fixtures" / "claude_cli"
+)
 VALUE_OPTIONS = {
     "-p",
     "--print",
@@ -28,10 +43,49 @@ VALUE_OPTIONS = {
     "--model",
     "--max-turns",
     "--append-system-prompt",
+    "--system-prompt",
     "--allowedTools",
     "--resume",
     "--tools",
+    "--permission-mode",
+    "--mcp-config",
+    "--max-budget-usd",
+    "--json-schema",
 }
+ROOT_REFUSAL = (
+    "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+)
+
+
+def transcript(name: str) -> list[dict[str, Any]]:
+    """A recorded run of the real CLI, one event per line."""
+    lines = (TRANSCRIPTS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def recorded_version() -> str:
+    """The version of the CLI the transcripts were recorded from."""
+    return (TRANSCRIPTS / "VERSION").read_text(encoding="utf-8").strip()
+
+
+def template(name: str, index: int) -> dict[str, Any]:
+    """A recorded event to fill in (a fresh copy)."""
+    event: dict[str, Any] = json.loads(json.dumps(transcript(name)[index]))
+    return event
+
+
+def write_wrapper(path: Path, fake: Path | None = None, **env: str) -> Path:
+    """A `claude` executable at `path` running the fake (or a copy of it at `fake`) with this
+    Python, exporting `env` (FAKE_CLAUDE_SCRIPT, FAKE_CLAUDE_LOG, ...): the provider hands the
+    CLI only an allow-listed environment."""
+    exports = "".join(f"export {name}={shlex.quote(value)}\n" for name, value in env.items())
+    program = shlex.quote(str(fake or Path(__file__).resolve()))
+    path.write_text(
+        f'#!/bin/sh\n{exports}exec {shlex.quote(sys.executable)} {program} "$@"\n',
+        encoding="utf-8",
+    )
+    path.chmod(0o755)
+    return path
 
 
 def parse_args(argv: list[str]) -> dict[str, str]:
@@ -98,6 +152,7 @@ def record(argv: list[str], child_pid: int | None, run: dict[str, Any] | None = 
             settings = text
     entry = {
         "argv": argv,
+        "env": dict(os.environ),
         "cwd": os.getcwd(),
         "claudecode_in_env": "CLAUDECODE" in os.environ,
         "stdin_is_devnull": os.path.samestat(os.fstat(0), os.stat(os.devnull)),
@@ -119,30 +174,63 @@ def emit(event: dict[str, Any]) -> None:
 
 
 def result_event(run: dict[str, Any], session_id: str) -> dict[str, Any]:
-    """The final result object, as both output formats end with it."""
+    """The final result object, as both output formats end with it (the recorded one)."""
     subtype = run.get("subtype", "success")
-    event: dict[str, Any] = {
-        "type": "result",
-        "subtype": subtype,
-        "is_error": run.get("is_error", False),
-        "session_id": session_id,
-        "total_cost_usd": run.get("cost", 0.01),
-        "usage": run.get("usage", {"input_tokens": 10, "output_tokens": 5}),
-        "num_turns": 1,
-    }
+    event = template("max_turns" if subtype == "error_max_turns" else "reply", -1)
+    usage = {key: 0 for key in ("cache_creation_input_tokens", "cache_read_input_tokens")}
+    usage.update(run.get("usage", {"input_tokens": 10, "output_tokens": 5}))
+    event.update(
+        subtype=subtype,
+        is_error=run.get("is_error", subtype != "success"),
+        session_id=session_id,
+        total_cost_usd=run.get("cost", 0.01),
+        usage={**event["usage"], **usage},
+        num_turns=1 + len(run.get("tool_uses", [])),
+    )
+    event.pop("result", None)  # absent at max turns, as the real CLI does
     if run.get("result") is not None:
         event["result"] = run["result"]
     return event
 
 
+def init_event(options: dict[str, str], session_id: str) -> dict[str, Any]:
+    """The recorded init event, saying what this invocation was given."""
+    event = template("reply", 0)
+    tools = options.get("--tools")
+    event.update(
+        cwd=os.getcwd(),
+        session_id=session_id,
+        model=options.get("--model", ""),
+        permissionMode=options.get("--permission-mode", "default"),
+        claude_code_version=os.environ.get("FAKE_CLAUDE_VERSION", event["claude_code_version"]),
+    )
+    if tools is not None:
+        event["tools"] = [t for t in tools.split(",") if t]
+    return event
+
+
+def message_event(name: str, index: int, content: list[Any], session_id: str) -> dict[str, Any]:
+    """A recorded assistant or user event carrying `content`."""
+    event = template(name, index)
+    event["message"]["content"] = content
+    event["session_id"] = session_id
+    if "tool_use_result" in event:  # the tool's own view of its result (Bash: stdout, stderr)
+        text = content[0].get("content") if content else ""
+        event["tool_use_result"] = {"stdout": text if isinstance(text, str) else "", "stderr": ""}
+    return event
+
+
 def stream(run: dict[str, Any], options: dict[str, str], session_id: str) -> None:
     """Emit init, tool_use/tool_result pairs, the answer and the result as stream-json."""
-    model = options.get("--model", "")
-    emit({"type": "system", "subtype": "init", "session_id": session_id, "model": model})
+    if run.get("transcript"):
+        for event in transcript(run["transcript"]):
+            emit({**event, "session_id": session_id} if "session_id" in event else event)
+        return
+    emit(init_event(options, session_id))
     for n, use in enumerate(run.get("tool_uses", [])):
         tool_id = f"toolu_{n}"
         block = {"type": "tool_use", "id": tool_id, "name": use["name"], "input": use["input"]}
-        emit({"type": "assistant", "message": {"content": [block]}, "session_id": session_id})
+        emit(message_event("tool_use", 1, [block], session_id))
         time.sleep(use.get("sleep", 0))
         if use.get("no_result"):
             continue
@@ -152,22 +240,47 @@ def stream(run: dict[str, Any], options: dict[str, str], session_id: str) -> Non
             "content": use.get("result", ""),
             "is_error": use.get("is_error", False),
         }
-        emit({"type": "user", "message": {"content": [result]}, "session_id": session_id})
+        emit(message_event("tool_use", 2, [result], session_id))
     time.sleep(run.get("sleep", 0))
     for line in run.get("raw_lines", []):
         sys.stdout.write(line + "\n")
         sys.stdout.flush()
     if run.get("result"):
         text = {"type": "text", "text": run["result"]}
-        emit({"type": "assistant", "message": {"content": [text]}, "session_id": session_id})
+        emit(message_event("reply", 1, [text], session_id))
     if not run.get("no_result", run.get("exit_code", 0) != 0):
         emit(result_event(run, session_id))
+
+
+def refusal(argv: list[str], options: dict[str, str]) -> str:
+    """What the real CLI would print before refusing to start ("" when it starts)."""
+    for name in filter(None, os.environ.get("FAKE_CLAUDE_UNKNOWN_OPTIONS", "").split(",")):
+        if name in argv:
+            return f"error: unknown option '{name}'\n"
+    bypass = options.get("--permission-mode") == "bypassPermissions"
+    euid = int(os.environ.get("FAKE_CLAUDE_EUID") or os.geteuid())  # a test may play a user
+    if bypass and euid == 0 and os.environ.get("IS_SANDBOX") != "1":
+        return ROOT_REFUSAL + "\n"
+    return ""
 
 
 def main() -> int:
     """Behave like `claude -p` as the script says."""
     argv = sys.argv[1:]
+    version = os.environ.get("FAKE_CLAUDE_VERSION") or recorded_version()
+    if argv == ["--version"]:
+        print(f"{version} (Claude Code)")
+        return 0
+    if argv[:2] == ["auth", "status"]:
+        logged_in = os.environ.get("FAKE_CLAUDE_LOGGED_IN", "1") != "0"
+        print(json.dumps({"loggedIn": logged_in, "authMethod": "api_key" if logged_in else "none"}))
+        return 0 if logged_in else 1
     options = parse_args(argv)
+    refused = refusal(argv, options)
+    if refused:
+        record(argv, None)
+        sys.stderr.write(refused)
+        return 1
     run = next_run(Path(os.environ["FAKE_CLAUDE_SCRIPT"]))
     child_pid = None
     if run.get("spawn_child"):

@@ -5,23 +5,26 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shlex
-import sys
+import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.gateway.pipeline import friendly_error
 from omega.paths import OmegaPaths
-from omega.providers import claude_code
+from omega.providers import claude_cli, claude_code
 from omega.providers.base import ProviderError
+from omega.providers.claude_cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
 from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
-from omega.sandbox import Sandbox
+from omega.sandbox import Sandbox, SandboxStatus, probe
 from omega.types import ChatMessage, Context, McpServer, Reply
+from tests.conftest import jsonl, run_omega
+from tests.fakes.fake_claude import transcript, write_wrapper
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
 NOTES = McpServer("notes", "python3", ("-m", "notes_server"), (("NOTES_TOKEN", "t0k"),))
@@ -53,14 +56,13 @@ def fake_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fak
     """A `claude` wrapper first on PATH that runs the fake with this Python."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    wrapper = bin_dir / "claude"
-    command = f"{shlex.quote(sys.executable)} {shlex.quote(str(FAKE))}"
-    wrapper.write_text(f'#!/bin/sh\nexec {command} "$@"\n', encoding="utf-8")
-    wrapper.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     fake = FakeClaude(tmp_path / "script.json", tmp_path / "calls.jsonl")
-    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(fake.script_path))
-    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(fake.log_path))
+    write_wrapper(
+        bin_dir / "claude",
+        FAKE_CLAUDE_SCRIPT=str(fake.script_path),
+        FAKE_CLAUDE_LOG=str(fake.log_path),
+    )
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}")
     fake.script({"result": "ok"})
     yield fake
 
@@ -163,7 +165,7 @@ def test_output_is_parsed_into_a_reply(
     assert ("--verbose" in argv) == (output_format == "stream-json")
     assert option(argv, "--max-turns") == "25"
     assert option(argv, "--resume") is None
-    assert "--allowedTools" not in argv
+    assert option(argv, "--tools") == ",".join(DEFAULT_TOOLS)
     assert Path(call["cwd"]).resolve() == workspace.resolve()
     assert call["stdin_is_devnull"]
     assert call["settings"] is None
@@ -221,11 +223,15 @@ def test_system_prompt_history_and_allowed_tools_reach_the_cli(
             ChatMessage("assistant", "Hi Ada"),
             ChatMessage("user", "what is my name?"),
         ],
+        use_tools=True,
     )
     complete(make_provider(workspace, allowed_tools=["Read", "Bash(ls:*)"]), context)
     argv = fake_claude.calls()[0]["argv"]
     assert option(argv, "--append-system-prompt") == "You are Omega, be brief."
+    # Exactly the configured tools: only those exist, and only those rules are pre-approved.
+    assert option(argv, "--tools") == "Read,Bash"
     assert option(argv, "--allowedTools") == "Read,Bash(ls:*)"
+    assert option(argv, "--permission-mode") == "default"
     prompt = option(argv, "-p")
     assert prompt is not None
     assert "User: my name is Ada" in prompt and "Assistant: Hi Ada" in prompt
@@ -355,10 +361,11 @@ def test_missing_cli_is_unavailable(
     monkeypatch.setenv("PATH", str(empty))
     provider = make_provider(workspace)
     available, reason = provider.availability()
-    assert not available and "not found" in reason
+    assert not available and reason == INSTALL_HINT
     with pytest.raises(ProviderError) as err:
         complete(provider, make_context())
     assert err.value.kind == "unavailable"
+    assert err.value.hint == INSTALL_HINT
 
 
 def test_availability_names_the_cli(fake_claude: FakeClaude, workspace: Path) -> None:
@@ -370,11 +377,11 @@ def test_availability_names_the_cli(fake_claude: FakeClaude, workspace: Path) ->
 def test_nonzero_exit_without_result_reports_stderr(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
-    fake_claude.script({"exit_code": 2, "stderr": "noise " * 100 + "Invalid API key"})
+    fake_claude.script({"exit_code": 2, "stderr": "noise " * 100 + "Segmentation fault"})
     with pytest.raises(ProviderError) as err:
         complete(make_provider(workspace), make_context())
     assert err.value.kind == "error"
-    assert "exited 2" in str(err.value) and str(err.value).endswith("Invalid API key")
+    assert "exited 2" in str(err.value) and str(err.value).endswith("Segmentation fault")
     assert len(str(err.value)) < 400
 
 
@@ -425,13 +432,186 @@ def test_mcp_settings_written_for_the_call_then_removed(
 def test_internal_calls_without_tools_get_one_turn(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
-    from dataclasses import replace
-
-    complete(make_provider(workspace), replace(make_context(), use_tools=False))
+    context = replace(make_context(mcp_servers=(NOTES,)), use_tools=False)
+    complete(make_provider(workspace), context)
     [call] = fake_claude.calls()
-    assert option(call["argv"], "--max-turns") == "1"
-    assert option(call["argv"], "--tools") == ""  # no tools at all for a background call
-    assert "--mcp-config" not in call["argv"]
+    argv = call["argv"]
+    assert option(argv, "--max-turns") == "1"
+    assert option(argv, "--tools") == ""  # no tools at all for a background call
+    # Omega's instructions are the whole system prompt: none of the CLI's harness.
+    assert option(argv, "--system-prompt") == "You are Omega."
+    assert "--append-system-prompt" not in argv
+    assert {"--strict-mcp-config", "--no-session-persistence", "--disable-slash-commands"} <= set(
+        argv
+    )
+    assert "--mcp-config" not in argv and call["settings"] is None  # no MCP servers either
+    assert "--permission-mode" not in argv and "--allowedTools" not in argv
+
+
+# --- tools, permission modes and environment --------------------------------------------
+
+
+def sandbox_provider(
+    workspace: Path, status: SandboxStatus, monkeypatch: pytest.MonkeyPatch, *, root: bool
+) -> ClaudeCodeProvider:
+    """A provider whose sandbox reports `status` (the fake runs unconfined either way)."""
+    monkeypatch.setattr(claude_cli, "running_as_root", lambda: root)
+    rwx = Sandbox(SandboxSection(mode="rwx"), OmegaPaths(workspace.parent))
+    rwx._status = status  # what the tool mode is chosen from
+    return ClaudeCodeProvider(ClaudeCodeConfig(), workspace, sandbox=rwx)
+
+
+ENFORCED = SandboxStatus("sandbox", "landlock ABI 7", degraded=False)
+DEGRADED = SandboxStatus("sandbox", "none", degraded=True, detail="no Landlock")
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["root", "user"])
+def test_enforced_sandbox_gives_full_tools_and_is_sandbox_only_as_root(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch, root: bool
+) -> None:
+    monkeypatch.setenv("IS_SANDBOX", "1")  # never inherited: Omega alone decides
+    write_wrapper(
+        workspace.parent.parent / "bin" / "claude",
+        FAKE_CLAUDE_SCRIPT=str(fake_claude.script_path),
+        FAKE_CLAUDE_LOG=str(fake_claude.log_path),
+        FAKE_CLAUDE_EUID="0" if root else "1000",  # as root it refuses bypass without IS_SANDBOX
+    )
+    provider = sandbox_provider(workspace, ENFORCED, monkeypatch, root=root)
+    complete(provider, make_context())
+    [call] = fake_claude.calls()
+    assert option(call["argv"], "--permission-mode") == "bypassPermissions"
+    assert option(call["argv"], "--tools") == ",".join(DEFAULT_TOOLS)
+    assert ("IS_SANDBOX" in call["env"]) == root
+
+
+@pytest.mark.parametrize("root", [True, False], ids=["root", "user"])
+def test_degraded_sandbox_gives_the_restricted_mode(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch, root: bool
+) -> None:
+    provider = sandbox_provider(workspace, DEGRADED, monkeypatch, root=root)
+    complete(provider, make_context())
+    [call] = fake_claude.calls()
+    assert option(call["argv"], "--permission-mode") == "acceptEdits"
+    assert option(call["argv"], "--allowedTools") == "WebFetch,WebSearch"
+    assert "IS_SANDBOX" not in call["env"]
+    assert provider.tool_mode().describe().startswith("RESTRICTED")
+
+
+def test_read_only_person_gets_no_bash_and_no_writes(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    provider = sandbox_provider(workspace, ENFORCED, monkeypatch, root=True)
+    complete(provider, make_context(tool_access="read_only", mcp_servers=(WEB,)))
+    [call] = fake_claude.calls()
+    argv = call["argv"]
+    assert option(argv, "--tools") == "Read,Glob,Grep,WebFetch,WebSearch"
+    assert option(argv, "--permission-mode") == "default"
+    assert option(argv, "--allowedTools") == "WebFetch,WebSearch,mcp__web__*"
+    assert "--strict-mcp-config" in argv  # the owner's own MCP servers are not theirs
+    assert "IS_SANDBOX" not in call["env"]
+
+
+def test_environment_is_an_allow_list(
+    fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    passed = {
+        "ANTHROPIC_API_KEY": "sk-ant-for-claude",
+        "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
+        "CLAUDE_CODE_USE_BEDROCK": "1",
+        "AWS_REGION": "eu-west-1",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "HTTPS_PROXY": "http://proxy:3128",
+        "DISABLE_TELEMETRY": "1",
+    }
+    withheld = {
+        "OPENAI_API_KEY": "sk-openai-secret",
+        "TELEGRAM_BOT_TOKEN": "123:telegram-secret",
+        "GEMINI_API_KEY": "gemini-secret",
+        "OMEGA_PROVIDER__OPENAI__API_KEY": "sk-config-secret",
+        "CLAUDECODE": "1",
+        "IS_SANDBOX": "1",
+        "DATABASE_PASSWORD": "hunter2",
+    }
+    for name, value in {**passed, **withheld}.items():
+        monkeypatch.setenv(name, value)
+    complete(make_provider(workspace), make_context())
+    env = fake_claude.calls()[0]["env"]
+    assert {name: env.get(name) for name in passed} == passed
+    assert not set(withheld) & set(env)
+    assert not any("secret" in value or value == "hunter2" for value in env.values())
+    assert env["HOME"] == os.environ["HOME"] and env["PATH"].startswith(os.environ["PATH"][:20])
+
+
+# --- clear errors ---------------------------------------------------------------------
+
+
+def test_not_logged_in_is_one_clear_sentence(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"transcript": "not_logged_in"})  # what the real CLI printed
+    with pytest.raises(ProviderError) as err:
+        complete(make_provider(workspace), make_context())
+    assert err.value.kind == "unavailable" and err.value.hint == LOGIN_HINT
+    assert friendly_error(err.value) == LOGIN_HINT  # what the chat shows
+
+
+def test_an_error_result_is_never_the_answer(fake_claude: FakeClaude, workspace: Path) -> None:
+    fake_claude.script({"is_error": True, "result": "API Error: 500 overloaded"})
+    with pytest.raises(ProviderError, match="API Error: 500"):
+        complete(make_provider(workspace), make_context())
+
+
+def test_an_old_cli_without_our_flags_is_named(
+    fake_claude: FakeClaude, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_wrapper(
+        tmp_path / "bin" / "claude",
+        FAKE_CLAUDE_SCRIPT=str(fake_claude.script_path),
+        FAKE_CLAUDE_LOG=str(fake_claude.log_path),
+        FAKE_CLAUDE_VERSION="1.0.30",
+        FAKE_CLAUDE_UNKNOWN_OPTIONS="--no-session-persistence,--tools",
+    )
+    provider = make_provider(workspace)
+    available, reason = provider.availability()
+    assert not available and "1.0.30 is too old" in reason and "claude update" in reason
+    with pytest.raises(ProviderError) as err:
+        complete(provider, replace(make_context(), use_tools=False))
+    assert err.value.kind == "unavailable"
+    assert "too old for Omega" in err.value.hint and "Traceback" not in str(err.value)
+
+
+def test_availability_says_when_not_logged_in(
+    fake_claude: FakeClaude, workspace: Path, tmp_path: Path
+) -> None:
+    write_wrapper(tmp_path / "bin" / "claude", FAKE_CLAUDE_LOGGED_IN="0")
+    assert make_provider(workspace).availability() == (False, LOGIN_HINT)
+
+
+# --- the fake against the real CLI's recordings ---------------------------------------
+
+
+@pytest.mark.parametrize("name", ["reply", "tool_use", "max_turns", "background"])
+def test_fake_events_have_the_real_clis_shape(
+    fake_claude: FakeClaude, workspace: Path, name: str
+) -> None:
+    """Each event the fake makes carries every field the real CLI's recorded event has."""
+    recorded = transcript(name)
+    run: dict[str, Any] = {"result": "x"}
+    if name in ("tool_use", "max_turns"):
+        run["tool_uses"] = [{"name": "Bash", "input": {"command": "ls"}, "result": "a"}]
+    if name == "max_turns":
+        run.update(subtype="error_max_turns", result=None)
+    fake_claude.script(run)
+    fake = subprocess.run(
+        [str(Path(fake_claude.script_path).parent / "bin" / "claude"), "-p", "hi",
+         "--output-format", "stream-json", "--verbose"],
+        capture_output=True, text=True, check=False, cwd=fake_claude.script_path.parent,
+    )  # fmt: skip
+    made = [json.loads(line) for line in fake.stdout.splitlines()]
+    assert [e["type"] for e in made] == [e["type"] for e in recorded]
+    for real, ours in zip(recorded, made, strict=True):
+        assert set(real) <= set(ours), f"{real['type']} event lacks {set(real) - set(ours)}"
+        if "message" in real:
+            assert set(real["message"]) <= set(ours["message"])
 
 
 @pytest.mark.parametrize(
@@ -534,4 +714,43 @@ def test_mcp_server_with_an_unusable_name_is_skipped(
     complete(make_provider(workspace), make_context(mcp_servers=(bad, WEB)))
     [call] = fake_claude.calls()
     assert list(call["settings"]["mcpServers"]) == ["web"]
-    assert option(call["argv"], "--allowedTools") == "mcp__web__*"
+    assert option(call["argv"], "--allowedTools").endswith(",mcp__web__*")  # type: ignore[union-attr]
+    assert "bad" not in option(call["argv"], "--allowedTools")  # type: ignore[operator]
+
+
+# --- what the owner sees --------------------------------------------------------------
+
+
+def test_status_and_chat_say_not_logged_in_in_one_sentence(
+    fake_claude: FakeClaude, tmp_path: Path
+) -> None:
+    write_wrapper(
+        tmp_path / "bin" / "claude",
+        FAKE_CLAUDE_SCRIPT=str(fake_claude.script_path),
+        FAKE_CLAUDE_LOG=str(fake_claude.log_path),
+        FAKE_CLAUDE_LOGGED_IN="0",
+    )
+    fake_claude.script({"transcript": "not_logged_in"})
+    # rwx: the fake and its transcripts live outside what the sandbox lets the CLI read.
+    env = {"OMEGA_PROVIDER__DEFAULT": "claude-code", "OMEGA_SANDBOX__MODE": "rwx"}
+    status = run_omega("status", env=env)
+    assert status.returncode == 0, status.stderr
+    rows = dict(line.split(None, 1) for line in status.stdout.splitlines() if line.strip())
+    assert rows["available"] == f"no - {LOGIN_HINT}"
+    assert "claude tools" in status.stdout
+    chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "hi", "sender_id": "o"}))
+    assert chat.returncode == 0, chat.stderr
+    texts = [e.get("text") for e in chat.events]
+    assert LOGIN_HINT in texts, texts
+    assert "Traceback" not in chat.stdout + chat.stderr
+
+
+def test_status_reports_the_claude_tool_mode(fake_claude: FakeClaude) -> None:
+    env = {"OMEGA_PROVIDER__DEFAULT": "claude-code", "OMEGA_SANDBOX__MODE": "rx"}
+    status = run_omega("status", env=env)
+    assert status.returncode == 0, status.stderr
+    [line] = [x for x in status.stdout.splitlines() if x.startswith("claude tools")]
+    expected = tool_mode(ClaudeCodeConfig(), probe("rx")).describe()
+    assert line.split(None, 2)[2] == expected
+    chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "/status"}))
+    assert f"Claude Code tools: {expected}" in chat.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import shutil
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from omega.providers.claude_code import ClaudeCodeProvider
 from omega.sandbox import Sandbox
 from omega.sandbox.modes import Mode
 from omega.types import ChatMessage, Context
+from tests.fakes.fake_claude import TRANSCRIPTS, write_wrapper
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
 SECRET = "sk-config-secret-5151"
@@ -35,9 +35,7 @@ def run_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> d
     bin_dir = tmp_path / "bin"  # the CLI's program folder: readable for it
     bin_dir.mkdir()
     shutil.copy(FAKE, bin_dir / "fake_claude.py")
-    wrapper = bin_dir / "claude"
-    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {bin_dir / "fake_claude.py"} "$@"\n')
-    wrapper.chmod(0o755)
+    shutil.copytree(TRANSCRIPTS, bin_dir / "transcripts")  # readable inside the sandbox
     run: dict[str, Any] = {
         "result": "ok",
         "probe_reads": [str(paths.config), str(user_home / "notes.txt")],
@@ -46,8 +44,13 @@ def run_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> d
     script = paths.workspace / "script.json"  # the fake's own files live where it may write
     script.write_text(json.dumps([run]))
     log = paths.workspace / "calls.jsonl"
-    monkeypatch.setenv("FAKE_CLAUDE_SCRIPT", str(script))
-    monkeypatch.setenv("FAKE_CLAUDE_LOG", str(log))
+    wrapper = write_wrapper(
+        bin_dir / "claude",
+        bin_dir / "fake_claude.py",
+        FAKE_CLAUDE_SCRIPT=str(script),
+        FAKE_CLAUDE_LOG=str(log),
+        FAKE_CLAUDE_TRANSCRIPTS=str(bin_dir / "transcripts"),
+    )
     sandbox = Sandbox(SandboxSection(mode=mode), paths)
     provider = ClaudeCodeProvider(
         ClaudeCodeConfig(), paths.workspace, executable=str(wrapper), sandbox=sandbox

@@ -19,6 +19,8 @@ from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
+from omega.providers import chain_names
+from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.types import IncomingMessage
@@ -89,6 +91,14 @@ def _help(ctx: CommandContext, args: str) -> str:
     return "Commands:\n" + "\n".join(f"/{name} - {what}" for name, what in HELP.items())
 
 
+def _claude_tools(ctx: CommandContext) -> str:
+    """The line saying what Claude Code's tools may do, when it is among the providers."""
+    if "claude-code" not in chain_names(ctx.provider_name, ctx.config):
+        return ""
+    status = probe(ctx.config.sandbox.mode)
+    return f"Claude Code tools: {describe_tools(ctx.config.provider.claude_code, status)}\n"
+
+
 def _status(ctx: CommandContext, args: str) -> str:
     uptime = int(time.monotonic() - ctx.started_at)
     hours, rest = divmod(uptime, 3600)
@@ -98,6 +108,7 @@ def _status(ctx: CommandContext, args: str) -> str:
         f"Uptime: {hours}h {rest // 60}m {rest % 60}s\n"
         f"Provider: {ctx.provider_name}\n"
         f"Sandbox: {probe(ctx.config.sandbox.mode).describe()}\n"
+        f"{_claude_tools(ctx)}"
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )

@@ -92,7 +92,10 @@ class PipelineDeps:
 
 
 def friendly_error(error: Exception, language: str = "English") -> str:
-    """The message a user sees instead of a raw provider error."""
+    """The message a user sees instead of a raw provider error (the provider's own one-sentence
+    hint when it has one, e.g. "run `claude` once to log in")."""
+    if isinstance(error, ProviderError) and error.hint:
+        return error.hint
     kind = error.kind if isinstance(error, ProviderError) else "error"
     key = {
         "timeout": "error_timeout",
@@ -333,6 +336,9 @@ async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> 
     if tools is None or "mcp" in tools:
         context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
     context.allowed_tools = tools
+    # Providers with tools of their own (the claude CLI) get the same line: read, or all.
+    writes = tools is None or bool({"run_shell", "write_file"} & tools)
+    context.tool_access = "full" if writes else "read_only"
     context.workspace = str(person_workspace(deps, message, turn.role))
     return context
 

@@ -16,7 +16,9 @@ from omega.markers.registry import parse_markers
 from omega.memory.context import profile_lines
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
+from omega.providers import chain_names
 from omega.providers.base import ProviderError
+from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.schedule import resolve_timezone
 from omega.types import ChatMessage, Context, IncomingMessage
@@ -86,7 +88,11 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())
     limitations = await store.call(LimitationStore(store).list, "open")
     prompt += "\n\n" + SELF_AUDIT
-    prompt += f"\nOS sandbox of your commands: {probe(deps.config.sandbox.mode).describe()}."
+    sandbox = probe(deps.config.sandbox.mode)
+    prompt += f"\nOS sandbox of your commands: {sandbox.describe()}."
+    if "claude-code" in chain_names(deps.provider.name, deps.config):
+        tools = describe_tools(deps.config.provider.claude_code, sandbox)
+        prompt += f"\nClaude Code tools: {tools}."
     if limitations:
         prompt += "\n\nOpen limitations:\n" + "\n".join(
             f"- {item.title}: {item.description}" for item in limitations

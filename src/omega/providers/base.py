@@ -10,11 +10,13 @@ ErrorKind = Literal["timeout", "unavailable", "rate_limit", "error"]
 
 
 class ProviderError(Exception):
-    """A provider could not answer; `kind` picks the friendly message shown to the user."""
+    """A provider could not answer; `kind` picks the friendly message shown to the user, and
+    `hint`, when set, is one sentence saying what to do instead (shown as it is)."""
 
-    def __init__(self, message: str, kind: ErrorKind = "error") -> None:
+    def __init__(self, message: str, kind: ErrorKind = "error", *, hint: str = "") -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
+        self.hint = hint
 
 
 @runtime_checkable

@@ -29,6 +29,8 @@ LAUNCHER = Path(__file__).with_name("launch.py")
 TMP_NAME = ".tmp"
 Profile = Literal["tool", "claude"]
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
+# Where the `claude` CLI sends its API requests when not to Anthropic's public endpoint.
+_CLAUDE_URL_VARS = ("ANTHROPIC_BASE_URL",)
 
 
 @dataclass(frozen=True)
@@ -70,8 +72,13 @@ def probe(mode: Mode, *, platform: str | None = None, abi: int | None = None) ->
 
 def proxy_ports(environ: Mapping[str, str]) -> list[int]:
     """The ports of configured HTTP proxies (commands must reach them to reach the web)."""
+    return url_ports(environ, _PROXY_VARS)
+
+
+def url_ports(environ: Mapping[str, str], names: Sequence[str]) -> list[int]:
+    """The ports of the URLs in the named variables (unset or malformed ones skipped)."""
     ports = []
-    for var in _PROXY_VARS:
+    for var in names:
         value = environ.get(var, "").strip()
         if not value:
             continue
@@ -184,9 +191,13 @@ class Sandbox:
                 found.append(resolved)
         return found
 
-    def tcp_ports(self) -> list[int]:
-        """The TCP ports commands may connect to."""
-        return [*self.settings.tcp_ports, *proxy_ports(self._environ)]
+    def tcp_ports(self, profile: Profile = "tool") -> list[int]:
+        """The TCP ports commands may connect to; `claude` also reaches its API's port
+        (ANTHROPIC_BASE_URL, e.g. a local gateway)."""
+        ports = [*self.settings.tcp_ports, *proxy_ports(self._environ)]
+        if profile == "claude":
+            ports += url_ports(self._environ, _CLAUDE_URL_VARS)
+        return ports
 
     def limits(self, profile: Profile) -> dict[str, int]:
         """The resource limits of a command: `claude` (a long-lived node program) keeps its
@@ -213,7 +224,7 @@ class Sandbox:
             own=[*self.own_paths(), *(claude_paths(program) if profile == "claude" else [])],
             extra_read=extra_read,
             claude=profile == "claude",
-            tcp_ports=self.tcp_ports(),
+            tcp_ports=self.tcp_ports(profile),
             limits=self.limits(profile),
         )
 
@@ -238,7 +249,7 @@ class Sandbox:
                 own=self.own_paths(),
                 extra_read=extra,
                 claude=profile == "claude",
-                tcp_ports=self.tcp_ports(),
+                tcp_ports=self.tcp_ports(profile),
             )
             wrapped = [seatbelt.SANDBOX_EXEC, "-p", text, *wrapped]
         return wrapped

@@ -1,0 +1,133 @@
+"""How Omega runs the `claude` CLI: tool modes, the environment allow-list, versions, errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.paths import OmegaPaths
+from omega.providers.claude_cli import (
+    DEFAULT_TOOLS,
+    LOGIN_HINT,
+    background_args,
+    cli_environment,
+    exit_error,
+    parse_version,
+    tool_mode,
+)
+from omega.sandbox import Sandbox, SandboxStatus
+
+ENFORCED = SandboxStatus("sandbox", "landlock ABI 7", degraded=False)
+DEGRADED = SandboxStatus("rx", "none", degraded=True, detail="no Landlock here")
+RWX = SandboxStatus("rwx", "none", degraded=False)
+
+
+@pytest.mark.parametrize(
+    ("status", "root", "name", "permission", "is_sandbox"),
+    [
+        (ENFORCED, True, "confined", "bypassPermissions", True),
+        (ENFORCED, False, "confined", "bypassPermissions", False),
+        (DEGRADED, True, "restricted", "acceptEdits", False),
+        (DEGRADED, False, "restricted", "acceptEdits", False),
+        (RWX, False, "unrestricted", "bypassPermissions", False),
+        (RWX, True, "restricted", "acceptEdits", False),  # IS_SANDBOX would be a lie
+    ],
+)
+def test_default_tools_follow_the_sandbox(
+    status: SandboxStatus, root: bool, name: str, permission: str, is_sandbox: bool
+) -> None:
+    mode = tool_mode(ClaudeCodeConfig(), status, root=root)
+    assert (mode.name, mode.permission_mode, mode.is_sandbox) == (name, permission, is_sandbox)
+    assert mode.tools == DEFAULT_TOOLS
+    assert {"Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch"} <= set(mode.tools)
+    args = mode.args(["mcp__notes__*"])
+    assert args[args.index("--tools") + 1] == ",".join(DEFAULT_TOOLS)
+    assert args[args.index("--allowedTools") + 1].endswith("mcp__notes__*")
+
+
+def test_status_lines_say_what_confines_claude() -> None:
+    assert "confined by the OS sandbox (sandbox, landlock ABI 7)" in (
+        tool_mode(ClaudeCodeConfig(), ENFORCED, root=False).describe()
+    )
+    restricted = tool_mode(ClaudeCodeConfig(), DEGRADED, root=False).describe()
+    assert restricted.startswith("RESTRICTED") and "no Landlock here" in restricted
+    assert "UNRESTRICTED" in tool_mode(ClaudeCodeConfig(), RWX, root=False).describe()
+
+
+def test_configured_tools_mean_exactly_those() -> None:
+    config = ClaudeCodeConfig(allowed_tools=["Read", "Bash(git status:*)", "mcp__gh__*"])
+    mode = tool_mode(config, ENFORCED, root=True)
+    assert (mode.name, mode.permission_mode, mode.is_sandbox) == ("configured", "default", False)
+    assert mode.tools == ("Read", "Bash")
+    assert mode.allowed == ("Read", "Bash(git status:*)", "mcp__gh__*")
+    assert "Read, Bash(git status:*)" in mode.describe()
+
+
+@pytest.mark.parametrize("allowed", [[], ["Bash", "Read", "Write"]])
+def test_read_only_access_never_gets_bash_or_writes(allowed: list[str]) -> None:
+    mode = tool_mode(ClaudeCodeConfig(allowed_tools=allowed), ENFORCED, access="read_only")
+    assert not {"Bash", "Write", "Edit", "NotebookEdit"} & set(mode.tools)
+    assert "Read" in mode.tools
+    assert mode.permission_mode == "default" and not mode.is_sandbox
+    assert "--strict-mcp-config" in mode.args()
+
+
+def test_background_flags_are_lean() -> None:
+    args = background_args("")
+    assert args[args.index("--tools") + 1] == ""
+    assert args[args.index("--max-turns") + 1] == "1"
+    assert args[args.index("--system-prompt") + 1]  # never empty: the CLI's own would return
+    assert {"--strict-mcp-config", "--no-session-persistence"} <= set(args)
+
+
+def test_environment_allow_list() -> None:
+    environ = {
+        "PATH": "/bin",
+        "HOME": "/home/u",
+        "LC_TIME": "C",
+        "ANTHROPIC_API_KEY": "a",
+        "CLAUDE_CONFIG_DIR": "/c",
+        "CLAUDECODE": "1",
+        "OPENAI_API_KEY": "o",
+        "TELEGRAM_BOT_TOKEN": "t",
+        "OMEGA_PROVIDER__ANTHROPIC__API_KEY": "k",
+        "AWS_SECRET_ACCESS_KEY": "aws",
+        "GOOGLE_APPLICATION_CREDENTIALS": "/g.json",
+    }
+    assert set(cli_environment(environ)) == {
+        "PATH",
+        "HOME",
+        "LC_TIME",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CONFIG_DIR",
+    }
+    bedrock = cli_environment({**environ, "CLAUDE_CODE_USE_BEDROCK": "1"})
+    assert "AWS_SECRET_ACCESS_KEY" in bedrock and "GOOGLE_APPLICATION_CREDENTIALS" not in bedrock
+    vertex = cli_environment({**environ, "CLAUDE_CODE_USE_VERTEX": "1"})
+    assert "GOOGLE_APPLICATION_CREDENTIALS" in vertex and "AWS_SECRET_ACCESS_KEY" not in vertex
+
+
+def test_versions_and_exit_errors() -> None:
+    assert parse_version("2.1.197 (Claude Code)") == (2, 1, 197)
+    assert parse_version("claude") is None
+    old = exit_error(1, "error: unknown option '--no-session-persistence'\n", "1.0.30")
+    assert old.kind == "unavailable" and "1.0.30 is too old" in old.hint
+    logged_out = exit_error(1, "Invalid API key · Please run /login")
+    assert logged_out.hint == LOGIN_HINT
+    crash = exit_error(139, "Segmentation fault")
+    assert crash.kind == "error" and not crash.hint and "exited 139" in str(crash)
+
+
+def test_claude_reaches_its_api_port_and_tools_do_not(tmp_path: Path) -> None:
+    """A custom ANTHROPIC_BASE_URL (a local gateway, the tests' fake API) must be reachable
+    by the CLI under Landlock's TCP rules; commands of other tools keep the plain ports."""
+    sandbox = Sandbox(
+        SandboxSection(),
+        OmegaPaths(tmp_path / "home"),
+        environ={"HOME": str(tmp_path), "ANTHROPIC_BASE_URL": "http://127.0.0.1:8931"},
+    )
+    assert 8931 in sandbox.tcp_ports("claude")
+    assert 8931 not in sandbox.tcp_ports("tool")
+    assert 8931 in (sandbox.policy(profile="claude").tcp_ports or ())
