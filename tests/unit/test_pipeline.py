@@ -97,6 +97,8 @@ class ImageProvider(EchoProvider):
             if line.startswith("[Attached file: ")
         ]
         self.seen_attachment = bool(paths) and all(Path(p).exists() for p in paths)
+        if not context.use_tools:  # a background call (facts, summaries) makes no files
+            return Reply(text="{}", provider="echo")
         folder = Path(context.workspace) if context.workspace else self.workspace
         folder.mkdir(parents=True, exist_ok=True)  # the person's own folder
         (folder / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\nchart")
