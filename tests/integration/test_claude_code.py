@@ -754,3 +754,34 @@ def test_status_reports_the_claude_tool_mode(fake_claude: FakeClaude) -> None:
     assert line.split(None, 2)[2] == expected
     chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "/status"}))
     assert f"Claude Code tools: {expected}" in chat.stdout
+
+
+def test_a_person_other_than_the_owner_gets_read_only_claude_tools_in_their_folder(
+    fake_claude: FakeClaude, isolated_env: Path
+) -> None:
+    env = {
+        "OMEGA_PROVIDER__DEFAULT": "claude-code",
+        "OMEGA_SANDBOX__MODE": "rwx",  # the fake's files live outside any sandboxed folder
+        "OMEGA_PROVIDER__CLASSIFY": "false",
+    }
+    chat = run_omega(
+        "chat",
+        "--jsonl",
+        env=env,
+        stdin=jsonl({"text": "hello from bob", "sender_id": "bob"}, {"text": "hello from me"}),
+    )
+    assert chat.returncode == 0, chat.stderr
+    answering = [c for c in fake_claude.calls() if "--max-turns" in c["argv"]]
+    [bob] = [c for c in answering if "hello from bob" in str(option(c["argv"], "-p"))]
+    [owner] = [c for c in answering if "hello from me" in str(option(c["argv"], "-p"))]
+    assert set(str(option(bob["argv"], "--tools")).split(",")) <= {
+        "Read",
+        "Glob",
+        "Grep",
+        "WebFetch",
+        "WebSearch",
+    }
+    assert "Bash" in str(option(owner["argv"], "--tools"))
+    people = (isolated_env / "workspace" / "people").resolve()
+    assert Path(bob["cwd"]).resolve().parent == people
+    assert Path(owner["cwd"]).resolve() == (isolated_env / "workspace").resolve()
