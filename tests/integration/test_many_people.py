@@ -331,5 +331,5 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     assert not (isolated_env / "HEARTBEAT.md").exists()
     assert [t.description for t in store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))] == []
     refused = store.query("SELECT detail FROM audit_log WHERE event = 'marker_refused'")
-    assert "cause: action; role: person" in refused[0]["detail"]
+    assert "cause: action\nrole: person" in refused[0]["detail"]
     store.close()

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import tzinfo
+from typing import Literal
 
 from omega.config import Config
 from omega.gateway.privileges import Role
@@ -61,8 +62,11 @@ def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -
     return owner_alert(text, kind=kind)
 
 
-async def audit_change(ctx: MarkerContext, event: str, what: str, diff: str) -> None:
-    """A self-modification in the audit log with its cause and diff (never blocks the change)."""
+async def audit_change(
+    ctx: MarkerContext, event: str, what: str, diff: str, status: Literal["ok", "denied"] = "ok"
+) -> None:
+    """A self-modification (or a refused one) in the audit log with its cause and diff; a
+    failing audit never blocks the change."""
     try:
         await ctx.store.call(
             ctx.store.audit,
@@ -70,7 +74,7 @@ async def audit_change(ctx: MarkerContext, event: str, what: str, diff: str) -> 
                 channel=ctx.message.channel,
                 sender_id=ctx.message.sender_id,
                 sender_name=ctx.message.sender_name,
-                status="ok",
+                status=status,
                 event=event,
                 input_text=what[:2000],
                 detail=f"cause: {ctx.cause}\n{diff}"[:8000],

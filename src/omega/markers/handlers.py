@@ -13,7 +13,7 @@ from omega.gateway.privileges import may_use_marker
 from omega.loops.checklist import add_item, remove_items
 from omega.markers.context import MarkerContext, MarkerOutcome, audit_change
 from omega.markers.registry import MarkerEvent, ParseResult
-from omega.memory.store import AuditEntry, TaskLookupError
+from omega.memory.store import TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (
@@ -301,18 +301,5 @@ async def _audit_refused(ctx: MarkerContext, refused: list[str]) -> None:
         ctx.message.sender_id,
         "; ".join(dict.fromkeys(refused)),
     )
-    try:
-        await ctx.store.call(
-            ctx.store.audit,
-            AuditEntry(
-                channel=ctx.message.channel,
-                sender_id=ctx.message.sender_id,
-                sender_name=ctx.message.sender_name,
-                status="denied",
-                event="marker_refused",
-                input_text=ctx.message.text[:500],
-                detail=f"cause: {ctx.cause}; role: {ctx.role}\n" + "\n".join(refused)[:4000],
-            ),
-        )
-    except Exception:
-        log.exception("audit of refused markers failed")
+    detail = f"role: {ctx.role}\n" + "\n".join(refused)[:4000]
+    await audit_change(ctx, "marker_refused", ctx.message.text[:500], detail, status="denied")
