@@ -9,7 +9,17 @@ from typing import Any, Literal
 
 Role = Literal["user", "assistant", "system"]
 OutgoingKind = Literal[
-    "reply", "ack", "status", "alert", "reminder", "error", "photo", "welcome", "command", "denied"
+    "reply",
+    "ack",
+    "status",
+    "alert",
+    "reminder",
+    "error",
+    "photo",
+    "welcome",
+    "command",
+    "denied",
+    "notice",  # the sender's message was cut, or an attachment refused (limits)
 ]
 
 
