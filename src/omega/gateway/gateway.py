@@ -19,6 +19,7 @@ from omega.gateway.pipeline import PipelineDeps, handle_message, send_stored
 from omega.logs import redact, redact_known
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
+from omega.text import scrub
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -34,11 +35,15 @@ _FULLY_REDACTED: frozenset[str] = frozenset({"error", "status", "alert", "denied
 
 
 def _redacted(message: OutgoingMessage) -> OutgoingMessage:
-    """The message as it may leave Omega: no configured secret, no credential in errors."""
-    if message.kind == "photo":
+    """The message as it may leave Omega: no configured secret, no credential in errors, no
+    lone surrogate (which would make the channel fail and the message be lost)."""
+    target = scrub(message.target)
+    text = scrub(message.text)
+    if message.kind != "photo":
+        text = redact(text) if message.kind in _FULLY_REDACTED else redact_known(text)
+    if text == message.text and target == message.target:
         return message
-    text = redact(message.text) if message.kind in _FULLY_REDACTED else redact_known(message.text)
-    return message if text == message.text else dataclasses.replace(message, text=text)
+    return dataclasses.replace(message, text=text, target=target)
 
 
 def _kind(value: str) -> OutgoingKind:

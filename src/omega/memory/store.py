@@ -317,7 +317,10 @@ class Store:
             return self._active_conversation(conn, channel, sender_id, utc_now())
 
     def store_exchange(self, channel: str, sender_id: str, user_text: str, reply_text: str) -> str:
-        """Save a user message and Omega's reply in one transaction; return the conversation."""
+        """Save a user message and Omega's reply in one transaction; return the conversation.
+
+        Lone surrogates (a model's JSON can carry them) are replaced, so the exchange is kept."""
+        user_text, reply_text = scrub(user_text), scrub(reply_text)
         now = utc_now()
         with self._tx() as conn:
             conversation_id = self._active_conversation(conn, channel, sender_id, now)
