@@ -357,7 +357,8 @@ class Store:
         if not query or limit <= 0:
             return []
         # Narrow to this sender inside the index, so ranking never scans other people's words.
-        sender_phrase = '"' + sender_id.replace('"', '""') + '"'
+        # A NUL would end the FTS5 string early ("unterminated string"): it separates tokens.
+        sender_phrase = '"' + sender_id.replace('"', '""').replace("\0", " ") + '"'
         match = f"sender_id : {sender_phrase} AND ({query})"
         rows = self._query(
             "SELECT m.conversation_id, m.role, m.content, m.created_at FROM messages_fts f "
