@@ -67,7 +67,12 @@ def test_a_kill_right_after_the_reply_neither_repeats_it_nor_reruns_tools_or_mar
     assert proc.stdin is not None and proc.stdout is not None
     lines: queue.Queue[str] = queue.Queue()
     stdout = proc.stdout
-    threading.Thread(target=lambda: [lines.put(line) for line in stdout], daemon=True).start()
+
+    def pump() -> None:
+        for line in stdout:
+            lines.put(line)
+
+    threading.Thread(target=pump, daemon=True).start()
     try:
         proc.stdin.write(jsonl({"text": "log it please"}))
         proc.stdin.flush()
