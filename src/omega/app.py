@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from omega.config import Config, load_config
 from omega.logs import register_secret, setup_logging
@@ -86,6 +87,13 @@ def _secret_values(config: Config) -> list[str]:
         config.channel.telegram.bot_token,
     ]
     values = [k.get_secret_value() for k in keys]
+    # Credentials written into a provider's base_url (https://user:pass@host/v1).
+    for section in (p.anthropic, p.openai, p.ollama, p.openrouter, p.gemini):
+        try:
+            parts = urlsplit(getattr(section, "base_url", "") or "")
+        except ValueError:
+            continue
+        values += [parts.password or "", parts.username or ""]
     values += [
         os.environ.get(v, "")
         for v in (

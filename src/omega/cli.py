@@ -241,6 +241,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
+    from omega.logs import redact
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
 
@@ -288,12 +289,13 @@ def status() -> None:
     ):
         rows.append((f"{section} key", "set (hidden)" if secret.get_secret_value() else "not set"))
     width = max(len(key) for key, _ in rows) + 2
+    # Nothing printed carries a credential: registered secrets, key shapes, URL user-info.
     for key, value in rows:
-        typer.echo(f"{key:<{width}}{value}")
+        typer.echo(redact(f"{key:<{width}}{value}"))
     if kept_alerts:
         typer.echo("\nAlerts kept for the owner (no channel reached you when they were raised):")
         for alert in kept_alerts:
-            typer.echo(f"- [{alert.created_at[:16]}] {alert.text}")
+            typer.echo(redact(f"- [{alert.created_at[:16]}] {alert.text}"))
 
 
 limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)

@@ -101,10 +101,42 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Russian": "Извини, я не смог обработать твоё сообщение: оно снова и снова вызывало "
         "сбой. Мой владелец уже знает. Можешь сформулировать иначе?",
     },
+    # {kept} and {total}: character counts.
+    "message_cut": {
+        "English": "Your message was too long: I read only its first {kept} of {total} "
+        "characters. Please send the rest in smaller parts.",
+        "Spanish": "Tu mensaje era demasiado largo: solo leí los primeros {kept} de {total} "
+        "caracteres. Envía el resto en partes más pequeñas.",
+        "Portuguese": "A sua mensagem era demasiado longa: li apenas os primeiros {kept} de "
+        "{total} caracteres. Envie o resto em partes mais pequenas.",
+        "French": "Votre message était trop long : je n'en ai lu que les {kept} premiers "
+        "caractères sur {total}. Envoyez la suite en plusieurs parties.",
+        "German": "Deine Nachricht war zu lang: Ich habe nur die ersten {kept} von {total} "
+        "Zeichen gelesen. Schick den Rest bitte in kleineren Teilen.",
+        "Italian": "Il tuo messaggio era troppo lungo: ho letto solo i primi {kept} di {total} "
+        "caratteri. Invia il resto in parti più piccole.",
+        "Dutch": "Je bericht was te lang: ik heb alleen de eerste {kept} van {total} tekens "
+        "gelezen. Stuur de rest in kleinere delen.",
+        "Russian": "Сообщение слишком длинное: я прочитал только первые {kept} из {total} "
+        "символов. Пришли остальное частями.",
+    },
+    # {name}: the file's name (or kind); {size} and {limit}: sizes such as "12.3 MB".
+    "attachment_refused": {
+        "English": "I did not take your file {name}: it is {size}, and the limit is {limit}.",
+        "Spanish": "No acepté tu archivo {name}: ocupa {size} y el límite es {limit}.",
+        "Portuguese": "Não aceitei o seu ficheiro {name}: tem {size} e o limite é {limit}.",
+        "French": "Je n'ai pas pris votre fichier {name} : il fait {size}, la limite est {limit}.",
+        "German": "Deine Datei {name} habe ich nicht angenommen: Sie ist {size} groß, die "
+        "Grenze liegt bei {limit}.",
+        "Italian": "Non ho accettato il tuo file {name}: è di {size} e il limite è {limit}.",
+        "Dutch": "Ik heb je bestand {name} niet aangenomen: het is {size} en de grens is {limit}.",
+        "Russian": "Я не принял твой файл {name}: его размер {size}, а предел — {limit}.",
+    },
 }
 
 
-def message(key: str, language: str = "English") -> str:
-    """A fixed message in `language`, falling back to English."""
+def message(key: str, language: str = "English", **values: object) -> str:
+    """A fixed message in `language`, falling back to English; `values` fill its {fields}."""
     table = MESSAGES[key]
-    return table.get(language) or table["English"]
+    text = table.get(language) or table["English"]
+    return text.format(**values) if values else text

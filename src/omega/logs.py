@@ -21,6 +21,9 @@ _SECRET_PATTERNS = [
     re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&]{4,}"),
 ]
 
+# Credentials written into a URL (`https://user:pass@host`): the user-info part is hidden.
+_URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]+@")
+
 _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
 
@@ -32,12 +35,26 @@ def register_secret(value: str) -> None:
             _secrets.add(value)
 
 
-def redact(text: str) -> str:
-    """Replace registered secrets and credential-shaped strings with [REDACTED]."""
+def redact_url(url: str) -> str:
+    """`url` with any credentials it carries hidden: `https://user:pass@host` ->
+    `https://***@host`."""
+    return _URL_USERINFO.sub(r"\1***@", url)
+
+
+def redact_known(text: str) -> str:
+    """Replace only the registered secrets (exact values: configured keys and tokens)."""
     with _secrets_lock:
         known = sorted(_secrets, key=len, reverse=True)
     for secret in known:
-        text = text.replace(secret, REDACTED)
+        if secret in text:
+            text = text.replace(secret, REDACTED)
+    return text
+
+
+def redact(text: str) -> str:
+    """Replace registered secrets and credential-shaped strings with [REDACTED], and hide
+    credentials in URLs."""
+    text = redact_url(redact_known(text))
     for pattern in _SECRET_PATTERNS:
         if pattern.groups:
             text = pattern.sub(lambda m: m.group(1) + REDACTED, text)

@@ -12,7 +12,17 @@ Role = Literal["user", "assistant", "system"]
 # "full" runs commands and writes files (confined by the OS sandbox), "read_only" only reads.
 ToolAccess = Literal["full", "read_only"]
 OutgoingKind = Literal[
-    "reply", "ack", "status", "alert", "reminder", "error", "photo", "welcome", "command", "denied"
+    "reply",
+    "ack",
+    "status",
+    "alert",
+    "reminder",
+    "error",
+    "photo",
+    "welcome",
+    "command",
+    "denied",
+    "notice",  # the sender's message was cut, or an attachment refused (limits)
 ]
 
 

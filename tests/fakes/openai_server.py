@@ -17,7 +17,7 @@ from tests.fakes.scripted import ScriptedServer
 
 @dataclass
 class Step:
-    """One scripted response: text, an HTTP error, or a hang before answering."""
+    """One scripted response: text, an HTTP error (`text` its message), or a hang."""
 
     text: str = ""
     status: int = 200
@@ -90,7 +90,13 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                 if step.status != 200:
                     self._send(
                         step.status,
-                        {"error": {"message": "scripted failure", "type": "server_error"}},
+                        # A step's text is the error message (servers echo what they got).
+                        {
+                            "error": {
+                                "message": step.text or "scripted failure",
+                                "type": "server_error",
+                            }
+                        },
                     )
                     return
                 self._send(200, fake._completion(body, step))

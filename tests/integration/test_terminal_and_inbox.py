@@ -167,8 +167,11 @@ def test_handled_messages_leave_the_inbox(fake_openai: FakeOpenAI, isolated_env:
     )
     assert result.returncode == 0, result.stderr
     conn = sqlite3.connect(isolated_env / "memory.db")
-    assert conn.execute("SELECT COUNT(*) FROM inbox").fetchone()[0] == 0
+    # Only the ids of handled messages are kept (to answer a re-delivered one once): no text,
+    # no stored reply.
+    rows = conn.execute("SELECT status, payload, reply FROM inbox").fetchall()
     conn.close()
+    assert rows == [("done", "{}", None), ("done", "{}", None)]
 
 
 def test_ask_falls_back_when_the_main_provider_hangs(fake_openai: FakeOpenAI) -> None:

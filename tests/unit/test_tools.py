@@ -210,21 +210,47 @@ async def test_shell_environment_has_no_credentials(
         "TELEGRAM_BOT_TOKEN": "123:telegram-secret",
         "CLAUDECODE": "nested-claude-marker",
         "OMEGA_PROVIDER__OPENAI__API_KEY": "sk-omega-secret-5",
+        # Credentials whose names say nothing of being secret (issue 17: a deny-list kept them).
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLEKEY0001",
+        "DATABASE_URL": "postgres://app:dbpass-6@db/prod",
+        "SSH_AUTH_SOCK": "/tmp/ssh-agent-secret-7.sock",
     }
     for key, value in secrets.items():
         monkeypatch.setenv(key, value)
-    monkeypatch.setenv("HARMLESS_SETTING", "kept")
+    monkeypatch.setenv("LC_TIME", "C")
+    monkeypatch.setenv("https_proxy", "http://proxy.local:3128")
     out = await tools.run_shell("env")
     for key, value in secrets.items():
         assert f"{key}=" not in out
         assert value not in out
-    assert "HARMLESS_SETTING=kept" in out
+    assert "LC_TIME=C" in out
+    assert "https_proxy=http://proxy.local:3128" in out
     assert "PATH=" in out
 
 
-def test_tool_environment_filters_credential_names() -> None:
-    env = tool_environment({"PATH": "/bin", "GITHUB_TOKEN": "t", "DB_PASSWORD": "p", "LANG": "C"})
-    assert env == {"PATH": "/bin", "LANG": "C"}
+def test_tool_environment_is_an_allow_list() -> None:
+    env = tool_environment(
+        {
+            "PATH": "/bin",
+            "GITHUB_TOKEN": "t",
+            "DB_PASSWORD": "p",
+            "LANG": "C",
+            "LC_ALL": "C.UTF-8",
+            "AWS_ACCESS_KEY_ID": "a",
+            "DATABASE_URL": "postgres://u:p@h/d",
+            "SSH_AUTH_SOCK": "/tmp/agent",
+            "HARMLESS_SETTING": "not needed either",
+            "TZ": "UTC",
+            "NO_PROXY": "localhost",
+        }
+    )
+    assert env == {
+        "PATH": "/bin",
+        "LANG": "C",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "NO_PROXY": "localhost",
+    }
 
 
 async def test_commands_run_under_the_sandbox_with_a_private_temp_dir(workspace: Path) -> None:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import getpass
+import io
 import json
 import logging
 import os
@@ -16,7 +19,8 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from omega.channels.base import Submit
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.text import scrub
+from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
@@ -69,15 +73,46 @@ async def _read_line(stream: IO[str], prompt: str) -> str | None:
     return await future
 
 
-def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
-    """Parse one input line `{"text": ..., "sender_id"?, "sender_name"?, "is_group"?}`.
+MAX_ID_CHARS = 200
+_ATTACHMENT_KINDS = ("image", "document", "audio", "video")
 
-    Raises ValueError with a message fit for the caller when the line is not acceptable.
-    """
+
+def _attachments(value: object) -> list[Attachment]:
+    """The `attachments` field: a list of {kind, data (base64), name?, mime_type?}."""
+    if not isinstance(value, list):
+        raise ValueError("field 'attachments' must be a list")
+    found = []
+    for index, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ValueError(f"attachment {index} must be an object")
+        kind = item.get("kind", "document")
+        if kind not in _ATTACHMENT_KINDS:
+            raise ValueError(f"attachment {index}: 'kind' must be one of {_ATTACHMENT_KINDS}")
+        name, mime_type, data = item.get("name", ""), item.get("mime_type", ""), item.get("data")
+        if not isinstance(name, str) or not isinstance(mime_type, str):
+            raise ValueError(f"attachment {index}: 'name' and 'mime_type' must be strings")
+        if not isinstance(data, str):
+            raise ValueError(f"attachment {index}: 'data' (base64) is required")
+        try:
+            raw = base64.b64decode(data, validate=True)
+        except (binascii.Error, ValueError):
+            raise ValueError(f"attachment {index}: 'data' is not valid base64") from None
+        found.append(Attachment(kind=kind, data=raw, name=scrub(name), mime_type=scrub(mime_type)))
+    return found
+
+
+def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
+    """Parse one input line `{"text": ..., "sender_id"?, "sender_name"?, "is_group"?, "id"?,
+    "attachments"?}`; text fields come back free of lone surrogates.
+
+    Raises ValueError with a message fit for the caller when the line is not acceptable
+    (never anything else: too deep a nesting is a ValueError too)."""
     try:
         data: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not valid JSON ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("not acceptable JSON (nested too deeply)") from None
     if not isinstance(data, dict):
         raise ValueError("expected a JSON object")
     text = data.get("text")
@@ -94,13 +129,34 @@ def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
     is_group = data.get("is_group", False)
     if not isinstance(is_group, bool):
         raise ValueError("field 'is_group' must be true or false")
-    return IncomingMessage(
+    message = IncomingMessage(
         channel="terminal",
-        sender_id=sender_id.strip(),
-        sender_name=sender_name,
-        text=text,
+        sender_id=scrub(sender_id.strip()),
+        sender_name=scrub(sender_name),
+        text=scrub(text),
         is_group=is_group,
+        attachments=_attachments(data.get("attachments", [])),
     )
+    given = data.get("id")
+    if given is not None:
+        if isinstance(given, int) and not isinstance(given, bool):
+            given = str(given)
+        if not isinstance(given, str) or not given.strip() or len(given) > MAX_ID_CHARS:
+            raise ValueError(f"field 'id' must be a non-empty string of at most {MAX_ID_CHARS}")
+        # Namespaced, so ids chosen by a script never meet another channel's.
+        message.id = f"jsonl:{scrub(given.strip())}"
+    return message
+
+
+def _text_stdin() -> IO[str]:
+    """stdin as UTF-8 text where undecodable bytes become U+FFFD instead of ending input."""
+    stream = sys.stdin
+    if isinstance(stream, io.TextIOWrapper):
+        try:
+            stream.reconfigure(encoding="utf-8", errors="replace")
+        except (ValueError, OSError) as exc:  # already read from, or not reconfigurable
+            log.debug("stdin kept as it is: %s", exc)
+    return stream
 
 
 class JsonlChannel:
@@ -113,7 +169,7 @@ class JsonlChannel:
         default_sender: str | None = None,
         downloads: Path | None = None,
     ) -> None:
-        self._stdin = stdin or sys.stdin
+        self._stdin = stdin or _text_stdin()
         self._stdout = stdout or sys.stdout
         self._default_sender = default_sender or getpass.getuser()
         self._downloads = downloads
@@ -124,8 +180,15 @@ class JsonlChannel:
         return "terminal"
 
     def _write(self, obj: dict[str, object]) -> None:
-        self._stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        # scrub: a lone surrogate (from a model's JSON, say) would make the write raise.
+        self._stdout.write(scrub(json.dumps(obj, ensure_ascii=False)) + "\n")
         self._stdout.flush()
+
+    def _reject(self, line_no: int, reason: str) -> None:
+        log.warning("jsonl input line %d rejected: %s", line_no, reason)
+        self._write(
+            {"to": None, "kind": "error", "text": f"input line {line_no} ignored: {reason}"}
+        )
 
     async def run(self, submit: Submit) -> None:
         queue: asyncio.Queue[object] = asyncio.Queue()
@@ -147,15 +210,21 @@ class JsonlChannel:
             line = str(item).strip()
             if not line:
                 continue
+            # One bad line never ends the input: it gets an error object, the next is read.
             try:
                 message = parse_jsonl_line(line, self._default_sender)
             except ValueError as exc:
-                log.warning("jsonl input line %d rejected: %s", line_no, exc)
-                self._write(
-                    {"to": None, "kind": "error", "text": f"input line {line_no} ignored: {exc}"}
-                )
+                self._reject(line_no, str(exc))
                 continue
-            await submit(message)
+            except Exception as exc:  # a parser bug is still only this line's problem
+                log.exception("jsonl input line %d could not be parsed", line_no)
+                self._reject(line_no, f"could not be read ({type(exc).__name__})")
+                continue
+            try:
+                await submit(message)
+            except Exception as exc:
+                log.exception("jsonl input line %d could not be taken", line_no)
+                self._reject(line_no, f"could not be taken ({type(exc).__name__})")
 
     async def send(self, message: OutgoingMessage) -> None:
         out: dict[str, object] = {"to": message.target, "text": message.text, "kind": message.kind}
@@ -199,7 +268,7 @@ class InteractiveChannel:
         if interactive:
             sys.stderr.write(f"Chatting with {self._name}. Type /quit or press Ctrl-D to leave.\n")
         lines: asyncio.Queue[object] = asyncio.Queue()
-        _start_line_reader(sys.stdin, asyncio.get_running_loop(), lines)
+        _start_line_reader(_text_stdin(), asyncio.get_running_loop(), lines)
         held: list[str] = []  # typed while an answer was pending
         ended = False  # piped input ran out: answer what was read, then leave
         while not self._stopped.is_set():
@@ -287,7 +356,7 @@ class InteractiveChannel:
         text = message.text
         if message.photo is not None:
             text = f"[image] {self._save(message)}"
-        sys.stdout.write(f"{self._name.lower()}> {text}\n")
+        sys.stdout.write(scrub(f"{self._name.lower()}> {text}\n"))
         sys.stdout.flush()
 
     def _save(self, message: OutgoingMessage) -> str:

@@ -13,10 +13,14 @@ from collections.abc import Sequence
 
 from omega import i18n
 from omega.channels.base import Channel
-from omega.gateway.auth import is_owner
+from omega.gateway import ingress
+from omega.gateway.auth import check_auth, is_owner
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import PipelineDeps, handle_message, send_stored
+from omega.logs import redact, redact_known
+from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
+from omega.text import scrub
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -24,6 +28,24 @@ ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
 MAX_ATTEMPTS = 3  # a message that brought Omega down this often is set aside
+
+
+# What Omega itself writes (errors, progress, alerts, notices): every credential shape is
+# hidden. What the model or a person wrote (replies, reminders, commands' listings of what a
+# person said): only the configured secrets, so ordinary text is never mangled.
+_FULLY_REDACTED: frozenset[str] = frozenset({"error", "status", "alert", "denied", "notice", "ack"})
+
+
+def _redacted(message: OutgoingMessage) -> OutgoingMessage:
+    """The message as it may leave Omega: no configured secret, no credential in errors, no
+    lone surrogate (which would make the channel fail and the message be lost)."""
+    target = scrub(message.target)
+    text = scrub(message.text)
+    if message.kind != "photo":
+        text = redact(text) if message.kind in _FULLY_REDACTED else redact_known(text)
+    if text == message.text and target == message.target:
+        return message
+    return dataclasses.replace(message, text=text, target=target)
 
 
 def _kind(value: str) -> OutgoingKind:
@@ -49,15 +71,42 @@ class Gateway:
         self._digest_task: asyncio.Task[None] | None = None
 
     async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
-        """Accept a new message from a channel: persist it, then dispatch it.
+        """Accept a new message from a channel: admit it, persist it, then dispatch it.
 
-        The returned future resolves once the message has been handled completely."""
+        A sender who is not allowed costs nothing: nothing of the message is stored or
+        acknowledged, and they are answered (and audited) at most once per
+        `[limits] denial_every_secs`. A message whose id is already in the inbox (pending or
+        handled) is not handled again. The returned future resolves once the message has been
+        handled completely (at once for those two)."""
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._handled[message.id] = handled
+        message = ingress.clean(message)
+        denial = check_auth(self.deps.config, message)
+        if denial:
+            await self._deny(message, denial)
+            handled.set_result(None)
+            return handled
+        message, notices = ingress.within_limits(message, self.deps.config.limits)
         try:
-            await self.deps.store.call(self.deps.store.inbox_put, message)
+            new = await self.deps.store.call(self.deps.store.inbox_put, message)
         except Exception:  # still answer; the log says the message was not durable
             log.exception("could not persist incoming message %s", message.id)
+            new = message.id not in self._handled
+        if not new:
+            log.warning("message %s was received before; not handled twice", message.id)
+            handled.set_result(None)
+            return handled
+        self._handled[message.id] = handled
+        if notices:
+            language = await self._language(message)
+            for notice in notices:
+                await self.send(
+                    OutgoingMessage(
+                        message.channel,
+                        message.target,
+                        i18n.message(notice.key, language, **notice.values),
+                        kind="notice",
+                    )
+                )
         await self._dispatch(message)
         if is_owner(self.deps.config, message):  # the owner is here: give them what was kept
             try:
@@ -65,6 +114,48 @@ class Gateway:
             except Exception:
                 log.exception("delivering kept owner alerts failed")
         return handled
+
+    async def _deny(self, message: IncomingMessage, reason: str) -> None:
+        """Answer and audit a stranger at most once per `denial_every_secs` (kept in
+        memory.db, so a restart does not answer again); nothing of the message is kept."""
+        store = self.deps.store
+        every = self.deps.config.limits.denial_every_secs
+        try:
+            due, dropped = await store.call(
+                store.denial_due, message.channel, message.sender_id, every
+            )
+        except Exception:  # without the record, silence: a stranger must not cost a reply
+            log.exception("could not check the denial record of %s", message.sender_id)
+            return
+        if not due:
+            log.info("dropped a message from %s/%s (denied)", message.channel, message.sender_id)
+            return
+        log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
+        detail = reason
+        if dropped:
+            detail += f"; {dropped} more message(s) dropped since the last denial"
+        try:
+            await store.call(
+                store.audit,
+                AuditEntry(
+                    channel=message.channel,
+                    sender_id=message.sender_id[:200],
+                    sender_name=message.sender_name[:100],
+                    status="denied",
+                    event="denied",
+                    detail=detail,
+                ),
+            )
+        except Exception:
+            log.exception("could not audit the denial of %s", message.sender_id)
+        await self.send(
+            OutgoingMessage(
+                message.channel,
+                message.target,
+                self.deps.config.auth.deny_message,
+                kind="denied",
+            )
+        )
 
     async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
         key = (message.channel, message.sender_id)
@@ -115,7 +206,18 @@ class Gateway:
         except Exception:
             log.exception("could not count the attempt at message %s", message.id)
         try:
-            await handle_message(self.deps, message, self)
+            stored = await self.deps.store.call(self.deps.store.inbox_stored_reply, message.id)
+        except Exception:
+            log.exception("could not read the stored reply of message %s", message.id)
+            stored = None
+        try:
+            if stored is not None:
+                # Answered before Omega stopped, not yet marked sent: send the very same answer
+                # again; provider, tools and markers are not run a second time.
+                log.info("re-sending the stored reply to message %s", message.id)
+                await send_stored(self.deps, message.id, self, *stored)
+            else:
+                await handle_message(self.deps, message, self)
         except asyncio.CancelledError:
             # Shutdown, not a crash: this attempt does not count against the message.
             with contextlib.suppress(Exception):
@@ -140,7 +242,7 @@ class Gateway:
         channel = self.channels.get(message.channel)
         if channel is None:
             raise LookupError(f"channel {message.channel!r} is not running")
-        await channel.send(message)
+        await channel.send(_redacted(message))
 
     def owner_routes(self) -> list[tuple[str, str]]:
         """Where the owner can be reached now: configured addresses on running channels, then
@@ -261,10 +363,17 @@ class Gateway:
             )
         await store.call(store.inbox_prune)
         pending = await self.deps.store.call(self.deps.store.inbox_pending)
+        replayed = 0
         for message in pending:
+            denial = check_auth(self.deps.config, message)
+            if denial:  # kept by an older Omega, or the allow-list changed: not handled
+                await store.call(store.inbox_finish, message.id)
+                await self._deny(message, denial)
+                continue
             log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
             await self._dispatch(message, acknowledge=False)
-        return len(pending)
+            replayed += 1
+        return replayed
 
     async def drain(self) -> None:
         """Wait until every buffered and in-flight message is answered."""

@@ -122,6 +122,50 @@ def _ms(started: float) -> int:
     return int((time.perf_counter() - started) * 1000)
 
 
+async def send_stored(
+    deps: PipelineDeps,
+    message_id: str,
+    out: Outbox,
+    messages: list[OutgoingMessage],
+    images: list[str],
+) -> None:
+    """Send an answer already stored with its inbox row: its messages, then its workspace
+    images as photos (each removed once sent); then mark the message done at once.
+
+    The gateway calls this too, on a restart, for an answer stored but not marked sent."""
+    for outgoing in messages:
+        await out.send(outgoing)
+    target = messages[0] if messages else None
+    for name in images:
+        path = Path(name)
+        try:
+            data = await asyncio.to_thread(attachments.read_own_file, path)  # never a link
+        except OSError as exc:
+            log.warning("could not read workspace image %s: %s", path, exc)
+            continue
+        if target is not None:
+            await out.send(
+                OutgoingMessage(target.channel, target.target, path.name, kind="photo", photo=data)
+            )
+        attachments.cleanup([path])
+    await _db(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)
+
+
+async def _deliver(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    out: Outbox,
+    messages: list[OutgoingMessage],
+    images: list[Path] | None = None,
+) -> None:
+    """Store the answer with the message's inbox row, then send it (`send_stored`)."""
+    names = [str(path) for path in images or []]
+    await _db(
+        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, messages, names
+    )
+    await send_stored(deps, message.id, out, messages, names)
+
+
 async def _conclude(
     deps: PipelineDeps,
     message: IncomingMessage,
@@ -133,8 +177,28 @@ async def _conclude(
     event: str = "exchange",
     detail: str = "",
     kind: OutgoingKind = "reply",
+    images_before: dict[Path, int] | None = None,
+    folder: Path | None = None,
 ) -> None:
-    """The last stages of every answer: store the exchange, audit it, send it."""
+    """The last stages of every answer: keep it with the inbox row, store the exchange, audit
+    it, send it with the workspace images the turn made, mark the message done.
+
+    Exactly-once: provider, tools and markers have all run when the answer is kept, so a
+    restart after this point re-sends the kept answer and runs none of them again. What is
+    left: a stop while the provider or the markers are still at work (before the answer is
+    kept) runs the turn again; a stop between sending and marking done (one database write)
+    sends the answer twice; a stop after keeping it and before the exchange is stored leaves
+    the exchange out of the history."""
+    images: list[Path] = []
+    if images_before is not None:
+        # The person's own folder, compared with its snapshot from the start of the turn.
+        after = await asyncio.to_thread(attachments.snapshot_images, folder or deps.paths.workspace)
+        images = attachments.new_images(images_before, after)
+    answer = [OutgoingMessage(message.channel, message.target, text, kind=kind)]
+    names = [str(path) for path in images]
+    await _db(
+        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, answer, names
+    )
     await _db(
         deps,
         "store exchange",
@@ -165,7 +229,7 @@ async def _conclude(
             detail=detail[:2000],
         ),
     )
-    await out.send(OutgoingMessage(message.channel, message.target, text, kind=kind))
+    await send_stored(deps, message.id, out, answer, names)
 
 
 # ---- stages ---------------------------------------------------------------------------------
@@ -362,26 +426,6 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
     return reply
 
 
-async def _send_new_images(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    folder: Path,
-    before: dict[Path, int],
-    out: Outbox,
-) -> None:
-    after = await asyncio.to_thread(attachments.snapshot_images, folder)
-    for path in attachments.new_images(before, after):
-        try:
-            data = await asyncio.to_thread(attachments.read_own_file, path)
-        except OSError as exc:
-            log.warning("could not read workspace image %s: %s", path, exc)
-            continue
-        await out.send(
-            OutgoingMessage(message.channel, message.target, path.name, kind="photo", photo=data)
-        )
-        attachments.cleanup([path])
-
-
 async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply) -> None:
     """Every tool call the provider made goes into the tool_calls table."""
     if not reply.tool_calls:
@@ -574,6 +618,7 @@ async def _execute_steps(
     plan: Plan,
     out: Outbox,
     started: float,
+    images_before: dict[Path, int] | None = None,
 ) -> str:
     """Carry out a plan step by step: fresh call per step with what earlier steps found,
     up to three attempts each, markers applied per step, progress after each, then a summary."""
@@ -675,7 +720,16 @@ async def _execute_steps(
     if held_note:
         text = f"{text}\n\n{held_note}"
     detail = f"plan of {total} steps" + (f", {len(plan.held_back)} held back" if held_note else "")
-    await _conclude(deps, message, out, text, started=started, detail=detail)
+    await _conclude(
+        deps,
+        message,
+        out,
+        text,
+        started=started,
+        detail=detail,
+        images_before=images_before,
+        folder=person_workspace(deps, message, turn.role),
+    )
     return text
 
 
@@ -787,7 +841,12 @@ async def _answer(
         except Exception:
             log.exception("command /%s failed", command.name)
             text = i18n.message("error_generic", turn.language)
-        await out.send(OutgoingMessage(message.channel, message.target, text, kind="command"))
+        await _deliver(
+            deps,
+            message,
+            out,
+            [OutgoingMessage(message.channel, message.target, text, kind="command")],
+        )
         if closing:  # a forgotten conversation is still summarized, like an idle one
             from omega.loops.summarizer import summarize_conversation
 
@@ -848,8 +907,9 @@ async def _respond(
         if plan.kind == "steps":
             context.model = complex_model
             async with _showing_activity(deps, message, turn.language, out):
-                text = await _execute_steps(deps, message, turn, context, plan, out, started)
-            await _send_new_images(deps, message, folder, images_before, out)
+                text = await _execute_steps(
+                    deps, message, turn, context, plan, out, started, images_before
+                )
             return text
         if plan.kind == "requires_new_skill":
             return await _cannot_yet(deps, message, turn, plan, out, started)
@@ -875,7 +935,12 @@ async def _respond(
         )
         if raise_errors:
             raise
-        await out.send(OutgoingMessage(message.channel, message.target, text, kind="error"))
+        await _deliver(
+            deps,
+            message,
+            out,
+            [OutgoingMessage(message.channel, message.target, text, kind="error")],
+        )
         return None
 
     parsed = parse_markers(reply.text)
@@ -899,8 +964,9 @@ async def _respond(
         kind=kind,
         event="exchange" if cause == "reply" else cause,
         detail="; ".join(outcome.applied + outcome.failed),
+        images_before=images_before,
+        folder=folder,
     )
-    await _send_new_images(deps, message, folder, images_before, out)
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
     await _report_refusals(deps, message, turn, out)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import json
 import re
 import sqlite3
@@ -20,13 +21,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
-from typing import Literal, ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar, cast, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omega.logs import redact
 from omega.memory.migrations import migrate
 from omega.paths import PRIVATE_FILE_MODE, touch_private
-from omega.types import Attachment, ChatMessage, IncomingMessage, Role, ToolCall
+from omega.text import scrub
+from omega.types import (
+    Attachment,
+    ChatMessage,
+    IncomingMessage,
+    OutgoingKind,
+    OutgoingMessage,
+    Role,
+    ToolCall,
+)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -151,6 +161,15 @@ def _inbox_message(message_id: str, payload: str) -> IncomingMessage:
         for a in data.pop("attachments", [])
     ]
     return IncomingMessage(id=message_id, attachments=attachments, **data)
+
+
+_OUTGOING_KINDS: frozenset[str] = frozenset(get_args(OutgoingKind))
+# How many handled message ids the inbox remembers (to answer a re-delivered message once).
+INBOX_DONE_KEPT = 10_000
+
+
+def _outgoing_kind(value: str) -> OutgoingKind:
+    return cast(OutgoingKind, value) if value in _OUTGOING_KINDS else "reply"
 
 
 class TaskLookupError(LookupError):
@@ -298,7 +317,10 @@ class Store:
             return self._active_conversation(conn, channel, sender_id, utc_now())
 
     def store_exchange(self, channel: str, sender_id: str, user_text: str, reply_text: str) -> str:
-        """Save a user message and Omega's reply in one transaction; return the conversation."""
+        """Save a user message and Omega's reply in one transaction; return the conversation.
+
+        Lone surrogates (a model's JSON can carry them) are replaced, so the exchange is kept."""
+        user_text, reply_text = scrub(user_text), scrub(reply_text)
         now = utc_now()
         with self._tx() as conn:
             conversation_id = self._active_conversation(conn, channel, sender_id, now)
@@ -335,7 +357,8 @@ class Store:
         if not query or limit <= 0:
             return []
         # Narrow to this sender inside the index, so ranking never scans other people's words.
-        sender_phrase = '"' + sender_id.replace('"', '""') + '"'
+        # A NUL would end the FTS5 string early ("unterminated string"): it separates tokens.
+        sender_phrase = '"' + sender_id.replace('"', '""').replace("\0", " ") + '"'
         match = f"sender_id : {sender_phrase} AND ({query})"
         rows = self._query(
             "SELECT m.conversation_id, m.role, m.content, m.created_at FROM messages_fts f "
@@ -718,7 +741,26 @@ class Store:
     # ---- audit -----------------------------------------------------------------------------
 
     def audit(self, entry: AuditEntry) -> None:
-        """Append one entry to the audit log."""
+        """Append one entry to the audit log.
+
+        Every text field is scrubbed of lone surrogates (so the row is always written) and
+        redacted (configured secrets and credential-shaped strings never reach the log)."""
+
+        def clean(text: str) -> str:
+            return redact(scrub(text))
+
+        entry = dataclasses.replace(
+            entry,
+            channel=clean(entry.channel),
+            sender_id=clean(entry.sender_id),
+            sender_name=clean(entry.sender_name),
+            input_text=clean(entry.input_text),
+            output_text=clean(entry.output_text),
+            provider=clean(entry.provider),
+            model=clean(entry.model),
+            detail=clean(entry.detail),
+            event=clean(entry.event),
+        )
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
@@ -800,9 +842,15 @@ class Store:
         return [dict(row) for row in rows]
 
     # ---- durable inbox ---------------------------------------------------------------------
+    #
+    # A row is 'pending' from arrival until its answer went out, then 'done' with its payload
+    # emptied (only the id is kept, a bounded record, so a channel that delivers the same id
+    # twice is answered once), or 'failed'. The answer is stored with the row before it is
+    # sent (`inbox_store_reply`): a restart re-sends it instead of asking the provider again.
 
-    def inbox_put(self, message: IncomingMessage) -> None:
-        """Persist an incoming message before it is processed (idempotent on its id)."""
+    def inbox_put(self, message: IncomingMessage) -> bool:
+        """Persist an incoming message before it is processed; False when its id is already
+        known (pending, done or failed): a duplicate that must not be handled again."""
         payload = json.dumps(
             {
                 "channel": message.channel,
@@ -824,11 +872,12 @@ class Store:
             }
         )
         with self._tx() as conn:
-            conn.execute(
+            cursor = conn.execute(
                 "INSERT OR IGNORE INTO inbox (id, channel, sender_id, payload, received_at) "
                 "VALUES (?, ?, ?, ?, ?)",
                 (message.id, message.channel, message.sender_id, payload, utc_now()),
             )
+            return cursor.rowcount == 1
 
     def inbox_begin(self, message_id: str) -> int:
         """Count one more attempt at handling a message (before it starts); return the count."""
@@ -846,17 +895,82 @@ class Store:
                 (message_id,),
             )
 
+    def inbox_store_reply(
+        self, message_id: str, messages: Sequence[OutgoingMessage], cleanup: Sequence[str] = ()
+    ) -> bool:
+        """Keep the answer to a pending message (and files to remove once it is sent) before
+        it is sent; False when there is no such pending row (a scheduled task, say)."""
+        reply = json.dumps(
+            {
+                "messages": [
+                    {
+                        "channel": m.channel,
+                        "target": m.target,
+                        "text": scrub(m.text),
+                        "kind": m.kind,
+                        "photo": base64.b64encode(m.photo).decode("ascii")
+                        if m.photo is not None
+                        else None,
+                    }
+                    for m in messages
+                ],
+                "cleanup": list(cleanup),
+            }
+        )
+        with self._tx() as conn:
+            cursor = conn.execute(
+                "UPDATE inbox SET reply = ?, replied_at = ? WHERE id = ? AND status = 'pending'",
+                (reply, utc_now(), message_id),
+            )
+            return cursor.rowcount == 1
+
+    def inbox_stored_reply(self, message_id: str) -> tuple[list[OutgoingMessage], list[str]] | None:
+        """The answer kept for a pending message and the files to remove after sending it;
+        None when none was kept (the message has not been answered yet)."""
+        rows = self._query(
+            "SELECT reply FROM inbox WHERE id = ? AND status = 'pending' AND reply IS NOT NULL",
+            (message_id,),
+        )
+        if not rows:
+            return None
+        data = json.loads(rows[0]["reply"])
+        messages = [
+            OutgoingMessage(
+                channel=m["channel"],
+                target=m["target"],
+                text=m["text"],
+                kind=_outgoing_kind(m["kind"]),
+                photo=base64.b64decode(m["photo"]) if m.get("photo") is not None else None,
+            )
+            for m in data.get("messages", [])
+        ]
+        return messages, [str(p) for p in data.get("cleanup", [])]
+
     def inbox_finish(self, message_id: str, error: str = "") -> None:
-        """A handled message leaves the inbox; one that failed stays, marked with its error."""
+        """A handled message is done (only its id is kept, see `inbox_prune`); one that failed
+        stays, marked with its (redacted) error. A row already settled is left as it is."""
         with self._tx() as conn:
             if error:
                 conn.execute(
-                    "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ? "
-                    "WHERE id = ?",
-                    (utc_now(), error, message_id),
+                    "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ?, "
+                    "reply = NULL WHERE id = ? AND status = 'pending'",
+                    (utc_now(), redact(scrub(error)), message_id),
                 )
             else:
-                conn.execute("DELETE FROM inbox WHERE id = ?", (message_id,))
+                conn.execute(
+                    "UPDATE inbox SET status = 'done', finished_at = ?, payload = '{}', "
+                    "reply = NULL WHERE id = ? AND status = 'pending'",
+                    (utc_now(), message_id),
+                )
+                self._prune_done(conn)
+
+    def _prune_done(self, conn: sqlite3.Connection) -> None:
+        """Keep the ids of at most INBOX_DONE_KEPT handled messages (the newest)."""
+        conn.execute(
+            "DELETE FROM inbox WHERE status = 'done' AND seq <= ("
+            " SELECT seq FROM inbox WHERE status = 'done' ORDER BY seq DESC LIMIT 1 OFFSET ?)",
+            (INBOX_DONE_KEPT,),
+        )
 
     def inbox_give_up(self, max_attempts: int, reason: str) -> list[IncomingMessage]:
         """Mark failed the pending messages already tried `max_attempts` times; return them.
@@ -869,24 +983,54 @@ class Store:
                 (max_attempts,),
             ).fetchall()
             conn.execute(
-                "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ? "
-                "WHERE status = 'pending' AND attempts >= ?",
+                "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ?, "
+                "reply = NULL WHERE status = 'pending' AND attempts >= ?",
                 (utc_now(), reason, max_attempts),
             )
         return [_inbox_message(row[0], row[1]) for row in rows]
 
     def inbox_prune(self, older_than_days: float = 30) -> int:
-        """Delete failed inbox rows older than this (handled ones are deleted at once)."""
+        """Delete failed and handled rows older than this (and handled ones past the newest
+        INBOX_DONE_KEPT); return how many went."""
         cutoff = to_db_time(datetime.now(UTC) - timedelta(days=older_than_days))
         with self._tx() as conn:
-            return conn.execute(
+            count = conn.execute(
                 "DELETE FROM inbox WHERE status != 'pending' AND finished_at < ?", (cutoff,)
             ).rowcount
+            self._prune_done(conn)
+            return count
 
     def inbox_pending(self) -> list[IncomingMessage]:
         """Messages received but never finished, in arrival order."""
         rows = self._query("SELECT id, payload FROM inbox WHERE status = 'pending' ORDER BY seq")
         return [_inbox_message(row["id"], row["payload"]) for row in rows]
+
+    # ---- strangers -------------------------------------------------------------------------
+
+    def denial_due(self, channel: str, sender_id: str, every_secs: float) -> tuple[bool, int]:
+        """Whether a sender who is not allowed should be answered (and audited) now: True at
+        most once per `every_secs` per sender. Returns (due, messages dropped silently since
+        the last answered denial). Records of senders quiet that long are forgotten."""
+        now = datetime.now(UTC)
+        cutoff = to_db_time(now - timedelta(seconds=every_secs))
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT last_at, dropped FROM denials WHERE channel = ? AND sender_id = ?",
+                (channel, sender_id),
+            ).fetchone()
+            if row is not None and row[0] >= cutoff:
+                conn.execute(
+                    "UPDATE denials SET dropped = dropped + 1 WHERE channel = ? AND sender_id = ?",
+                    (channel, sender_id),
+                )
+                return False, int(row[1]) + 1
+            conn.execute("DELETE FROM denials WHERE last_at < ?", (cutoff,))
+            conn.execute(
+                "INSERT OR REPLACE INTO denials (channel, sender_id, last_at, dropped) "
+                "VALUES (?, ?, ?, 0)",
+                (channel, sender_id, to_db_time(now)),
+            )
+            return True, int(row[1]) if row is not None else 0
 
     # ---- alerts kept for the owner -----------------------------------------------------------
 
@@ -895,7 +1039,7 @@ class Store:
         with self._tx() as conn:
             cursor = conn.execute(
                 "INSERT INTO owner_alerts (created_at, kind, text) VALUES (?, ?, ?)",
-                (utc_now(), kind, text),
+                (utc_now(), kind, redact(scrub(text))),
             )
             return int(cursor.lastrowid or 0)
 

@@ -10,6 +10,7 @@ from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from omega.logs import redact_url
 from omega.providers.base import ErrorKind, ProviderError
 from omega.tools.registry import ToolDeps
 from omega.types import Context, Reply, Usage
@@ -68,7 +69,9 @@ class ApiProvider:
         )
         if needs_key and not s.api_key:
             return False, f"no API key for {s.name} (set it in config.toml or the environment)"
-        where = f" at {s.base_url}" if s.base_url and s.name in OPENAI_COMPATIBLE else ""
+        where = (
+            f" at {redact_url(s.base_url)}" if s.base_url and s.name in OPENAI_COMPATIBLE else ""
+        )
         return True, f"model {s.model}{where}"
 
     def _model(self, model_name: str) -> Model:

@@ -35,29 +35,43 @@ MAX_FETCH_BYTES = 100_000
 FETCH_TIMEOUT_SECS = 15.0
 MAX_RECALL_CHARS = 500
 
-# Never handed to a command the model runs: provider keys, the bot token, and the marker that
-# makes a nested `claude` believe it runs inside Claude Code.
-CREDENTIAL_VARS = frozenset(
+# What a command the model runs inherits from Omega's environment: an allow-list, so that
+# credentials of any name (AWS_ACCESS_KEY_ID, DATABASE_URL, SSH_AUTH_SOCK, provider keys, the
+# bot token, CLAUDECODE...) never reach it. TMPDIR (and, in `sandbox` mode, HOME) are then
+# pointed at the sandbox's own folders by `Sandbox.environment`.
+ALLOWED_ENV_VARS = frozenset(
     {
-        "ANTHROPIC_API_KEY",
-        "OPENAI_API_KEY",
-        "GEMINI_API_KEY",
-        "OPENROUTER_API_KEY",
-        "TELEGRAM_BOT_TOKEN",
-        "CLAUDECODE",
+        "PATH",
+        "HOME",
+        "LANG",
+        "LANGUAGE",
+        "TERM",
+        "TZ",
+        "TMPDIR",
+        "USER",
+        "LOGNAME",
+        "SHELL",
+        "http_proxy",
+        "https_proxy",
+        "no_proxy",
+        "all_proxy",
+        "HTTP_PROXY",
+        "HTTPS_PROXY",
+        "NO_PROXY",
+        "ALL_PROXY",
     }
 )
-# Other credential-shaped names (OMEGA_PROVIDER__OPENAI__API_KEY, GITHUB_TOKEN, ...).
-_SECRET_NAME_RE = re.compile(r"API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL", re.IGNORECASE)
+ALLOWED_ENV_PREFIXES = ("LC_",)  # LC_ALL, LC_CTYPE, ...
 
 
 def tool_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment for commands the model runs: this one, less anything credential-like."""
+    """The environment for commands the model runs: only the allow-listed variables of this
+    one (locale, terminal, zone, user, shell, proxies, PATH, HOME, TMPDIR)."""
     env = os.environ if environ is None else environ
     return {
         key: value
         for key, value in env.items()
-        if key not in CREDENTIAL_VARS and not _SECRET_NAME_RE.search(key)
+        if key in ALLOWED_ENV_VARS or key.startswith(ALLOWED_ENV_PREFIXES)
     }
 
 

@@ -1,0 +1,89 @@
+"""What every incoming message passes before it is stored: clean text, size limits.
+
+Runs in the gateway, before the durable inbox, for every channel: lone surrogates are replaced
+(so the message can be stored, audited and answered), a text longer than
+`[limits] max_message_chars` is cut, and attachments bigger than `max_attachment_bytes` are
+refused. What was cut or refused is reported as notices for the sender.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from omega.config import LimitsSection
+from omega.text import scrub
+from omega.types import IncomingMessage
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the sender must be told about their message (an i18n key and its values)."""
+
+    key: str
+    values: dict[str, object]
+
+
+def human_size(size: int) -> str:
+    """A byte count as people read it: 512 bytes, 3.4 KB, 12.0 MB."""
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def clean(message: IncomingMessage) -> IncomingMessage:
+    """The message with lone surrogates replaced in every text field a channel filled."""
+    text, sender_id = scrub(message.text), scrub(message.sender_id)
+    sender_name, reply_target = scrub(message.sender_name), scrub(message.reply_target)
+    message_id = scrub(message.id)
+    if (text, sender_id, sender_name, reply_target, message_id) == (
+        message.text,
+        message.sender_id,
+        message.sender_name,
+        message.reply_target,
+        message.id,
+    ):
+        return message
+    return dataclasses.replace(
+        message,
+        text=text,
+        sender_id=sender_id,
+        sender_name=sender_name,
+        reply_target=reply_target,
+        id=message_id,
+    )
+
+
+def within_limits(
+    message: IncomingMessage, limits: LimitsSection
+) -> tuple[IncomingMessage, list[Notice]]:
+    """Cut the text to `max_message_chars` and drop attachments over `max_attachment_bytes`;
+    return the message as it will be stored and the notices for the sender."""
+    notices: list[Notice] = []
+    text = message.text
+    if len(text) > limits.max_message_chars:
+        notices.append(
+            Notice("message_cut", {"kept": limits.max_message_chars, "total": len(text)})
+        )
+        text = text[: limits.max_message_chars]
+    kept = []
+    for attachment in message.attachments:
+        if len(attachment.data) > limits.max_attachment_bytes:
+            name = scrub(attachment.name)[:80] or attachment.kind
+            notices.append(
+                Notice(
+                    "attachment_refused",
+                    {
+                        "name": repr(name),
+                        "size": human_size(len(attachment.data)),
+                        "limit": human_size(limits.max_attachment_bytes),
+                    },
+                )
+            )
+            continue
+        kept.append(attachment)
+    if not notices:
+        return message, notices
+    return dataclasses.replace(message, text=text, attachments=kept), notices
