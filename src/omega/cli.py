@@ -298,6 +298,48 @@ def status() -> None:
             typer.echo(redact(f"- [{alert.created_at[:16]}] {alert.text}"))
 
 
+people_app = typer.Typer(help="Who is who across channels.", no_args_is_help=True)
+app.add_typer(people_app, name="people")
+
+
+def _address(value: str) -> tuple[str, str]:
+    channel, _, ident = value.partition(":")
+    if not channel.strip() or not ident.strip():
+        _fail(f"{value!r}: give an address as channel:id, e.g. telegram:123456789")
+    return channel.strip(), ident.strip()
+
+
+@people_app.command("list")
+def people_list() -> None:
+    """Every channel id Omega has seen and the person it belongs to."""
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        rows = store.identities()
+    finally:
+        store.close()
+    if not rows:
+        typer.echo("Nobody yet.")
+    for channel, ident, person in rows:
+        typer.echo(f"{channel}:{ident}  ->  {person}")
+
+
+@people_app.command("link")
+def people_link(
+    address: Annotated[str, typer.Argument(help="The id to link, as channel:id.")],
+    to: Annotated[str, typer.Argument(help="The id it is the same person as, as channel:id.")],
+) -> None:
+    """Make two channel ids one person: from now on they share facts, memory, tasks and folder.
+    Rights stay per channel id (allow-lists and [auth] owners)."""
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        person = store.link_identity(*_address(address), *_address(to))
+    finally:
+        store.close()
+    typer.echo(f"{address} is now the same person as {to} ({person}).")
+
+
 limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)
 app.add_typer(limitations_app, name="limitations")
 

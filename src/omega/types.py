@@ -49,11 +49,19 @@ class IncomingMessage:
     attachments: list[Attachment] = field(default_factory=list)
     id: str = field(default_factory=lambda: uuid.uuid4().hex)
     received_at: float = field(default_factory=time.time)
+    # The channel's own id of the sender when `sender_id` was replaced by their person key
+    # (memory is keyed by person; allow-lists and ownership by the channel id).
+    origin_id: str = ""
 
     @property
     def target(self) -> str:
         """Where replies go: the explicit reply target, else the sender."""
         return self.reply_target or self.sender_id
+
+    @property
+    def channel_id(self) -> str:
+        """The sender's id on their channel (what allow-lists and `[auth] owners` name)."""
+        return self.origin_id or self.sender_id
 
 
 @dataclass(frozen=True)

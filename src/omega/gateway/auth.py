@@ -29,11 +29,11 @@ def check_auth(config: Config, message: IncomingMessage) -> str | None:
     users = allowed_users(config, message.channel)
     if users is None:
         return f"channel {message.channel!r} has no allow-list in the config"
-    if "*" in users or message.sender_id in users:
+    if "*" in users or message.channel_id in users:
         return None
     if not users:
         return f"{message.channel} allow-list is empty"
-    return f"{message.channel} user {message.sender_id!r} is not in allowed_users"
+    return f"{message.channel} user {message.channel_id!r} is not in allowed_users"
 
 
 def local_owner_id() -> str:
@@ -48,7 +48,7 @@ def is_owner(config: Config, message: IncomingMessage) -> bool:
     """Whether the sender is the owner: an id in `[auth] owners` ("channel:id"), the heartbeat
     target, the web page, or at the terminal the local user (unless `[auth] owners` names
     terminal ids, then exactly those). Only the owner may resolve, approve or reject."""
-    channel, sender = message.channel, message.sender_id
+    channel, sender = message.channel, message.channel_id
     if channel == OWNER or f"{channel}:{sender}" in config.auth.owners:
         return True
     hb = config.heartbeat

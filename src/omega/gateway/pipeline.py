@@ -756,7 +756,7 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
     if denial:
         await _deny(deps, message, denial, out)
         return
-    message = _sanitized(message)
+    message = await as_person(deps, _sanitized(message))
     saved = await asyncio.to_thread(
         attachments.save_attachments, deps.paths.inbox, message.attachments
     )
@@ -764,6 +764,26 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         await _answer(deps, _with_attachment_notes(message, [str(p) for p in saved]), out, started)
     finally:
         attachments.cleanup(saved)
+
+
+async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMessage:
+    """The message keyed by its sender's person (memory, tasks, folder), its channel id kept
+    for rights and its replies still going to the channel id (identities, store.person_of)."""
+    if message.origin_id:
+        return message
+    person = await _db(
+        deps,
+        "resolve identity",
+        message.sender_id,
+        deps.store.person_of,
+        message.channel,
+        message.sender_id,
+    )
+    if person == message.sender_id:
+        return message
+    return dataclasses.replace(
+        message, sender_id=person, origin_id=message.sender_id, reply_target=message.target
+    )
 
 
 @dataclass(frozen=True)

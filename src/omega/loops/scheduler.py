@@ -129,6 +129,7 @@ class Scheduler:
             sender_id=task.sender_id,
             reply_target=task.reply_target,
             text=f"[Scheduled action, due now] {task.description}",
+            origin_id=task.origin_id,  # the creator's rights, as their channel knows them
         )
         if task.repeat == "once":
             # One message id across retries, so its markers count once (a self-heal

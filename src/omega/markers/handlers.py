@@ -65,6 +65,7 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
         task_type=task_type,
         timezone=timezone_name(ctx.timezone),
         anchor_local=anchor,
+        origin_id=ctx.message.origin_id,
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")

@@ -105,6 +105,7 @@ class Task:
     status: str
     retry_count: int = 0
     anchor_local: datetime | None = None  # first occurrence, naive wall-clock in `timezone`
+    origin_id: str = ""  # the creator's channel id when `sender_id` is their person key
 
 
 def _anchor(due_at: datetime, timezone: str) -> str:
@@ -131,6 +132,7 @@ def _task(row: sqlite3.Row) -> Task:
         timezone=row["timezone"],
         status=row["status"],
         retry_count=row["retry_count"],
+        origin_id=row["origin_id"],
     )
 
 
@@ -336,6 +338,49 @@ class Store:
                 "UPDATE conversations SET last_activity = ? WHERE id = ?", (now, conversation_id)
             )
         return conversation_id
+
+    # ---- identities ----------------------------------------------------------------------
+
+    def person_of(self, channel: str, sender_id: str) -> str:
+        """The person key of a channel id, recorded on first sight: the raw id when no other
+        channel holds it, else "channel:id" (ids of two channels never share memory unless
+        the owner links them)."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",
+                (channel, sender_id),
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+            taken = conn.execute(
+                "SELECT 1 FROM identities WHERE person = ? LIMIT 1", (sender_id,)
+            ).fetchone()
+            person = f"{channel}:{sender_id}" if taken else sender_id
+            conn.execute(
+                "INSERT INTO identities (channel, sender_id, person, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (channel, sender_id, person, utc_now()),
+            )
+            return person
+
+    def link_identity(self, channel: str, sender_id: str, to_channel: str, to_id: str) -> str:
+        """Make `channel:sender_id` the same person as `to_channel:to_id` from now on; return
+        that person. What the linked id said before stays under its old key."""
+        person = self.person_of(to_channel, to_id)
+        self.person_of(channel, sender_id)
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE identities SET person = ? WHERE channel = ? AND sender_id = ?",
+                (person, channel, sender_id),
+            )
+        return person
+
+    def identities(self) -> list[tuple[str, str, str]]:
+        """Every known (channel, id, person), by person."""
+        rows = self._query(
+            "SELECT channel, sender_id, person FROM identities ORDER BY person, channel"
+        )
+        return [(row["channel"], row["sender_id"], row["person"]) for row in rows]
 
     def recent_messages(self, channel: str, sender_id: str, limit: int) -> list[ChatMessage]:
         """The last `limit` messages of the sender's active conversation, oldest first."""
@@ -546,6 +591,7 @@ class Store:
         task_type: str = "reminder",
         timezone: str = "UTC",
         anchor_local: datetime | None = None,
+        origin_id: str = "",
     ) -> tuple[str, bool]:
         """Schedule a task; return (id, created). An identical pending task is not duplicated.
 
@@ -568,8 +614,8 @@ class Store:
             task_id = uuid.uuid4().hex
             conn.execute(
                 "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
-                "task_type, due_at, anchor_local, repeat, timezone, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "task_type, due_at, anchor_local, repeat, timezone, created_at, origin_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     channel,
@@ -582,6 +628,7 @@ class Store:
                     repeat,
                     timezone,
                     utc_now(),
+                    origin_id,
                 ),
             )
             return task_id, True
