@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from omega.app import bootstrap, pipeline_deps
+from omega.gateway.auth import local_owner_id
 from omega.gateway.gateway import Gateway
 from omega.gateway.routing import PLANNER_TAG
 from omega.memory import Store
@@ -251,7 +252,7 @@ def test_hostile_lines_never_stop_the_channel_and_every_message_is_answered_and_
     assert "line 1 ignored" in errors[0]["text"] and "nested too deeply" in errors[0]["text"]
     assert "line 5 ignored" in errors[1]["text"]
     replies = [(e["to"], e["text"]) for e in events if e["kind"] == "reply"]
-    user = replies[0][0]
+    user = local_owner_id()  # the default sender; eve may well be answered first
     # Different senders are answered concurrently: compare without their interleaving.
     assert sorted(replies) == sorted(
         [
