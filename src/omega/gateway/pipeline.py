@@ -2,7 +2,9 @@
 
 auth -> sanitize -> attachments -> welcome -> projects -> commands -> typing -> prompt ->
 context -> skill triggers -> provider (with status nudges) -> SILENT -> markers -> store ->
-audit -> send -> workspace images -> cleanup. Each stage is a small function below.
+audit -> send -> workspace images -> cleanup. Each stage is a small function below; what
+they share is in core.py, the planner in planning.py, plans in steps.py, and the last stages
+(keep, store, audit, send) in delivery.py.
 """
 
 from __future__ import annotations
@@ -10,17 +12,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import functools
 import logging
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass
-from datetime import tzinfo
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Protocol, TypeVar
 
 from omega import i18n
-from omega.config import Config
 from omega.evolution.integrity import report_refusals
 from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
@@ -28,208 +25,61 @@ from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments
 from omega.gateway.auth import check_auth
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
+from omega.gateway.core import (
+    Outbox,
+    PipelineDeps,
+    Turn,
+    ask_provider,
+    db_call,
+    elapsed_ms,
+    friendly_error,
+    marker_context,
+    person_workspace,
+    record_audit,
+)
+from omega.gateway.delivery import conclude, deliver_answer, send_stored
 from omega.gateway.language import detect_language
+from omega.gateway.planning import plan_message, routing_enabled
 from omega.gateway.privileges import (
     Role,
     allowed_tools,
     may_run_command,
     role_of,
-    workspace_for,
 )
 from omega.gateway.prompt import PromptSituation, compose_system_prompt
-from omega.gateway.routing import DIRECT, Plan, models_for, parse_plan, planning_prompt
+from omega.gateway.routing import DIRECT, Plan, models_for
 from omega.gateway.sanitize import sanitize
-from omega.gateway.state import RuntimeState
+from omega.gateway.steps import execute_steps
 from omega.loops.checklist import read_checklist
-from omega.markers.handlers import MarkerContext, apply_markers
+from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import ContextRequest, build_context
-from omega.memory.store import AuditEntry, Store
-from omega.paths import OmegaPaths
-from omega.prompts import Prompts
-from omega.providers.base import Provider, ProviderError
+from omega.memory.store import AuditEntry
+from omega.providers.base import ProviderError
 from omega.schedule import resolve_timezone
-from omega.skills import ProjectCatalog, Skill, SkillCatalog, match_triggers
+from omega.skills import Skill, match_triggers
 from omega.types import (
-    ChatMessage,
     Context,
     IncomingMessage,
     OutgoingKind,
     OutgoingMessage,
-    Reply,
 )
 
+__all__ = [
+    "Outbox",
+    "PipelineDeps",
+    "Turn",
+    "ask_provider",
+    "friendly_error",
+    "handle_message",
+    "load_turn",
+    "marker_context",
+    "respond",
+    "send_stored",
+]
+
 log = logging.getLogger(__name__)
-T = TypeVar("T")
 MAX_SKILL_CHARS = 2000
-
-
-class Outbox(Protocol):
-    """Where the pipeline sends things: the gateway."""
-
-    async def send(self, message: OutgoingMessage) -> None:
-        """Deliver a message on its channel."""
-        ...
-
-    async def typing(self, channel: str, target: str) -> None:
-        """Show a typing indicator."""
-        ...
-
-
-@dataclass
-class PipelineDeps:
-    """What the stages need; built once at start-up."""
-
-    config: Config
-    prompts: Prompts
-    store: Store
-    provider: Provider
-    provider_timeout: float
-    paths: OmegaPaths
-    skills: SkillCatalog
-    projects: ProjectCatalog
-    state: RuntimeState
-
-
-def friendly_error(error: Exception, language: str = "English") -> str:
-    """The message a user sees instead of a raw provider error (the provider's own one-sentence
-    hint when it has one, e.g. "run `claude` once to log in")."""
-    if isinstance(error, ProviderError) and error.hint:
-        return error.hint
-    kind = error.kind if isinstance(error, ProviderError) else "error"
-    key = {
-        "timeout": "error_timeout",
-        "unavailable": "error_unavailable",
-        "rate_limit": "error_rate_limit",
-    }.get(kind, "error_generic")
-    return i18n.message(key, language)
-
-
-async def _db(deps: PipelineDeps, what: str, default: T, fn: Callable[..., T], *args: object) -> T:
-    """A store call on the db thread; on failure log it and carry on with `default`."""
-    try:
-        return await deps.store.call(fn, *args)
-    except Exception:
-        log.exception("%s failed; carrying on without it", what)
-        return default
-
-
-async def _audit(deps: PipelineDeps, entry: AuditEntry) -> None:
-    await _db(deps, "audit", None, deps.store.audit, entry)
-
-
-def _ms(started: float) -> int:
-    return int((time.perf_counter() - started) * 1000)
-
-
-async def send_stored(
-    deps: PipelineDeps,
-    message_id: str,
-    out: Outbox,
-    messages: list[OutgoingMessage],
-    images: list[str],
-) -> None:
-    """Send an answer already stored with its inbox row: its messages, then its workspace
-    images as photos (each removed once sent); then mark the message done at once.
-
-    The gateway calls this too, on a restart, for an answer stored but not marked sent."""
-    for outgoing in messages:
-        await out.send(outgoing)
-    target = messages[0] if messages else None
-    for name in images:
-        path = Path(name)
-        try:
-            data = await asyncio.to_thread(attachments.read_own_file, path)  # never a link
-        except OSError as exc:
-            log.warning("could not read workspace image %s: %s", path, exc)
-            continue
-        if target is not None:
-            await out.send(
-                OutgoingMessage(target.channel, target.target, path.name, kind="photo", photo=data)
-            )
-        attachments.cleanup([path])
-    await _db(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)
-
-
-async def _deliver(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    out: Outbox,
-    messages: list[OutgoingMessage],
-    images: list[Path] | None = None,
-) -> None:
-    """Store the answer with the message's inbox row, then send it (`send_stored`)."""
-    names = [str(path) for path in images or []]
-    await _db(
-        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, messages, names
-    )
-    await send_stored(deps, message.id, out, messages, names)
-
-
-async def _conclude(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    out: Outbox,
-    text: str,
-    *,
-    started: float,
-    reply: Reply | None = None,
-    event: str = "exchange",
-    detail: str = "",
-    kind: OutgoingKind = "reply",
-    images_before: dict[Path, int] | None = None,
-    folder: Path | None = None,
-) -> None:
-    """The last stages of every answer: keep it with the inbox row, store the exchange, audit
-    it, send it with the workspace images the turn made, mark the message done.
-
-    Exactly-once: provider, tools and markers have all run when the answer is kept, so a
-    restart after this point re-sends the kept answer and runs none of them again. What is
-    left: a stop while the provider or the markers are still at work (before the answer is
-    kept) runs the turn again; a stop between sending and marking done (one database write)
-    sends the answer twice; a stop after keeping it and before the exchange is stored leaves
-    the exchange out of the history."""
-    images: list[Path] = []
-    if images_before is not None:
-        # The person's own folder, compared with its snapshot from the start of the turn.
-        after = await asyncio.to_thread(attachments.snapshot_images, folder or deps.paths.workspace)
-        images = attachments.new_images(images_before, after)
-    answer = [OutgoingMessage(message.channel, message.target, text, kind=kind)]
-    names = [str(path) for path in images]
-    await _db(
-        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, answer, names
-    )
-    await _db(
-        deps,
-        "store exchange",
-        "",
-        deps.store.store_exchange,
-        message.channel,
-        message.sender_id,
-        message.text,
-        text,
-    )
-    usage = reply.usage if reply else None
-    await _audit(
-        deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            output_text=text,
-            provider=reply.provider if reply else deps.provider.name,
-            model=reply.model if reply else "",
-            status="ok",
-            event=event,
-            input_tokens=usage.input_tokens if usage else 0,
-            output_tokens=usage.output_tokens if usage else 0,
-            cost_usd=usage.cost_usd if usage else None,
-            processing_ms=_ms(started),
-            detail=detail[:2000],
-        ),
-    )
-    await send_stored(deps, message.id, out, answer, names)
 
 
 # ---- stages ---------------------------------------------------------------------------------
@@ -237,7 +87,7 @@ async def _conclude(
 
 async def _deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
     log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
-    await _audit(
+    await record_audit(
         deps,
         AuditEntry(
             channel=message.channel,
@@ -281,11 +131,11 @@ async def _welcome(
     text = deps.prompts.welcome.get(language) or deps.prompts.welcome.get("English", "")
     if text:
         await out.send(OutgoingMessage(message.channel, message.target, text, kind="welcome"))
-    await _db(
+    await db_call(
         deps, "remember welcome", None, deps.store.set_fact, message.sender_id, "welcomed", "true"
     )
     if "preferred_language" not in facts:
-        await _db(
+        await db_call(
             deps,
             "remember language",
             None,
@@ -340,11 +190,6 @@ async def _showing_activity(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def person_workspace(deps: PipelineDeps, message: IncomingMessage, role: Role) -> Path:
-    """The folder this person's tools and images live in (the owner's is the workspace)."""
-    return workspace_for(deps.paths.workspace, role, message.channel, message.sender_id)
-
-
 def _situation(
     deps: PipelineDeps,
     message: IncomingMessage,
@@ -373,10 +218,10 @@ def _situation(
 async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
     matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
     scope = scope_of(message.channel, message.sender_id)
-    matched = await _db(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
+    matched = await db_call(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
     system_prompt = compose_system_prompt(deps.prompts, _situation(deps, message, turn, matched))
     no_learnings: list[str] = []
-    learnings = await _db(
+    learnings = await db_call(
         deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5
     )
     request = ContextRequest(
@@ -405,69 +250,6 @@ async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> 
     context.tool_access = "full" if writes else "read_only"
     context.workspace = str(person_workspace(deps, message, turn.role))
     return context
-
-
-async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
-    """One provider call bounded by the configured timeout; every failure is a ProviderError.
-
-    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
-    try:
-        async with deps.state.provider_slots(deps.config.limits.max_concurrent_provider_calls):
-            reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
-    except TimeoutError:
-        raise ProviderError(
-            f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
-        ) from None
-    except ProviderError:
-        raise
-    except Exception as exc:  # a provider bug is still only a friendly message for the user
-        raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
-    await _record_tool_calls(deps, context, reply)
-    return reply
-
-
-async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply) -> None:
-    """Every tool call the provider made goes into the tool_calls table."""
-    if not reply.tool_calls:
-        return
-    if not context.use_tools:
-        log.warning("%s called tools in a call that had none to offer", reply.provider)
-    conversation = None
-    if context.sender_id:
-        conversation = await _db(
-            deps,
-            "find conversation",
-            None,
-            deps.store.active_conversation_id,
-            context.channel,
-            context.sender_id,
-        )
-    record = functools.partial(
-        deps.store.record_tool_calls,
-        agent=reply.provider,
-        channel=context.channel,
-        sender_id=context.sender_id,
-        conversation_id=conversation or "",
-    )
-    await _db(deps, "record tool calls", 0, record, reply.tool_calls)
-
-
-def marker_context(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox, cause: str
-) -> MarkerContext:
-    return MarkerContext(
-        store=deps.store,
-        paths=deps.paths,
-        config=deps.config,
-        message=message,
-        timezone=turn.zone,
-        skills=deps.skills,
-        projects=deps.projects,
-        state=deps.state,
-        notify=out.send,
-        cause=cause,
-        role=turn.role,
-    )
 
 
 async def _report_refusals(
@@ -504,68 +286,6 @@ async def _propose(
         log.exception("limitation analysis for %r failed", title)
 
 
-# ---- classify and route ---------------------------------------------------------------------
-
-
-def _routing_enabled(deps: PipelineDeps) -> bool:
-    return deps.config.provider.classify and deps.provider.name != "local"
-
-
-def _tool_names(deps: PipelineDeps) -> list[str]:
-    names = getattr(deps.provider, "tool_names", None)
-    return list(names()) if callable(names) else []
-
-
-async def _plan(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, context: Context, fast: str | None
-) -> Plan:
-    """The planner's validated decision; any failure means a direct answer."""
-    skills = [s.name for s in deps.skills.skills()]
-    tools = _tool_names(deps)
-    prompt = planning_prompt(
-        message.text,
-        active_project=turn.facts.get("active_project", ""),
-        recent=context.messages[:-1],
-        skills=skills,
-        tools=tools,
-    )
-    planning = Context(
-        system_prompt="",
-        messages=[ChatMessage("user", prompt)],
-        model=fast,
-        max_tokens=400,
-        sender_id=message.sender_id,
-        channel=message.channel,
-        use_tools=False,
-    )
-    try:
-        reply = await ask_provider(deps, planning)
-    except ProviderError as exc:
-        log.warning("planning call failed (%s); answering directly", exc)
-        return DIRECT
-    plan = parse_plan(reply.text, [*skills, *tools])
-    for note in plan.notes:
-        log.warning("plan rejected, answering directly: %s", note)
-    await _audit(
-        deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            status="ok",
-            event="classify",
-            input_text=message.text[:500],
-            output_text=reply.text[:1000],
-            provider=reply.provider,
-            model=reply.model,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.usage.cost_usd,
-            detail=plan.kind,
-        ),
-    )
-    return plan
-
-
 async def _cannot_yet(
     deps: PipelineDeps,
     message: IncomingMessage,
@@ -593,7 +313,7 @@ async def _cannot_yet(
     text = f"I can't do that yet: {plan.missing_capability}."
     if plan.reason:
         text += f" {plan.reason}"
-    await _conclude(
+    await conclude(
         deps,
         message,
         out,
@@ -605,148 +325,6 @@ async def _cannot_yet(
     if created:
         await _propose(deps, out, plan.missing_capability, plan.reason, "", message.text, "planner")
     return text
-
-
-STEP_ATTEMPTS = 3
-
-
-async def _execute_steps(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    turn: Turn,
-    context: Context,
-    plan: Plan,
-    out: Outbox,
-    started: float,
-    images_before: dict[Path, int] | None = None,
-) -> str:
-    """Carry out a plan step by step: fresh call per step with what earlier steps found,
-    up to three attempts each, markers applied per step, progress after each, then a summary."""
-    total = len(plan.steps)
-    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
-    held_note = _held_back_note(plan)
-    await out.send(
-        OutgoingMessage(
-            message.channel,
-            message.target,
-            f"Plan:\n{listing}" + (f"\n\n{held_note}" if held_note else ""),
-            kind="status",
-        )
-    )
-    results: list[str] = []
-    for index, step in enumerate(plan.steps, 1):
-        done = "\n".join(results) or "(nothing yet)"
-        uses = f" Use: {', '.join(step.uses)}." if step.uses else ""
-        prompt = (
-            f"You are carrying out step {index} of {total} of this request: "
-            f"{message.text}\nResults so far:\n{done}\n\nNow do step {index}: "
-            f"{step.do}.{uses} Report this step's result briefly."
-        )
-        step_context = dataclasses.replace(
-            context, messages=[*context.messages[:-1], ChatMessage("user", prompt)]
-        )
-        reply: Reply | None = None
-        error: ProviderError | None = None
-        for attempt in range(1, STEP_ATTEMPTS + 1):
-            try:
-                reply = await ask_provider(deps, step_context)
-                break
-            except ProviderError as exc:
-                error = exc
-                log.warning("step %d/%d attempt %d failed: %s", index, total, attempt, exc)
-        if reply is None:
-            results.append(f"Step {index} ({step.do}): failed")
-            await _audit(
-                deps,
-                AuditEntry(
-                    channel=message.channel,
-                    sender_id=message.sender_id,
-                    status="error",
-                    event="step",
-                    input_text=step.do,
-                    provider=deps.provider.name,
-                    detail=str(error)[:2000],
-                ),
-            )
-            await out.send(
-                OutgoingMessage(
-                    message.channel,
-                    message.target,
-                    f"✗ Step {index}/{total} failed: {step.do}",
-                    kind="status",
-                )
-            )
-            continue
-        parsed = parse_markers(reply.text)
-        await apply_markers(
-            parsed,
-            marker_context(deps, message, turn, out, cause="step"),
-        )
-        results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
-        await _audit(
-            deps,
-            AuditEntry(
-                channel=message.channel,
-                sender_id=message.sender_id,
-                status="ok",
-                event="step",
-                input_text=step.do,
-                output_text=parsed.text[:2000],
-                provider=reply.provider,
-                model=reply.model,
-                input_tokens=reply.usage.input_tokens,
-                output_tokens=reply.usage.output_tokens,
-                cost_usd=reply.usage.cost_usd,
-            ),
-        )
-        await out.send(
-            OutgoingMessage(
-                message.channel, message.target, f"✓ Step {index}/{total}: {step.do}", kind="status"
-            )
-        )
-    summary_prompt = (
-        "Tell the person, briefly and in their language, what was done for their "
-        f"request '{message.text}' and the outcome:\n" + "\n".join(results)
-    )
-    summary_context = dataclasses.replace(
-        context, messages=[ChatMessage("user", summary_prompt)], use_tools=False
-    )
-    try:
-        summary_reply = await ask_provider(deps, summary_context)
-        text = parse_markers(summary_reply.text).text or "\n".join(results)
-    except ProviderError as exc:
-        log.warning("plan summary failed: %s", exc)
-        text = "\n".join(results)
-    if held_note:
-        text = f"{text}\n\n{held_note}"
-    detail = f"plan of {total} steps" + (f", {len(plan.held_back)} held back" if held_note else "")
-    await _conclude(
-        deps,
-        message,
-        out,
-        text,
-        started=started,
-        detail=detail,
-        images_before=images_before,
-        folder=person_workspace(deps, message, turn.role),
-    )
-    return text
-
-
-def _held_back_note(plan: Plan) -> str:
-    """What a plan longer than MAX_STEPS leaves for later, said plainly ('' when nothing)."""
-    if not plan.held_back:
-        return ""
-    first = len(plan.steps) + 1
-    last = first + len(plan.held_back) - 1
-    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.held_back, first))
-    return (
-        f"This needs {last} steps; I carry out at most {len(plan.steps)} at a time, so steps "
-        f"{first}-{last} are not done yet. Ask me to continue and I will do them:\n{listing}"
-    )
-
-
-# ---- the pipeline ---------------------------------------------------------------------------
 
 
 async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> None:
@@ -771,7 +349,7 @@ async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMes
     for rights and its replies still going to the channel id (identities, store.person_of)."""
     if message.origin_id:
         return message
-    person = await _db(
+    person = await db_call(
         deps,
         "resolve identity",
         message.sender_id,
@@ -786,20 +364,10 @@ async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMes
     )
 
 
-@dataclass(frozen=True)
-class Turn:
-    """Who is being answered, in which language and timezone, and what is known of them."""
-
-    facts: dict[str, str]
-    language: str
-    zone: tzinfo
-    role: Role = "stranger"  # the rights the turn runs with (gateway.privileges)
-
-
 async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
     """The sender's facts, language and timezone (memory failing means empty facts)."""
     no_facts: dict[str, str] = {}
-    facts = await _db(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
+    facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
     return _turn(deps, facts, role_of(deps.config, message))
 
 
@@ -833,7 +401,7 @@ async def _answer(
         )
         closing = None
         if command.name == "forget":
-            closing = await _db(
+            closing = await db_call(
                 deps,
                 "find conversation",
                 None,
@@ -846,7 +414,7 @@ async def _answer(
                 text = await run_command(command, ctx)
             else:
                 text = OWNER_ONLY
-                await _audit(
+                await record_audit(
                     deps,
                     AuditEntry(
                         channel=message.channel,
@@ -861,7 +429,7 @@ async def _answer(
         except Exception:
             log.exception("command /%s failed", command.name)
             text = i18n.message("error_generic", turn.language)
-        await _deliver(
+        await deliver_answer(
             deps,
             message,
             out,
@@ -918,8 +486,8 @@ async def _respond(
     try:
         async with _showing_activity(deps, message, turn.language, out):
             context = await _context(deps, message, turn)
-            if cause == "reply" and _routing_enabled(deps):
-                plan = await _plan(deps, message, turn, context, fast)
+            if cause == "reply" and routing_enabled(deps):
+                plan = await plan_message(deps, message, turn, context, fast)
             if plan.kind == "direct":
                 # Scheduled actions are autonomous work: the complex model, as plan steps get.
                 context.model = complex_model if cause == "action" else fast
@@ -927,7 +495,7 @@ async def _respond(
         if plan.kind == "steps":
             context.model = complex_model
             async with _showing_activity(deps, message, turn.language, out):
-                text = await _execute_steps(
+                text = await execute_steps(
                     deps, message, turn, context, plan, out, started, images_before
                 )
             return text
@@ -938,7 +506,7 @@ async def _respond(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
         )
         text = friendly_error(exc, turn.language)
-        await _audit(
+        await record_audit(
             deps,
             AuditEntry(
                 channel=message.channel,
@@ -949,13 +517,13 @@ async def _respond(
                 provider=deps.provider.name,
                 status="error",
                 detail=str(exc)[:2000],
-                processing_ms=_ms(started),
+                processing_ms=elapsed_ms(started),
                 event="exchange" if cause == "reply" else cause,
             ),
         )
         if raise_errors:
             raise
-        await _deliver(
+        await deliver_answer(
             deps,
             message,
             out,
@@ -974,7 +542,7 @@ async def _respond(
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
 
-    await _conclude(
+    await conclude(
         deps,
         message,
         out,
@@ -993,6 +561,3 @@ async def _respond(
     if reply.tool_calls:
         await _introspect(deps, out, reply.provider)
     return text
-
-
-SendFn = Callable[[OutgoingMessage], Awaitable[None]]

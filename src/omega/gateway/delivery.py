@@ -1,0 +1,130 @@
+"""The last stages of every answer: keep it with its inbox row, store, audit, send, mark done
+(exactly-once delivery; the gateway re-sends a kept answer after a restart)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+from omega.gateway import attachments
+from omega.gateway.core import Outbox, PipelineDeps, db_call, elapsed_ms, record_audit
+from omega.memory.store import AuditEntry
+from omega.types import (
+    IncomingMessage,
+    OutgoingKind,
+    OutgoingMessage,
+    Reply,
+)
+
+log = logging.getLogger(__name__)
+
+
+async def send_stored(
+    deps: PipelineDeps,
+    message_id: str,
+    out: Outbox,
+    messages: list[OutgoingMessage],
+    images: list[str],
+) -> None:
+    """Send an answer already stored with its inbox row: its messages, then its workspace
+    images as photos (each removed once sent); then mark the message done at once.
+
+    The gateway calls this too, on a restart, for an answer stored but not marked sent."""
+    for outgoing in messages:
+        await out.send(outgoing)
+    target = messages[0] if messages else None
+    for name in images:
+        path = Path(name)
+        try:
+            data = await asyncio.to_thread(attachments.read_own_file, path)  # never a link
+        except OSError as exc:
+            log.warning("could not read workspace image %s: %s", path, exc)
+            continue
+        if target is not None:
+            await out.send(
+                OutgoingMessage(target.channel, target.target, path.name, kind="photo", photo=data)
+            )
+        attachments.cleanup([path])
+    await db_call(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)
+
+
+async def deliver_answer(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    out: Outbox,
+    messages: list[OutgoingMessage],
+    images: list[Path] | None = None,
+) -> None:
+    """Store the answer with the message's inbox row, then send it (`send_stored`)."""
+    names = [str(path) for path in images or []]
+    await db_call(
+        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, messages, names
+    )
+    await send_stored(deps, message.id, out, messages, names)
+
+
+async def conclude(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    out: Outbox,
+    text: str,
+    *,
+    started: float,
+    reply: Reply | None = None,
+    event: str = "exchange",
+    detail: str = "",
+    kind: OutgoingKind = "reply",
+    images_before: dict[Path, int] | None = None,
+    folder: Path | None = None,
+) -> None:
+    """The last stages of every answer: keep it with the inbox row, store the exchange, audit
+    it, send it with the workspace images the turn made, mark the message done.
+
+    Exactly-once: provider, tools and markers have all run when the answer is kept, so a
+    restart after this point re-sends the kept answer and runs none of them again. What is
+    left: a stop while the provider or the markers are still at work (before the answer is
+    kept) runs the turn again; a stop between sending and marking done (one database write)
+    sends the answer twice; a stop after keeping it and before the exchange is stored leaves
+    the exchange out of the history."""
+    images: list[Path] = []
+    if images_before is not None:
+        # The person's own folder, compared with its snapshot from the start of the turn.
+        after = await asyncio.to_thread(attachments.snapshot_images, folder or deps.paths.workspace)
+        images = attachments.new_images(images_before, after)
+    answer = [OutgoingMessage(message.channel, message.target, text, kind=kind)]
+    names = [str(path) for path in images]
+    await db_call(
+        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, answer, names
+    )
+    await db_call(
+        deps,
+        "store exchange",
+        "",
+        deps.store.store_exchange,
+        message.channel,
+        message.sender_id,
+        message.text,
+        text,
+    )
+    usage = reply.usage if reply else None
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            input_text=message.text,
+            output_text=text,
+            provider=reply.provider if reply else deps.provider.name,
+            model=reply.model if reply else "",
+            status="ok",
+            event=event,
+            input_tokens=usage.input_tokens if usage else 0,
+            output_tokens=usage.output_tokens if usage else 0,
+            cost_usd=usage.cost_usd if usage else None,
+            processing_ms=elapsed_ms(started),
+            detail=detail[:2000],
+        ),
+    )
+    await send_stored(deps, message.id, out, answer, names)

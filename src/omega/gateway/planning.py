@@ -1,0 +1,77 @@
+"""Classify and route: the planner's call for one message (direct, steps, or a new skill)."""
+
+from __future__ import annotations
+
+import logging
+
+from omega.gateway.core import PipelineDeps, Turn, ask_provider, record_audit
+from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
+from omega.memory.store import AuditEntry
+from omega.providers.base import ProviderError
+from omega.types import (
+    ChatMessage,
+    Context,
+    IncomingMessage,
+)
+
+log = logging.getLogger(__name__)
+
+
+def routing_enabled(deps: PipelineDeps) -> bool:
+    """Whether messages are planned first (not for the small local model)."""
+    return deps.config.provider.classify and deps.provider.name != "local"
+
+
+def _tool_names(deps: PipelineDeps) -> list[str]:
+    names = getattr(deps.provider, "tool_names", None)
+    return list(names()) if callable(names) else []
+
+
+async def plan_message(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, context: Context, fast: str | None
+) -> Plan:
+    """The planner's validated decision; any failure means a direct answer."""
+    skills = [s.name for s in deps.skills.skills()]
+    tools = _tool_names(deps)
+    prompt = planning_prompt(
+        message.text,
+        active_project=turn.facts.get("active_project", ""),
+        recent=context.messages[:-1],
+        skills=skills,
+        tools=tools,
+    )
+    planning = Context(
+        system_prompt="",
+        messages=[ChatMessage("user", prompt)],
+        model=fast,
+        max_tokens=400,
+        sender_id=message.sender_id,
+        channel=message.channel,
+        use_tools=False,
+    )
+    try:
+        reply = await ask_provider(deps, planning)
+    except ProviderError as exc:
+        log.warning("planning call failed (%s); answering directly", exc)
+        return DIRECT
+    plan = parse_plan(reply.text, [*skills, *tools])
+    for note in plan.notes:
+        log.warning("plan rejected, answering directly: %s", note)
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            status="ok",
+            event="classify",
+            input_text=message.text[:500],
+            output_text=reply.text[:1000],
+            provider=reply.provider,
+            model=reply.model,
+            input_tokens=reply.usage.input_tokens,
+            output_tokens=reply.usage.output_tokens,
+            cost_usd=reply.usage.cost_usd,
+            detail=plan.kind,
+        ),
+    )
+    return plan

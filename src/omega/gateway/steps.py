@@ -1,0 +1,170 @@
+"""Carrying out a plan step by step, with progress, and saying plainly what was held back."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from pathlib import Path
+
+from omega.gateway.core import (
+    Outbox,
+    PipelineDeps,
+    Turn,
+    ask_provider,
+    marker_context,
+    person_workspace,
+    record_audit,
+)
+from omega.gateway.delivery import conclude
+from omega.gateway.routing import Plan
+from omega.markers.handlers import apply_markers
+from omega.markers.registry import parse_markers
+from omega.memory.store import AuditEntry
+from omega.providers.base import ProviderError
+from omega.types import (
+    ChatMessage,
+    Context,
+    IncomingMessage,
+    OutgoingMessage,
+    Reply,
+)
+
+log = logging.getLogger(__name__)
+
+STEP_ATTEMPTS = 3
+
+
+async def execute_steps(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    context: Context,
+    plan: Plan,
+    out: Outbox,
+    started: float,
+    images_before: dict[Path, int] | None = None,
+) -> str:
+    """Carry out a plan step by step: fresh call per step with what earlier steps found,
+    up to three attempts each, markers applied per step, progress after each, then a summary."""
+    total = len(plan.steps)
+    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
+    held_note = held_back_note(plan)
+    await out.send(
+        OutgoingMessage(
+            message.channel,
+            message.target,
+            f"Plan:\n{listing}" + (f"\n\n{held_note}" if held_note else ""),
+            kind="status",
+        )
+    )
+    results: list[str] = []
+    for index, step in enumerate(plan.steps, 1):
+        done = "\n".join(results) or "(nothing yet)"
+        uses = f" Use: {', '.join(step.uses)}." if step.uses else ""
+        prompt = (
+            f"You are carrying out step {index} of {total} of this request: "
+            f"{message.text}\nResults so far:\n{done}\n\nNow do step {index}: "
+            f"{step.do}.{uses} Report this step's result briefly."
+        )
+        step_context = dataclasses.replace(
+            context, messages=[*context.messages[:-1], ChatMessage("user", prompt)]
+        )
+        reply: Reply | None = None
+        error: ProviderError | None = None
+        for attempt in range(1, STEP_ATTEMPTS + 1):
+            try:
+                reply = await ask_provider(deps, step_context)
+                break
+            except ProviderError as exc:
+                error = exc
+                log.warning("step %d/%d attempt %d failed: %s", index, total, attempt, exc)
+        if reply is None:
+            results.append(f"Step {index} ({step.do}): failed")
+            await record_audit(
+                deps,
+                AuditEntry(
+                    channel=message.channel,
+                    sender_id=message.sender_id,
+                    status="error",
+                    event="step",
+                    input_text=step.do,
+                    provider=deps.provider.name,
+                    detail=str(error)[:2000],
+                ),
+            )
+            await out.send(
+                OutgoingMessage(
+                    message.channel,
+                    message.target,
+                    f"✗ Step {index}/{total} failed: {step.do}",
+                    kind="status",
+                )
+            )
+            continue
+        parsed = parse_markers(reply.text)
+        await apply_markers(
+            parsed,
+            marker_context(deps, message, turn, out, cause="step"),
+        )
+        results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
+        await record_audit(
+            deps,
+            AuditEntry(
+                channel=message.channel,
+                sender_id=message.sender_id,
+                status="ok",
+                event="step",
+                input_text=step.do,
+                output_text=parsed.text[:2000],
+                provider=reply.provider,
+                model=reply.model,
+                input_tokens=reply.usage.input_tokens,
+                output_tokens=reply.usage.output_tokens,
+                cost_usd=reply.usage.cost_usd,
+            ),
+        )
+        await out.send(
+            OutgoingMessage(
+                message.channel, message.target, f"✓ Step {index}/{total}: {step.do}", kind="status"
+            )
+        )
+    summary_prompt = (
+        "Tell the person, briefly and in their language, what was done for their "
+        f"request '{message.text}' and the outcome:\n" + "\n".join(results)
+    )
+    summary_context = dataclasses.replace(
+        context, messages=[ChatMessage("user", summary_prompt)], use_tools=False
+    )
+    try:
+        summary_reply = await ask_provider(deps, summary_context)
+        text = parse_markers(summary_reply.text).text or "\n".join(results)
+    except ProviderError as exc:
+        log.warning("plan summary failed: %s", exc)
+        text = "\n".join(results)
+    if held_note:
+        text = f"{text}\n\n{held_note}"
+    detail = f"plan of {total} steps" + (f", {len(plan.held_back)} held back" if held_note else "")
+    await conclude(
+        deps,
+        message,
+        out,
+        text,
+        started=started,
+        detail=detail,
+        images_before=images_before,
+        folder=person_workspace(deps, message, turn.role),
+    )
+    return text
+
+
+def held_back_note(plan: Plan) -> str:
+    """What a plan longer than MAX_STEPS leaves for later, said plainly ('' when nothing)."""
+    if not plan.held_back:
+        return ""
+    first = len(plan.steps) + 1
+    last = first + len(plan.held_back) - 1
+    listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.held_back, first))
+    return (
+        f"This needs {last} steps; I carry out at most {len(plan.steps)} at a time, so steps "
+        f"{first}-{last} are not done yet. Ask me to continue and I will do them:\n{listing}"
+    )
