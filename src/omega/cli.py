@@ -164,12 +164,22 @@ def start(
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
-    for name in ("telegram", "whatsapp"):
-        if getattr(runtime.config.channel, name).enabled:
+    telegram = runtime.config.channel.telegram
+    if telegram.enabled:
+        if telegram.bot_token.get_secret_value().strip():
+            from omega.channels.telegram import TelegramChannel
+
+            channels.append(TelegramChannel(telegram))
+        else:
             sys.stderr.write(
-                f"omega: warning: the {name} channel is not available in this "
-                "version yet; it is not started\n"
+                "omega: warning: [channel.telegram] is enabled but has no bot_token (or "
+                "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
             )
+    if runtime.config.channel.whatsapp.enabled:
+        sys.stderr.write(
+            "omega: warning: the whatsapp channel is not available in this "
+            "version yet; it is not started\n"
+        )
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "

@@ -1,0 +1,259 @@
+"""The Telegram channel through the real `omega start`, against a Bot API test double."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import OMEGA_BIN, openai_env
+from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.telegram_server import TOKEN, FakeTelegram, Fault
+
+ANA = 42  # allowed
+EVE = 666  # not allowed
+GROUP = -100123
+
+
+@pytest.fixture
+def telegram() -> Iterator[FakeTelegram]:
+    with FakeTelegram() as server:
+        yield server
+
+
+def telegram_env(
+    server: FakeTelegram, provider: FakeOpenAI, token: str = TOKEN, **extra: str
+) -> dict[str, str]:
+    return openai_env(
+        provider,
+        OMEGA_CHANNEL__TELEGRAM__ENABLED="true",
+        OMEGA_CHANNEL__TELEGRAM__API_URL=server.api_url,
+        OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=f"[{ANA}]",
+        OMEGA_MEMORY__IDLE_MINUTES="600",
+        TELEGRAM_BOT_TOKEN=token,
+        **extra,
+    )
+
+
+class Omega:
+    """`omega start` in the background with the telegram channel, stderr collected."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            [OMEGA_BIN, "start"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ, **env),
+        )
+        self.stderr: list[str] = []
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        self.stderr.extend(self.proc.stderr)
+
+    def terminate(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        code = self.proc.wait(timeout=30)
+        self._reader.join(timeout=5)
+        return code, "".join(self.stderr)
+
+    def kill(self) -> None:
+        self.proc.kill()
+        self.proc.wait(timeout=10)
+        self._reader.join(timeout=5)
+
+
+@pytest.fixture
+def start(telegram: FakeTelegram, fake_openai: FakeOpenAI) -> Iterator[type[Omega]]:
+    """Started processes are stopped at the end of the test, whatever happens."""
+    started: list[Omega] = []
+
+    class Tracked(Omega):
+        def __init__(self, env: dict[str, str]) -> None:
+            super().__init__(env)
+            started.append(self)
+
+    yield Tracked
+    for omega in started:
+        if omega.proc.poll() is None:
+            omega.kill()
+
+
+def wait_polling(telegram: FakeTelegram) -> None:
+    telegram.wait_for(lambda: telegram.calls_of("getUpdates"))
+
+
+def test_a_private_message_is_answered_in_its_chat_and_commands_are_published(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    fake_openai.script = [Step(text="Hello Ana, 4.", match="2+2")]
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.private(ANA, "what is 2+2?", name="Ana")
+    telegram.wait_for(lambda: "Hello Ana, 4." in telegram.texts(ANA))
+    assert {int(c.params["chat_id"]) for c in telegram.sent()} == {ANA}
+    assert "what is 2+2?" in fake_openai.requests[0].last_user_text
+    # Typing was shown in that chat, the command menu was published from /help's list.
+    typing = telegram.calls_of("sendChatAction")
+    assert typing and all(c.params["action"] == "typing" for c in typing)
+    assert {int(c.params["chat_id"]) for c in typing} == {ANA}
+    (published,) = telegram.calls_of("setMyCommands")
+    names = [c["command"] for c in published.params["commands"]]
+    assert {"help", "status", "tasks", "forget"} <= set(names)
+    code, err = omega.terminate()
+    assert code == 0, err
+    assert "Traceback" not in err
+
+
+def test_a_stranger_gets_only_the_denial_once(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.private(EVE, "hi, who are you?", name="Eve")
+    telegram.private(EVE, "answer me", name="Eve")
+    telegram.private(ANA, "ping")
+    telegram.wait_for(lambda: "echo: ping" in " ".join(telegram.texts(ANA)))
+    time.sleep(0.5)
+    assert telegram.texts(EVE) == [
+        "Sorry, I'm not able to talk with you. Ask my owner to add you."
+    ]
+    assert all("who are you" not in r.last_user_text for r in fake_openai.requests)
+    assert omega.terminate()[0] == 0
+
+
+def test_in_a_group_only_mentions_and_replies_to_the_bot_are_answered(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.group(GROUP, ANA, "lunch at noon, everyone?")
+    telegram.group(GROUP, ANA, "@omega_test_bot what is the capital of France?")
+    telegram.wait_for(lambda: any("capital of France" in t for t in telegram.texts(GROUP)))
+    telegram.group(GROUP, ANA, "and of Spain?", reply_to_bot=True)
+    telegram.wait_for(lambda: any("of Spain" in t for t in telegram.texts(GROUP)))
+    time.sleep(0.5)
+    asked = [r.last_user_text for r in fake_openai.requests]
+    assert not any("lunch" in text for text in asked)
+    assert not any("lunch" in text for text in telegram.texts())
+    assert telegram.texts(ANA) == []  # answers go to the group, not to Ana's private chat
+    assert omega.terminate()[0] == 0
+
+
+def test_a_10000_character_reply_arrives_in_pieces_that_join_back_exactly(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    paragraphs = [f"Paragraph {i}: " + "word " * 60 + "end." for i in range(40)]
+    long = "\n\n".join(paragraphs)[:10_000] + "🙂 done"
+    assert len(long) > 10_000
+    fake_openai.script = [Step(text=long, match="long")]
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.private(ANA, "tell me something long")
+    telegram.wait_for(lambda: telegram.texts(ANA) and telegram.texts(ANA)[-1].endswith("done"))
+    pieces = [t for t in telegram.texts(ANA) if t[:10] == long[:10] or t in long]
+    assert len(pieces) >= 3
+    assert "".join(pieces) == long
+    # Every piece but the last ends on a paragraph break.
+    assert all(piece.endswith("\n\n") for piece in pieces[:-1])
+    refused = [c for c in telegram.calls_of("sendMessage") if not c.params.get("_accepted")]
+    assert refused == []
+    assert omega.terminate()[0] == 0
+
+
+def asked_slow(provider: FakeOpenAI) -> list[str]:
+    """The answering calls for "a slow question" (background calls quote it after "User:")."""
+    return [
+        r.last_user_text
+        for r in provider.requests
+        if "a slow question" in r.last_user_text and "User: a slow question" not in r.last_user_text
+    ]
+
+
+def test_a_crash_before_the_reply_is_answered_once_and_a_redelivered_update_is_not_handled(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(text="too late", match="slow", hang_secs=30),
+        Step(text="answered after the restart", match="slow"),
+    ]
+    env = telegram_env(telegram, fake_openai)
+    first = start(env)
+    wait_polling(telegram)
+    update_id = telegram.private(ANA, "a slow question")
+    telegram.wait_for(lambda: fake_openai.requests)
+    # Stored in the inbox, so the update is confirmed to Telegram before the reply exists.
+    telegram.wait_for(lambda: telegram.confirmed_offset > update_id)
+    first.kill()
+
+    second = start(env)
+    telegram.wait_for(lambda: "answered after the restart" in telegram.texts(ANA))
+    code, err = second.terminate()
+    assert code == 0, err
+    assert telegram.texts(ANA).count("answered after the restart") == 1
+    assert "too late" not in telegram.texts(ANA)
+    assert len(asked_slow(fake_openai)) == 2
+
+    # The confirmation got lost (a crash between storing and the next getUpdates): Telegram
+    # offers the update again; it is recognised and not handled a second time.
+    telegram.redeliver(update_id)
+    polls = len(telegram.calls_of("getUpdates"))
+    third = start(env)
+    telegram.wait_for(lambda: len(telegram.calls_of("getUpdates")) >= polls + 2)
+    time.sleep(1.0)
+    assert third.terminate()[0] == 0
+    assert telegram.texts(ANA).count("answered after the restart") == 1
+    assert len(asked_slow(fake_openai)) == 2
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    rows = conn.execute("SELECT id, status FROM inbox").fetchall()
+    conn.close()
+    assert rows == [(f"telegram:{ANA}:1", "done")]
+
+
+def test_polling_errors_back_off_and_recover(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    telegram.faults = [
+        Fault("getUpdates", 502, "Bad Gateway"),
+        Fault("getUpdates", 500, "Internal Server Error"),
+    ]
+    omega = start(telegram_env(telegram, fake_openai))
+    telegram.wait_for(lambda: len(telegram.calls_of("getUpdates")) >= 3)
+    telegram.private(ANA, "still there?")
+    telegram.wait_for(lambda: "echo: still there?" in " ".join(telegram.texts(ANA)))
+    code, err = omega.terminate()
+    assert code == 0, err
+    assert "getUpdates failed (Bad Gateway); retrying in 1 s" in err
+    assert "getUpdates failed (Internal Server Error); retrying in 2 s" in err
+
+
+def test_a_rejected_token_is_a_clear_log_line_without_the_token(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    wrong = "7000000001:AAWrongTokenWrongTokenWrongToken_xyz"
+    omega = start(telegram_env(telegram, fake_openai, token=wrong))
+    deadline = time.monotonic() + 20
+    while "token was rejected" not in "".join(omega.stderr) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    code, err = omega.terminate()
+    assert code == 0, err
+    assert "telegram: the bot token was rejected" in err
+    assert "TELEGRAM_BOT_TOKEN" in err
+    log = (isolated_env / "omega.log").read_text()
+    assert "token was rejected" in log
+    for text in (err, log):
+        assert wrong not in text
+        assert "AAWrongToken" not in text
+    assert telegram.calls_of("getUpdates") == []
