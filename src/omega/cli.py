@@ -169,7 +169,9 @@ def start(
         if telegram.bot_token.get_secret_value().strip():
             from omega.channels.telegram import TelegramChannel
 
-            channels.append(TelegramChannel(telegram))
+            channels.append(
+                TelegramChannel(telegram, health_file=runtime.paths.channel_health("telegram"))
+            )
         else:
             sys.stderr.write(
                 "omega: warning: [channel.telegram] is enabled but has no bot_token (or "
@@ -251,6 +253,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
+    from omega.channel_health import channel_health_lines
     from omega.logs import redact
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
@@ -288,6 +291,7 @@ def status() -> None:
                 describe_tools(config.provider.claude_code, probe(config.sandbox.mode)),
             )
         )
+    rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     p = config.provider
     for section, secret in (

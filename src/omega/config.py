@@ -344,6 +344,25 @@ class LoggingSection(_Section):
     log_registrations: bool = True
 
 
+class VoiceSection(_Section):
+    """Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint
+    (OpenAI, Groq, a local whisper server). Empty `base_url`: voice notes are not transcribed,
+    unless the original's `[channel.telegram] whisper_api_key` is set (then OpenAI's)."""
+
+    base_url: str = ""  # e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1
+    api_key: SecretStr = SecretStr("")
+    model: str = "whisper-1"
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
 class QuantSection(_Section):
     enabled: bool = False
 
@@ -358,6 +377,7 @@ class Config(_Section):
     """The whole configuration; every section has working defaults."""
 
     omega: OmegaSection = Field(default_factory=OmegaSection)
+    voice: VoiceSection = Field(default_factory=VoiceSection)
     auth: AuthSection = Field(default_factory=AuthSection)
     provider: ProviderSection = Field(default_factory=ProviderSection)
     channel: ChannelSection = Field(default_factory=ChannelSection)

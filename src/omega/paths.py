@@ -84,6 +84,10 @@ class OmegaPaths:
         """The degraded-sandbox status the owner was last alerted about."""
         return self.home / "sandbox-alerted"
 
+    def channel_health(self, name: str) -> Path:
+        """What a running channel last reported about itself (account, polling), for status."""
+        return self.home / f"{name}.health.json"
+
     @property
     def whatsapp(self) -> Path:
         return self.home / "whatsapp"

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import html
 import itertools
 import json
+import re
 import threading
 import time
 import urllib.parse
@@ -50,6 +52,56 @@ def _utf16_len(text: str) -> int:
     return len(text.encode("utf-16-le")) // 2
 
 
+_HTML_TAGS = frozenset(
+    "b strong i em u ins s strike del span tg-spoiler a code pre blockquote tg-emoji".split()
+)
+_HTML_TOKEN = re.compile(
+    r"<(?P<close>/?)(?P<tag>[a-zA-Z-]+)(?P<attrs>(?:\s+[a-zA-Z-]+=\"[^\"<>]*\")*)\s*>"
+    r"|&(?P<entity>#[0-9]+|#x[0-9a-fA-F]+|lt|gt|amp|quot);"
+    r"|(?P<bad>[<>&])"
+)
+
+
+def parse_html(text: str) -> str:
+    """The visible text of a message in Telegram's HTML mode; ValueError with Telegram's own
+    description when Telegram would refuse it (unknown or unbalanced tag, bare <, > or &)."""
+    visible: list[str] = []
+    open_tags: list[str] = []
+    position = 0
+    for match in _HTML_TOKEN.finditer(text):
+        visible.append(text[position : match.start()])
+        position = match.end()
+        if match.group("entity"):
+            visible.append(html.unescape(match.group()))
+        elif match.group("bad"):
+            raise ValueError(
+                "Bad Request: can't parse entities: Unsupported start tag or unescaped "
+                f"'{match.group('bad')}' at byte offset {match.start()}"
+            )
+        else:
+            tag = match.group("tag").lower()
+            if tag not in _HTML_TAGS:
+                raise ValueError(
+                    f'Bad Request: can\'t parse entities: Unsupported start tag "{tag}"'
+                )
+            if match.group("close"):
+                if not open_tags or open_tags[-1] != tag:
+                    raise ValueError(
+                        "Bad Request: can't parse entities: Can't find end tag corresponding "
+                        f'to start tag "{open_tags[-1] if open_tags else tag}"'
+                    )
+                open_tags.pop()
+            else:
+                open_tags.append(tag)
+    visible.append(text[position:])
+    if open_tags:
+        raise ValueError(
+            "Bad Request: can't parse entities: Can't find end tag corresponding to start tag "
+            f'"{open_tags[-1]}"'
+        )
+    return "".join(visible)
+
+
 def _markdown_v2_error(text: str) -> str | None:
     """The real 400 description for a reserved character left unescaped (formatting marks are
     taken as formatting only in pairs, which is enough for the replies tests send)."""
@@ -81,6 +133,9 @@ class FakeTelegram:
         self._cond = threading.Condition()
         self._closing = False
         self.confirmed_offset = 0  # the highest offset a getUpdates call has confirmed
+        self.files: dict[str, bytes] = {}  # file_path -> content, served under /file/bot.../
+        self._file_ids: dict[str, str] = {}  # file_id -> file_path
+        self.downloads: list[str] = []  # file paths downloaded
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -95,17 +150,35 @@ class FakeTelegram:
 
             def _handle(self) -> None:
                 parsed = urllib.parse.urlsplit(self.path)
+                path = urllib.parse.unquote(parsed.path)  # clients may quote the token's ":"
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
-                params, files = _parse_body(self.headers.get("Content-Type", ""), raw)
+                params, files = parse_body(self.headers.get("Content-Type", ""), raw)
                 params.update({k: v[-1] for k, v in urllib.parse.parse_qs(parsed.query).items()})
-                prefix, _, method = parsed.path.rpartition("/")
+                file_prefix = f"/file/bot{fake.token}/"
+                if path.startswith(file_prefix):
+                    self._send_file(path[len(file_prefix) :])
+                    return
+                prefix, _, method = path.rpartition("/")
                 if prefix != f"/bot{fake.token}":
                     # Telegram: 401 for a well-formed token it does not know, 404 otherwise.
                     self._send(401, {"ok": False, "error_code": 401, "description": "Unauthorized"})
                     return
                 status, payload = fake.answer(Call(method, params, files))
                 self._send(status, payload)
+
+            def _send_file(self, path: str) -> None:
+                data = fake.files.get(path)
+                if data is None:
+                    self._send(404, {"ok": False, "error_code": 404, "description": "Not Found"})
+                    return
+                with fake._cond:
+                    fake.downloads.append(path)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/octet-stream")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()
@@ -152,6 +225,69 @@ class FakeTelegram:
         chat = {"id": user_id, "type": "private", "first_name": name}
         return self.queue({"chat": chat, "from": user, "text": text})
 
+    def add_file(self, data: bytes, path: str) -> dict[str, Any]:
+        """Store a file as Telegram keeps one; the file's ids and size, for a message."""
+        file_id = f"file-{len(self._file_ids) + 1}"
+        self._file_ids[file_id] = path
+        self.files[path] = data
+        return {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": len(data)}
+
+    def _private_message(self, user_id: int, name: str, **extra: Any) -> int:
+        user = {"id": user_id, "is_bot": False, "first_name": name}
+        chat = {"id": user_id, "type": "private", "first_name": name}
+        return self.queue({"chat": chat, "from": user, **extra})
+
+    def photo(self, user_id: int, data: bytes, caption: str = "", name: str = "Ana") -> int:
+        """A photo in the private chat of `user_id`, in the three sizes Telegram makes."""
+        sizes = [
+            {
+                **self.add_file(data[: len(data) // 4], "photos/small.jpg"),
+                "width": 90,
+                "height": 90,
+            },
+            {
+                **self.add_file(data[: len(data) // 2], "photos/mid.jpg"),
+                "width": 320,
+                "height": 320,
+            },
+            {**self.add_file(data, "photos/large.jpg"), "width": 1280, "height": 1280},
+        ]
+        extra: dict[str, Any] = {"photo": sizes}
+        if caption:
+            extra["caption"] = caption
+        return self._private_message(user_id, name, **extra)
+
+    def voice(self, user_id: int, data: bytes, name: str = "Ana") -> int:
+        """A voice note (OGG/Opus) in the private chat of `user_id`."""
+        voice = {**self.add_file(data, "voice/note.oga"), "duration": 3, "mime_type": "audio/ogg"}
+        return self._private_message(user_id, name, voice=voice)
+
+    def document(
+        self, user_id: int, data: bytes, file_name: str, mime: str, caption: str = ""
+    ) -> int:
+        """A document (any file) in the private chat of `user_id`."""
+        document = {**self.add_file(data, f"documents/{file_name}"), "file_name": file_name}
+        document["mime_type"] = mime
+        extra: dict[str, Any] = {"document": document}
+        if caption:
+            extra["caption"] = caption
+        return self._private_message(user_id, "Ana", **extra)
+
+    def reply(self, user_id: int, text: str, quoted: str, quoted_from_bot: bool = True) -> int:
+        """A private message replying to an earlier one whose text was `quoted`."""
+        chat = {"id": user_id, "type": "private", "first_name": "Ana"}
+        author = (
+            self._me() if quoted_from_bot else {"id": user_id, "is_bot": False, "first_name": "Ana"}
+        )
+        earlier = {
+            "message_id": next(self._message_ids),
+            "date": int(time.time()),
+            "chat": chat,
+            "from": author,
+            "text": quoted,
+        }
+        return self._private_message(user_id, "Ana", text=text, reply_to_message=earlier)
+
     def group(
         self,
         chat_id: int,
@@ -186,11 +322,13 @@ class FakeTelegram:
         return [
             c
             for c in self.calls_of("sendMessage")
-            if c.params.get("_accepted") and (chat_id is None or int(c.params["chat_id"]) == chat_id)
+            if c.params.get("_accepted")
+            and (chat_id is None or int(c.params["chat_id"]) == chat_id)
         ]
 
     def texts(self, chat_id: int | None = None) -> list[str]:
-        return [str(c.params["text"]) for c in self.sent(chat_id)]
+        """What the person sees of each accepted message (markup parsed away)."""
+        return [str(c.params["_visible"]) for c in self.sent(chat_id)]
 
     def calls_of(self, method: str) -> list[Call]:
         with self._cond:
@@ -271,16 +409,48 @@ class FakeTelegram:
 
     def _api_sendMessage(self, call: Call) -> tuple[int, dict[str, Any]]:
         text = str(call.params.get("text", ""))
-        if not text.strip():
-            return self._bad("Bad Request: message text is empty")
-        if _utf16_len(text) > 4096:
-            return self._bad("Bad Request: message is too long")
+        visible = text
         if call.params.get("parse_mode") == "MarkdownV2":
             error = _markdown_v2_error(text)
             if error:
                 return self._bad(error)
+        if str(call.params.get("parse_mode", "")).upper() == "HTML":
+            try:
+                visible = parse_html(text)
+            except ValueError as exc:
+                return self._bad(str(exc))
+        # Telegram counts the limit and emptiness after entities are parsed.
+        if not visible.strip():
+            return self._bad("Bad Request: message text is empty")
+        if _utf16_len(visible) > 4096:
+            return self._bad("Bad Request: message is too long")
         call.params["_accepted"] = True
+        call.params["_visible"] = visible
         return self._ok(self._message(int(call.params["chat_id"]), text=text))
+
+    def _api_getFile(self, call: Call) -> tuple[int, dict[str, Any]]:
+        file_id = str(call.params.get("file_id", ""))
+        path = self._file_ids.get(file_id)
+        if path is None:
+            return self._bad("Bad Request: invalid file_id")
+        size = len(self.files[path])
+        return self._ok(
+            {
+                "file_id": file_id,
+                "file_unique_id": f"u-{file_id}",
+                "file_size": size,
+                "file_path": path,
+            }
+        )
+
+    def photos(self, chat_id: int | None = None) -> list[Call]:
+        """sendPhoto calls that were accepted, optionally only to one chat."""
+        return [
+            c
+            for c in self.calls_of("sendPhoto")
+            if c.params.get("_accepted")
+            and (chat_id is None or int(c.params["chat_id"]) == chat_id)
+        ]
 
     def _api_sendChatAction(self, call: Call) -> tuple[int, dict[str, Any]]:
         return self._ok(True)
@@ -296,9 +466,20 @@ class FakeTelegram:
         if "photo" not in call.files:
             return self._bad("Bad Request: there is no photo in the request")
         photo = [{"file_id": "p1", "file_unique_id": "u1", "width": 1, "height": 1}]
-        extra = {"photo": photo}
-        if call.params.get("caption"):
-            extra["caption"] = call.params["caption"]
+        extra: dict[str, Any] = {"photo": photo}
+        caption = str(call.params.get("caption") or "")
+        visible = caption
+        if caption and str(call.params.get("parse_mode", "")).upper() == "HTML":
+            try:
+                visible = parse_html(caption)
+            except ValueError as exc:
+                return self._bad(str(exc))
+        if _utf16_len(visible) > 1024:
+            return self._bad("Bad Request: message caption is too long")
+        if caption:
+            extra["caption"] = caption
+        call.params["_accepted"] = True
+        call.params["_visible"] = visible
         return self._ok(self._message(int(call.params["chat_id"]), **extra))
 
     # -- lifecycle -----------------------------------------------------------------------
@@ -315,7 +496,7 @@ class FakeTelegram:
         self._server.server_close()
 
 
-def _parse_body(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+def parse_body(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
     """Parameters (JSON values decoded where they are JSON) and uploaded files."""
     params: dict[str, Any] = {}
     files: dict[str, bytes] = {}
@@ -328,9 +509,11 @@ def _parse_body(content_type: str, raw: bytes) -> tuple[dict[str, Any], dict[str
         )
         for part in message.iter_parts():
             name = part.get_param("name", header="content-disposition")
-            data = part.get_payload(decode=True) or b""
+            payload = part.get_payload(decode=True)
+            data = payload if isinstance(payload, bytes) else b""
             if part.get_filename() is not None:
                 files[str(name)] = data
+                params[f"_filename_{name}"] = part.get_filename()
             else:
                 params[str(name)] = data.decode()
     elif raw:

@@ -16,8 +16,12 @@ import pytest
 from tests.conftest import OMEGA_BIN, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.telegram_server import TOKEN, FakeTelegram, Fault
+from tests.fakes.whisper_server import FakeWhisper
+from tests.integration.test_tool_loop import tool_call
 
-ANA = 42  # allowed
+ANA = 42  # allowed; the owner where a test says so
+OWNER = {"OMEGA_AUTH__OWNERS": f'["telegram:{ANA}"]'}
+PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 EVE = 666  # not allowed
 GROUP = -100123
 
@@ -127,9 +131,7 @@ def test_a_stranger_gets_only_the_denial_once(
     telegram.private(ANA, "ping")
     telegram.wait_for(lambda: "echo: ping" in " ".join(telegram.texts(ANA)))
     time.sleep(0.5)
-    assert telegram.texts(EVE) == [
-        "Sorry, I'm not able to talk with you. Ask my owner to add you."
-    ]
+    assert telegram.texts(EVE) == ["Sorry, I'm not able to talk with you. Ask my owner to add you."]
     assert all("who are you" not in r.last_user_text for r in fake_openai.requests)
     assert omega.terminate()[0] == 0
 
@@ -257,3 +259,162 @@ def test_a_rejected_token_is_a_clear_log_line_without_the_token(
         assert wrong not in text
         assert "AAWrongToken" not in text
     assert telegram.calls_of("getUpdates") == []
+
+
+def test_a_photo_arrives_as_the_largest_size_and_an_image_made_goes_back_with_send_photo(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(text="A test pattern.", match="what is this"),
+        Step(
+            tool_calls=[tool_call("c1", "write_file", path="chart.png", content="PNGDATA")],
+            match="draw",
+        ),
+        Step(text="Here is your **chart**."),
+    ]
+    omega = start(telegram_env(telegram, fake_openai, **OWNER))
+    wait_polling(telegram)
+    telegram.photo(ANA, PNG, caption="what is this?")
+    telegram.wait_for(lambda: "A test pattern." in telegram.texts(ANA))
+    assert telegram.downloads == ["photos/large.jpg"]  # the largest size only
+    asked = next(r for r in fake_openai.requests if "what is this" in r.last_user_text)
+    assert "[Attached file:" in asked.last_user_text
+    # The file was saved through the attachment stage and removed after the turn.
+    assert list((isolated_env / "workspace" / "inbox").glob("image-*")) == []
+
+    telegram.private(ANA, "draw a chart")
+    telegram.wait_for(lambda: telegram.photos(ANA) and "Here is your chart." in telegram.texts(ANA))
+    (photo,) = telegram.photos(ANA)
+    assert photo.files["photo"] == b"PNGDATA"
+    assert photo.params["_visible"] == "chart.png"
+    (answer,) = [c for c in telegram.sent(ANA) if "chart" in c.params["_visible"]]
+    assert answer.params["text"] == "Here is your <b>chart</b>."
+    assert answer.params["parse_mode"] == "HTML"
+    assert omega.terminate()[0] == 0
+
+
+def test_a_voice_note_is_transcribed_and_answered_as_words(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    fake_openai.script = [Step(text="It is sunny.", match="weather")]
+    with FakeWhisper() as whisper:
+        whisper.transcripts[b"OggS-voice"] = "what's the weather like?"
+        omega = start(
+            telegram_env(
+                telegram,
+                fake_openai,
+                OMEGA_VOICE__BASE_URL=whisper.base_url,
+                OMEGA_VOICE__API_KEY="gsk-voice-key-123456",
+                OMEGA_VOICE__MODEL="whisper-large-v3",
+            )
+        )
+        wait_polling(telegram)
+        telegram.voice(ANA, b"OggS-voice")
+        telegram.wait_for(lambda: "It is sunny." in telegram.texts(ANA))
+        assert omega.terminate()[0] == 0
+    (request,) = whisper.requests
+    assert request.audio == b"OggS-voice"
+    assert request.model == "whisper-large-v3"
+    assert request.authorization == "Bearer gsk-voice-key-123456"
+    asked = next(r for r in fake_openai.requests if "weather" in r.last_user_text)
+    assert "[Voice message] what's the weather like?" in asked.last_user_text
+
+
+def test_without_transcription_a_voice_note_gets_an_honest_answer_and_one_limitation(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.voice(ANA, b"OggS-one")
+    telegram.wait_for(lambda: any("voice messages" in t for t in telegram.texts(ANA)))
+    telegram.voice(ANA, b"OggS-two")
+    telegram.wait_for(lambda: sum("voice messages" in t for t in telegram.texts(ANA)) == 2)
+    assert omega.terminate()[0] == 0
+    assert "no transcription service is set up" in telegram.texts(ANA)[0]
+    # No answering call (those carry tools; background calls never do) was made.
+    assert [r for r in fake_openai.requests if r.body.get("tools")] == []
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    rows = conn.execute("SELECT title, source FROM limitations").fetchall()
+    conn.close()
+    assert rows == [("Cannot transcribe voice messages", "voice")]
+
+
+def test_a_document_reaches_the_provider_as_a_file_and_a_reply_carries_its_quote(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    fake_openai.script = [
+        Step(text="Got the notes.", match="summarize"),
+        Step(text="Tuesday works.", match="what about"),
+    ]
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.document(ANA, b"meeting notes", "notes.txt", "text/plain", caption="summarize")
+    telegram.wait_for(lambda: "Got the notes." in telegram.texts(ANA))
+    telegram.reply(ANA, "what about that day?", quoted="We could meet on Tuesday.")
+    telegram.wait_for(lambda: "Tuesday works." in telegram.texts(ANA))
+    assert omega.terminate()[0] == 0
+    document = next(r for r in fake_openai.requests if "summarize" in r.last_user_text)
+    assert "[Attached file:" in document.last_user_text and ".txt]" in document.last_user_text
+    quoted = next(r for r in fake_openai.requests if "what about" in r.last_user_text)
+    assert '[In reply to you: "We could meet on Tuesday."]' in quoted.last_user_text
+
+
+def test_a_markdown_parse_error_is_sent_again_as_plain_text(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    fake_openai.script = [Step(text="Use **bold** and `x < y`.", match="format")]
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.private(ANA, "hi")
+    telegram.wait_for(lambda: "echo: hi" in telegram.texts(ANA))
+    telegram.faults = [
+        Fault("sendMessage", 400, "Bad Request: can't parse entities: Unsupported start tag")
+    ]
+    telegram.private(ANA, "format something")
+    telegram.wait_for(lambda: len(telegram.calls_of("sendMessage")) >= 4)
+    time.sleep(0.3)
+    code, err = omega.terminate()
+    assert code == 0, err
+    refused, sent = telegram.calls_of("sendMessage")[-2:]
+    assert refused.params["parse_mode"] == "HTML" and not refused.params.get("_accepted")
+    assert sent.params.get("parse_mode") is None
+    assert telegram.texts(ANA)[-1] == "Use **bold** and `x < y`."  # every character kept
+    assert "sent as plain text" in err
+
+
+def test_rate_limits_are_waited_out_and_commands_work_with_the_bot_name(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    telegram.faults = [Fault("sendMessage", 429, "Too Many Requests: retry after 1", 1)]
+    omega = start(telegram_env(telegram, fake_openai))
+    wait_polling(telegram)
+    telegram.private(ANA, "/help@omega_test_bot")
+    telegram.wait_for(lambda: any("/tasks" in t for t in telegram.texts(ANA)))
+    code, err = omega.terminate()
+    assert code == 0, err
+    limited, accepted = [c for c in telegram.calls_of("sendMessage")][:2]
+    assert not limited.params.get("_accepted") and accepted.params.get("_accepted")
+    assert "rate limited; retrying in 1 s" in err
+    assert fake_openai.requests == []  # a command never reaches the provider
+
+
+def test_status_shows_the_bot_and_whether_polling_is_healthy(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    env = telegram_env(telegram, fake_openai, **OWNER)
+    omega = start(env)
+    wait_polling(telegram)
+    telegram.private(ANA, "/status")
+    telegram.wait_for(lambda: any("Uptime" in t for t in telegram.texts(ANA)))
+    (status,) = [t for t in telegram.texts(ANA) if "Uptime" in t]
+    assert "Telegram: @omega_test_bot, polling" in status
+    result = subprocess.run(
+        [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
+    )
+    assert result.returncode == 0, result.stderr
+    assert "@omega_test_bot, polling" in result.stdout
+    assert omega.terminate()[0] == 0
+    result = subprocess.run(
+        [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
+    )
+    assert "@omega_test_bot, stopped" in result.stdout

@@ -67,4 +67,5 @@ def test_omega_starts_with_the_originals_config(isolated_env: Path) -> None:
     (isolated_env / "config.toml").write_text(ORIGINAL.read_text())
     result = run_omega("status", env={"PATH": "/usr/bin:/bin"})
     assert result.returncode == 0, result.stderr
-    assert result.stderr.count("from the original Omega") == 10  # telegram.whisper_api_key is accepted
+    # telegram.whisper_api_key is accepted (voice transcription)
+    assert result.stderr.count("from the original Omega") == 10

@@ -12,7 +12,7 @@ from omega.loops.checklist import add_item, remove_items
 from omega.markers.context import MarkerContext, audit_change, owner_message
 from omega.memory.store import Store, utc_now
 
-Source = Literal["marker", "planner", "introspection", "critic", "integrity"]
+Source = Literal["marker", "planner", "introspection", "critic", "integrity", "voice"]
 log = logging.getLogger(__name__)
 MAX_TITLE = 120
 MAX_TEXT = 1000

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 
+from omega.channel_health import channel_health_lines
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
@@ -112,6 +113,8 @@ def _status(ctx: CommandContext, args: str) -> str:
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )
+    for channel, state in channel_health_lines(ctx.config, ctx.paths):
+        text += f"\n{channel}: {state}"
     waiting = counts.get("owner_alerts_pending", 0)
     if waiting and is_owner(ctx.config, ctx.message):
         kept = ctx.store.pending_owner_alerts(5)

@@ -1,9 +1,14 @@
-"""The Telegram channel: Bot API long polling in, plain-text messages out.
+"""The Telegram channel: Bot API long polling in, Markdown rendered as Telegram HTML out.
 
 Receiving is a `getUpdates` loop of our own rather than python-telegram-bot's Application, so
 an update is confirmed to Telegram (the next call's `offset`) only after `submit` has put its
 message in the durable inbox. Messages carry a stable id (chat and message id), so an update
-seen again after a crash is recognised by the inbox and not handled twice.
+seen again after a crash is recognised by the inbox and not handled twice. Photos, documents
+and voice notes are downloaded before `submit`, so their bytes are in the inbox too.
+
+Edited messages are ignored on purpose (only `message` updates are asked for): the first
+version has already been answered, and answering an edit again would surprise more often than
+it helps.
 """
 
 from __future__ import annotations
@@ -12,20 +17,23 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
+import time
 import warnings
 from collections.abc import Awaitable, Callable
-from typing import TypeVar
+from pathlib import Path
+from typing import Literal, TypeVar
 
 from telegram import Bot, BotCommand, Message, Update
-from telegram.constants import ChatAction, ChatType, MessageEntityType
-from telegram.error import InvalidToken, RetryAfter, TelegramError
+from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
+from omega.channel_health import write_health
 from omega.channels.base import Submit
-from omega.channels.telegram.format import split_text
+from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
 from omega.config import TelegramConfig
 from omega.gateway.commands import HELP
 from omega.text import scrub
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +43,9 @@ BACKOFF_FIRST_SECS = 1.0
 BACKOFF_MAX_SECS = 60.0
 SEND_ATTEMPTS = 3  # a send refused with 429 is retried after `retry_after` this many times
 SUBMIT_ATTEMPTS = 3  # an update whose submit keeps failing is skipped after this many tries
+HEALTH_EVERY_SECS = 60.0  # a healthy channel rewrites its health file this often
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own getFile limit
+QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
 
 T = TypeVar("T")
 
@@ -61,12 +72,22 @@ def message_id(message: Message) -> str:
 
 
 class TelegramChannel:
-    """Long-polls the Bot API and hands each message to the gateway; sends replies as text."""
+    """Long-polls the Bot API and hands each message to the gateway; sends replies as HTML."""
 
-    def __init__(self, config: TelegramConfig, poll_timeout: int = POLL_TIMEOUT_SECS) -> None:
+    def __init__(
+        self,
+        config: TelegramConfig,
+        health_file: Path | None = None,
+        poll_timeout: int = POLL_TIMEOUT_SECS,
+        max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+    ) -> None:
         self._token = config.bot_token.get_secret_value().strip()
         self._api_url = config.api_url.rstrip("/")
         self._poll_timeout = poll_timeout
+        self._max_download = max_download_bytes
+        self._health_file = health_file
+        self._health_written = 0.0
+        self._health_state = ""
         self.bot = Bot(
             self._token,
             base_url=f"{self._api_url}/bot",
@@ -81,14 +102,26 @@ class TelegramChannel:
     def name(self) -> str:
         return NAME
 
+    def _report(self, state: str, detail: str = "") -> None:
+        """Keep the health file current: on every change, and now and then while healthy."""
+        now = time.monotonic()
+        if state == self._health_state and now - self._health_written < HEALTH_EVERY_SECS:
+            return
+        self._health_state, self._health_written = state, now
+        if self._health_file is not None:
+            account = f"@{self.username}" if self.username else ""
+            write_health(self._health_file, account=account, state=state, detail=detail)
+
     # -- receiving -----------------------------------------------------------------------
 
     async def run(self, submit: Submit) -> None:
         """Check the token, publish the commands, then poll until `stop`."""
+        self._report("starting")
         try:
             if not await self._start():
                 return
             await self._poll(submit)
+            self._report("stopped")
         finally:
             self.healthy = False
             with contextlib.suppress(Exception):
@@ -109,11 +142,13 @@ class TelegramChannel:
                     self._api_url,
                     exc,
                 )
+                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
                 return False
-            except _Stopped:
+            except StoppedError:
                 return False
             except TelegramError as exc:
                 log.warning("telegram: getMe failed (%s); retrying in %.0f s", exc, backoff)
+                self._report("cannot reach Telegram", str(exc)[:200])
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_SECS)
                 continue
@@ -138,10 +173,11 @@ class TelegramChannel:
                         offset=offset, timeout=self._poll_timeout, allowed_updates=["message"]
                     )
                 )
-            except _Stopped:
+            except StoppedError:
                 break
             except InvalidToken as exc:
                 log.error("telegram: the bot token was rejected while polling (%s)", exc)
+                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
                 return
             except RetryAfter as exc:
                 await self._sleep(_retry_after_secs(exc))
@@ -149,14 +185,16 @@ class TelegramChannel:
             except TelegramError as exc:
                 self.healthy = False
                 log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", exc, backoff)
+                self._report("polling failing", str(exc)[:200])
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_SECS)
                 continue
             self.healthy = True
+            self._report("polling")
             backoff = BACKOFF_FIRST_SECS
             for update in updates:
                 try:
-                    incoming = self._incoming(update)
+                    incoming = await self._incoming(update)
                     if incoming is not None:
                         await submit(incoming)
                 except Exception:
@@ -176,31 +214,107 @@ class TelegramChannel:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.bot.get_updates(offset=offset, timeout=0, limit=1), 5)
 
-    def _incoming(self, update: Update) -> IncomingMessage | None:
-        """The message an update carries, or None when it is not for Omega."""
+    async def _incoming(self, update: Update) -> IncomingMessage | None:
+        """The message an update carries, with its files downloaded, or None when it is not
+        for Omega (a channel post, another bot, a group message not addressed to Omega, a
+        service message)."""
         message = update.message
         if message is None or message.from_user is None:
             return None
-        text = message.text if message.text is not None else message.caption
-        if text is None:
-            log.info("telegram: message without text in chat %s ignored", message.chat_id)
-            return None
-        is_group = message.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
         if message.chat.type == ChatType.CHANNEL or message.from_user.is_bot:
             return None
+        is_group = message.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
         if is_group and not self._addressed(message):
             return None
+        text = message.text if message.text is not None else (message.caption or "")
+        attachments, notes = await self._attachments(message)
+        if not text and not attachments and not notes:
+            return None  # joins, leaves, pins, stickers...
         user = message.from_user
+        parts = [*notes, self._quote(message), text]
         incoming = IncomingMessage(
             channel=NAME,
             sender_id=str(user.id),
             sender_name=scrub(user.full_name or user.username or ""),
-            text=scrub(text),
+            text=scrub("\n".join(part for part in parts if part)),
             is_group=is_group,
             reply_target=str(message.chat_id),
+            attachments=attachments,
         )
         incoming.id = message_id(message)
         return incoming
+
+    def _quote(self, message: Message) -> str:
+        """The replied-to message (or the quoted part of it), so it reaches the context."""
+        reply = message.reply_to_message
+        if reply is None:
+            return ""
+        quoted = message.quote.text if message.quote is not None else ""
+        quoted = quoted or reply.text or reply.caption or ""
+        if not quoted:
+            return ""
+        if len(quoted) > QUOTE_CHARS:
+            quoted = quoted[:QUOTE_CHARS] + "..."
+        author = reply.from_user
+        if author is not None and author.id == self.bot_id:
+            who = "you"
+        else:
+            who = author.full_name if author is not None else "someone"
+        return f'[In reply to {who}: "{quoted}"]'
+
+    async def _attachments(self, message: Message) -> tuple[list[Attachment], list[str]]:
+        """The message's photo (largest size), document and voice note, downloaded; and notes
+        for the ones that could not be (too large, download failed)."""
+        # kind, file_id, name, mime type, size as Telegram announced it
+        wanted: list[tuple[Literal["image", "document", "audio"], str, str, str, int | None]] = []
+        if message.photo:
+            largest = message.photo[-1]
+            wanted.append(("image", largest.file_id, "photo.jpg", "image/jpeg", largest.file_size))
+        if message.document is not None:
+            document = message.document
+            wanted.append(
+                (
+                    "document",
+                    document.file_id,
+                    document.file_name or "document",
+                    document.mime_type or "",
+                    document.file_size,
+                )
+            )
+        if message.audio is not None:  # a music or audio file: kept as a file, not transcribed
+            audio = message.audio
+            name = audio.file_name or "audio"
+            wanted.append(("document", audio.file_id, name, audio.mime_type or "", audio.file_size))
+        if message.voice is not None:  # a voice note: transcribed by the pipeline
+            voice = message.voice
+            wanted.append(
+                (
+                    "audio",
+                    voice.file_id,
+                    "voice.ogg",
+                    voice.mime_type or "audio/ogg",
+                    voice.file_size,
+                )
+            )
+        attachments: list[Attachment] = []
+        notes: list[str] = []
+        for kind, file_id, name, mime, size in wanted:
+            label = "voice note" if kind == "audio" else "photo" if kind == "image" else name
+            if size is not None and size > self._max_download:
+                notes.append(f"[The {label} sent here is too large for me to open.]")
+                continue
+            try:
+                file = await self.bot.get_file(file_id)
+                data = bytes(await file.download_as_bytearray())
+            except TelegramError as exc:
+                log.warning("telegram: could not download a %s: %s", kind, exc)
+                notes.append(f"[The {label} sent here could not be downloaded.]")
+                continue
+            if len(data) > self._max_download:
+                notes.append(f"[The {label} sent here is too large for me to open.]")
+                continue
+            attachments.append(Attachment(kind=kind, data=data, name=name, mime_type=mime))
+        return attachments, notes
 
     def _addressed(self, message: Message) -> bool:
         """In a group: mentioned (@username), replied to, or a command for this bot."""
@@ -212,9 +326,12 @@ class TelegramChannel:
         for entity, value in entities.items():
             if entity.type == MessageEntityType.MENTION and value.lower() == mention:
                 return True
-            if entity.type == MessageEntityType.TEXT_MENTION and entity.user is not None:
-                if entity.user.id == self.bot_id:
-                    return True
+            if (
+                entity.type == MessageEntityType.TEXT_MENTION
+                and entity.user is not None
+                and entity.user.id == self.bot_id
+            ):
+                return True
             if entity.type == MessageEntityType.BOT_COMMAND and entity.offset == 0:
                 named = value.partition("@")[2].lower()
                 if not named or f"@{named}" == mention:
@@ -224,19 +341,45 @@ class TelegramChannel:
     # -- sending -------------------------------------------------------------------------
 
     async def send(self, message: OutgoingMessage) -> None:
-        """Send a text (in pieces of at most 4096) or a photo with its caption."""
+        """Send a text (Markdown as HTML, in pieces within 4096) or a photo with its caption."""
         chat_id = int(message.target)
-        if message.photo is not None:
-            caption, rest = message.text[:1024], message.text[1024:]
-            await self._call(lambda: self.bot.send_photo(chat_id, message.photo, caption=caption))
-            if not rest.strip():
-                return
-            text = rest
-        else:
-            text = message.text
+        text = message.text
+        photo = message.photo
+        if photo is not None:
+            caption = ""
+            if utf16_len(text) <= MAX_CAPTION_UNITS:
+                caption, text = text, ""
+            await self._send_photo(chat_id, photo, caption)
+        code: str | None = None
         for piece in split_text(text):
+            html, code_after = render_html(piece, code)
             if piece.strip():  # Telegram refuses an empty text; whitespace shows as nothing
-                await self._call(lambda piece=piece: self.bot.send_message(chat_id, piece))  # type: ignore[misc]
+                await self._send_text(chat_id, piece, html)
+            code = code_after
+
+    async def _send_text(self, chat_id: int, plain: str, html: str) -> None:
+        """Send `html`; when Telegram refuses it (a parse error), the same piece as plain text."""
+        try:
+            await self._call(
+                lambda: self.bot.send_message(chat_id, html, parse_mode=ParseMode.HTML)
+            )
+        except BadRequest as exc:
+            log.warning("telegram: formatted message refused (%s); sent as plain text", exc)
+            await self._call(lambda: self.bot.send_message(chat_id, plain))
+
+    async def _send_photo(self, chat_id: int, photo: bytes, caption: str) -> None:
+        html, _ = render_html(caption)
+        try:
+            await self._call(
+                lambda: self.bot.send_photo(
+                    chat_id, photo, caption=html or None, parse_mode=ParseMode.HTML
+                )
+            )
+        except BadRequest as exc:
+            if not caption:
+                raise
+            log.warning("telegram: formatted caption refused (%s); sent as plain text", exc)
+            await self._call(lambda: self.bot.send_photo(chat_id, photo, caption=caption))
 
     async def send_typing(self, target: str) -> None:
         await self.bot.send_chat_action(int(target), ChatAction.TYPING)
@@ -262,7 +405,7 @@ class TelegramChannel:
             await asyncio.wait_for(self._stop.wait(), secs)
 
     async def _until_stopped(self, work: Awaitable[T]) -> T:
-        """Await `work`, abandoning it (raising _Stopped) as soon as `stop` is called."""
+        """Await `work`, abandoning it (raising StoppedError) as soon as `stop` is called."""
         task = asyncio.ensure_future(work)
         stopper = asyncio.ensure_future(self._stop.wait())
         try:
@@ -276,9 +419,9 @@ class TelegramChannel:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-            raise _Stopped
+            raise StoppedError
         return task.result()
 
 
-class _Stopped(Exception):
+class StoppedError(Exception):
     """`stop` was called while waiting on the Bot API."""
