@@ -51,7 +51,7 @@ ORIGINAL_KEYS: dict[tuple[str, ...], str] = {
     ("provider", "*", "max_tokens"): "answers are not capped by this key",
     ("memory", "backend"): "memory is always SQLite",
     ("memory", "db_path"): "the database is $OMEGA_HOME/memory.db",
-    ("channel", "whatsapp", "whisper_api_key"): "voice transcription is not available yet",
+    ("channel", "whatsapp", "whisper_api_key"): "set voice transcription in [voice] instead",
 }
 # Values of the original that mean the same as one of ours.
 _LOG_LEVELS = {"trace": "debug", "warn": "warning"}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import OMEGA_BIN, openai_env
+from tests.conftest import OMEGA_BIN, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.telegram_server import TOKEN, FakeTelegram, Fault
 from tests.fakes.whisper_server import FakeWhisper
@@ -139,8 +139,11 @@ def test_a_stranger_gets_only_the_denial_once(
 def test_in_a_group_only_mentions_and_replies_to_the_bot_are_answered(
     telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
 ) -> None:
+    fake_openai.script = [Step(text="SILENT", match="just saying")]
     omega = start(telegram_env(telegram, fake_openai))
     wait_polling(telegram)
+    telegram.group(GROUP, ANA, "@omega_test_bot just saying hi to the team")
+    telegram.wait_for(lambda: any("just saying" in r.last_user_text for r in fake_openai.requests))
     telegram.group(GROUP, ANA, "lunch at noon, everyone?")
     telegram.group(GROUP, ANA, "@omega_test_bot what is the capital of France?")
     telegram.wait_for(lambda: any("capital of France" in t for t in telegram.texts(GROUP)))
@@ -151,6 +154,8 @@ def test_in_a_group_only_mentions_and_replies_to_the_bot_are_answered(
     assert not any("lunch" in text for text in asked)
     assert not any("lunch" in text for text in telegram.texts())
     assert telegram.texts(ANA) == []  # answers go to the group, not to Ana's private chat
+    # SILENT in a group: nothing was said for the greeting.
+    assert not any("just saying" in text or "SILENT" in text for text in telegram.texts())
     assert omega.terminate()[0] == 0
 
 
@@ -259,6 +264,8 @@ def test_a_rejected_token_is_a_clear_log_line_without_the_token(
         assert wrong not in text
         assert "AAWrongToken" not in text
     assert telegram.calls_of("getUpdates") == []
+    status = run_omega("status", env=telegram_env(telegram, fake_openai, token=wrong))
+    assert "telegram" in status.stdout and "token rejected" in status.stdout
 
 
 def test_a_photo_arrives_as_the_largest_size_and_an_image_made_goes_back_with_send_photo(
@@ -408,6 +415,8 @@ def test_status_shows_the_bot_and_whether_polling_is_healthy(
     telegram.wait_for(lambda: any("Uptime" in t for t in telegram.texts(ANA)))
     (status,) = [t for t in telegram.texts(ANA) if "Uptime" in t]
     assert "Telegram: @omega_test_bot, polling" in status
+    telegram.private(ANA, "/whatsapp")
+    telegram.wait_for(lambda: any("WhatsApp is not enabled" in t for t in telegram.texts(ANA)))
     result = subprocess.run(
         [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
     )

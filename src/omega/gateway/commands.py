@@ -47,6 +47,7 @@ HELP = {
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
+    "whatsapp": "pair WhatsApp with a QR code (owner only)",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -363,6 +364,16 @@ def _reject(ctx: CommandContext, args: str) -> str:
     return _review(ctx, args, approving=False)
 
 
+def _whatsapp(ctx: CommandContext, args: str) -> str:
+    # The WhatsApp channel pairs itself when it exists; until then an honest answer.
+    if not ctx.config.channel.whatsapp.enabled:
+        return (
+            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml; "
+            "pairing by QR code comes with the WhatsApp channel."
+        )
+    return "The WhatsApp channel is not available in this version yet, so it cannot be paired."
+
+
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "help": _help,
     "status": _status,
@@ -384,6 +395,7 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "approve": _approve,
     "reject": _reject,
     "selfheal": _selfheal,
+    "whatsapp": _whatsapp,
 }
 
 
