@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import signal
 import sqlite3
@@ -427,3 +428,22 @@ def test_status_shows_the_bot_and_whether_polling_is_healthy(
         [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
     )
     assert "@omega_test_bot, stopped" in result.stdout
+
+
+def test_a_reminder_set_on_telegram_is_delivered_to_that_chat_and_owner_alerts_reach_the_owner(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+) -> None:
+    due = (dt.datetime.now(dt.UTC) + dt.timedelta(seconds=4)).strftime("%Y-%m-%dT%H:%M:%S")
+    fake_openai.script = [Step(text=f"Will do.\nSCHEDULE: stretch your legs | {due} | once")]
+    omega = start(telegram_env(telegram, fake_openai, OMEGA_OMEGA__TIMEZONE="UTC", **OWNER))
+    wait_polling(telegram)
+    telegram.group(GROUP, ANA, "@omega_test_bot remind us to stretch")
+    telegram.wait_for(lambda: "Will do." in telegram.texts(GROUP))
+    telegram.wait_for(lambda: any("stretch your legs" in t for t in telegram.texts(GROUP)))
+    # An owner alert (a new limitation) goes to the owner's private chat, not to the group.
+    telegram.voice(EVE, b"OggS")  # a stranger: denied, no limitation
+    telegram.voice(ANA, b"OggS")
+    telegram.wait_for(lambda: any("New limitation detected" in t for t in telegram.texts(ANA)))
+    assert not any("New limitation" in t for t in telegram.texts(GROUP))
+    assert not any("stretch" in t for t in telegram.texts(ANA))
+    assert omega.terminate()[0] == 0
