@@ -422,8 +422,10 @@ def limitations_resolve(
 def _register_evolution() -> None:
     # Imported here: omega.cli_evolution uses this module's helpers (_runtime, _open_store).
     from omega.cli_evolution import register
+    from omega.cli_quant import register as register_quant
 
     register(app)
+    register_quant(app)
 
 
 _register_evolution()
