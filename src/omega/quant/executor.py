@@ -1,0 +1,395 @@
+"""The guarded executor: turns signals into orders, paper by default.
+
+Safety, all enforced here in code:
+- paper mode unless the owner confirmed live mode (settings.py: `/quant live` then
+  `/quant live confirm <code>` within two minutes); the mode is read from memory.db at every
+  order, and nothing the model writes can change it;
+- a circuit breaker: the market price more than 2% away from the signal's price blocks the
+  order and counts as a failure; 3 consecutive failures (broker errors, rejections,
+  deviations) trip the breaker, which stays open until the owner resets it (/quant enable);
+- a daily loss limit (realised + unrealised, as a fraction of the portfolio) and a daily
+  order count limit;
+- every intent is written to memory.db *before* the broker is called, with a deterministic
+  client order id; after a crash the executor asks the broker about that id instead of
+  placing it again;
+- every intent and every result is audited.
+
+The executor targets a position (Long: +quantity, Short: -quantity, Flat: keep) and trades
+only the difference, so a signal repeated every bar does not pile up orders; a TWAP plan
+trades one slice per bar toward the target.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal, Protocol
+
+from omega.memory.store import Store, utc_now
+from omega.quant.settings import Mode, QuantStateStore, audit_quant
+
+Side = Literal["BUY", "SELL"]
+FINAL = frozenset({"filled", "rejected", "failed"})
+
+
+@dataclass(frozen=True)
+class OrderRequest:
+    """What the broker is asked to do."""
+
+    client_order_id: str
+    symbol: str
+    side: Side
+    quantity: int
+    reference_price: float
+
+
+@dataclass(frozen=True)
+class BrokerResult:
+    """What the broker says happened to an order."""
+
+    status: Literal["filled", "rejected"]
+    broker_order_id: str = ""
+    fill_price: float = 0.0
+    filled_qty: int = 0
+    error: str = ""
+
+
+class Broker(Protocol):
+    """An order venue. `place` must be idempotent by client order id; `lookup` says what
+    became of an id (None: the broker never received it)."""
+
+    async def place(self, order: OrderRequest) -> BrokerResult:
+        """Place one order (idempotent by client order id)."""
+        ...
+
+    async def lookup(self, client_order_id: str) -> BrokerResult | None:
+        """The result of an earlier `place`, or None if the broker never received it."""
+        ...
+
+
+class PaperBroker:
+    """An in-process simulated venue: fills at the reference price plus slippage."""
+
+    def __init__(self, slippage: float = 0.0) -> None:
+        self.slippage = slippage
+        self.orders: dict[str, BrokerResult] = {}
+        self.placed: list[OrderRequest] = []
+
+    async def place(self, order: OrderRequest) -> BrokerResult:
+        """Fill immediately (or return the earlier result for a known id)."""
+        known = self.orders.get(order.client_order_id)
+        if known is not None:
+            return known
+        self.placed.append(order)
+        sign = 1.0 if order.side == "BUY" else -1.0
+        result = BrokerResult(
+            status="filled",
+            broker_order_id=f"paper-{len(self.orders) + 1}",
+            fill_price=order.reference_price * (1.0 + sign * self.slippage),
+            filled_qty=order.quantity,
+        )
+        self.orders[order.client_order_id] = result
+        return result
+
+    async def lookup(self, client_order_id: str) -> BrokerResult | None:
+        """The result for a known id."""
+        return self.orders.get(client_order_id)
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The executor's hard limits."""
+
+    max_deviation: float = 0.02
+    max_consecutive_failures: int = 3
+    daily_loss_limit: float = 0.02  # of the portfolio
+    max_daily_orders: int = 20
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the executor did with one signal."""
+
+    status: Literal["skipped", "blocked", "filled", "rejected", "failed", "duplicate"]
+    reason: str = ""
+    client_order_id: str = ""
+    side: Side | None = None
+    quantity: int = 0
+
+
+def client_order_id(symbol: str, signal_time: str, side: Side, quantity: int, mode: Mode) -> str:
+    """A deterministic id: the same signal always maps to the same order."""
+    key = f"{mode}|{symbol}|{signal_time}|{side}|{quantity}"
+    return "omega-" + hashlib.sha256(key.encode()).hexdigest()[:24]
+
+
+def _today() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+class QuantExecutor:
+    """Signals in, guarded orders out."""
+
+    def __init__(
+        self,
+        store: Store,
+        paper: Broker,
+        live: Broker | None = None,
+        limits: Limits | None = None,
+        today: Callable[[], str] = _today,
+    ) -> None:
+        self.store = store
+        self.state = QuantStateStore(store)
+        self.paper = paper
+        self.live = live
+        self.limits = limits or Limits()
+        self.today = today
+
+    # ---- breaker ------------------------------------------------------------------------
+
+    def breaker(self) -> dict[str, object]:
+        """{"failures": n, "open": bool, "reason": text}."""
+        value = self.state._get("breaker")
+        return value if isinstance(value, dict) else {"failures": 0, "open": False, "reason": ""}
+
+    def reset_breaker(self) -> None:
+        """Close the breaker (the owner's decision)."""
+        self.state._put("breaker", {"failures": 0, "open": False, "reason": ""})
+
+    def _failure(self, reason: str) -> None:
+        b = self.breaker()
+        failures = int(str(b.get("failures", 0))) + 1
+        tripped = failures >= self.limits.max_consecutive_failures
+        self.state._put(
+            "breaker",
+            {"failures": failures, "open": bool(b.get("open")) or tripped, "reason": reason},
+        )
+        if tripped and not b.get("open"):
+            audit_quant(
+                self.store,
+                "quant_breaker_open",
+                {"failures": failures, "reason": reason},
+                "denied",
+            )
+
+    def _success(self) -> None:
+        b = self.breaker()
+        if b.get("failures"):
+            self.state._put("breaker", {**b, "failures": 0})
+
+    # ---- position and limits -------------------------------------------------------------
+
+    def position(self, symbol: str, mode: Mode) -> tuple[int, float]:
+        """(quantity, average price) held in `mode` (negative quantity: short)."""
+        rows = self.store.query(
+            "SELECT quantity, avg_price FROM quant_positions WHERE symbol = ? AND mode = ?",
+            (symbol, mode),
+        )
+        return (int(rows[0]["quantity"]), float(rows[0]["avg_price"])) if rows else (0, 0.0)
+
+    def orders_today(self, mode: Mode) -> int:
+        """Orders that reached the broker today (blocked ones do not count)."""
+        rows = self.store.query(
+            "SELECT COUNT(*) AS n FROM quant_orders WHERE day = ? AND mode = ?",
+            (self.today(), mode),
+        )
+        return int(rows[0]["n"])
+
+    def pnl_today(self, symbol: str, mode: Mode, price: float) -> float:
+        """Realised P&L of today's fills plus the open position marked at `price`."""
+        rows = self.store.query(
+            "SELECT COALESCE(SUM(realized_pnl), 0) AS p FROM quant_orders "
+            "WHERE day = ? AND mode = ?",
+            (self.today(), mode),
+        )
+        qty, avg = self.position(symbol, mode)
+        return float(rows[0]["p"]) + qty * (price - avg)
+
+    # ---- the one entry point -------------------------------------------------------------
+
+    async def on_signal(
+        self, signal: dict[str, object], symbol: str, market_price: float
+    ) -> Outcome:
+        """Decide and (maybe) place one order for `signal` (a QuantSignal.as_dict())."""
+        settings = self.state.settings()
+        mode: Mode = settings.mode
+        broker = self.paper if mode == "paper" else self.live
+        if broker is None:
+            return self._blocked(symbol, mode, "live mode has no live broker configured")
+        direction = str(signal.get("direction", "Flat"))
+        plan = signal.get("execution")
+        strategy = str(plan.get("strategy", "NoTrade")) if isinstance(plan, dict) else "NoTrade"
+        slices = int(plan.get("slices", 1)) if isinstance(plan, dict) else 1
+        target_abs = int(str(signal.get("quantity", 0)))
+        if direction == "Flat" or target_abs <= 0:
+            return Outcome("skipped", "no directional signal")
+        if strategy == "NoTrade":
+            return Outcome("skipped", "execution plan: NoTrade")
+        held, _ = self.position(symbol, mode)
+        target = target_abs if direction == "Long" else -target_abs
+        delta = target - held
+        if delta == 0:
+            return Outcome("skipped", "already at the target position")
+        quantity = abs(delta)
+        if strategy == "TWAP" and slices > 1:
+            quantity = max(1, math.ceil(quantity / slices))
+        side: Side = "BUY" if delta > 0 else "SELL"
+        signal_time = str(signal.get("time", ""))
+        signal_price = float(str(signal.get("price", 0.0)))
+        coid = client_order_id(symbol, signal_time, side, quantity, mode)
+
+        existing = self._order(coid)
+        if existing is not None and existing["status"] in FINAL:
+            return Outcome("duplicate", "this signal's order was already handled", coid, side)
+
+        if existing is None:
+            b = self.breaker()
+            if b.get("open"):
+                return self._blocked(symbol, mode, f"circuit breaker open: {b.get('reason')}")
+            if signal_price <= 0 or not math.isfinite(market_price) or market_price <= 0:
+                return self._blocked(symbol, mode, "no valid price")
+            deviation = abs(market_price - signal_price) / signal_price
+            if deviation > self.limits.max_deviation:
+                self._failure(f"price deviation {deviation:.2%} from the signal")
+                return self._blocked(
+                    symbol,
+                    mode,
+                    f"price deviation {deviation:.2%} > {self.limits.max_deviation:.0%}",
+                )
+            if self.orders_today(mode) >= self.limits.max_daily_orders:
+                return self._blocked(symbol, mode, "daily order limit reached")
+            pnl = self.pnl_today(symbol, mode, market_price)
+            if pnl <= -self.limits.daily_loss_limit * settings.portfolio:
+                return self._blocked(symbol, mode, f"daily loss limit reached ({pnl:.2f})")
+            self._write_intent(coid, mode, symbol, side, quantity, signal_time, signal_price)
+            result = await self._place(broker, coid, symbol, side, quantity, market_price)
+        else:
+            # An intent without a result: we crashed between writing it and recording the
+            # broker's answer. Ask the broker before anything else: never place it twice.
+            found = await broker.lookup(coid)
+            if found is None:
+                result = await self._place(broker, coid, symbol, side, quantity, market_price)
+            else:
+                result = found
+        return self._record(coid, mode, symbol, side, quantity, result)
+
+    async def _place(
+        self, broker: Broker, coid: str, symbol: str, side: Side, qty: int, price: float
+    ) -> BrokerResult:
+        try:
+            return await broker.place(OrderRequest(coid, symbol, side, qty, price))
+        except Exception as exc:  # the broker failing is a result, audited, not a crash
+            return BrokerResult(status="rejected", error=f"{type(exc).__name__}: {exc}")
+
+    # ---- persistence ----------------------------------------------------------------------
+
+    def _order(self, coid: str) -> dict[str, object] | None:
+        rows = self.store.query("SELECT * FROM quant_orders WHERE client_order_id = ?", (coid,))
+        return dict(rows[0]) if rows else None
+
+    def _write_intent(
+        self, coid: str, mode: Mode, symbol: str, side: Side, qty: int, at: str, price: float
+    ) -> None:
+        now = utc_now()
+        with self.store.transaction() as conn:
+            conn.execute(
+                "INSERT INTO quant_orders (client_order_id, created_at, updated_at, day, mode, "
+                "symbol, side, quantity, signal_time, signal_price, status) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'intent')",
+                (coid, now, now, self.today(), mode, symbol, side, qty, at, price),
+            )
+        audit_quant(
+            self.store,
+            "quant_order_intent",
+            {
+                "client_order_id": coid,
+                "mode": mode,
+                "symbol": symbol,
+                "side": side,
+                "quantity": qty,
+                "signal_time": at,
+                "signal_price": price,
+            },
+        )
+
+    def _record(
+        self, coid: str, mode: Mode, symbol: str, side: Side, qty: int, result: BrokerResult
+    ) -> Outcome:
+        realized = 0.0
+        with self.store.transaction() as conn:
+            if result.status == "filled" and result.filled_qty > 0:
+                realized = self._apply_fill(conn, symbol, mode, side, result)
+            conn.execute(
+                "UPDATE quant_orders SET status = ?, broker_order_id = ?, fill_price = ?, "
+                "filled_qty = ?, realized_pnl = ?, error = ?, updated_at = ? "
+                "WHERE client_order_id = ?",
+                (
+                    result.status,
+                    result.broker_order_id,
+                    result.fill_price or None,
+                    result.filled_qty,
+                    realized,
+                    result.error,
+                    utc_now(),
+                    coid,
+                ),
+            )
+        ok = result.status == "filled"
+        audit_quant(
+            self.store,
+            "quant_order_result",
+            {
+                "client_order_id": coid,
+                "mode": mode,
+                "status": result.status,
+                "broker_order_id": result.broker_order_id,
+                "fill_price": result.fill_price,
+                "filled_qty": result.filled_qty,
+                "realized_pnl": realized,
+                "error": result.error,
+            },
+            "ok" if ok else "error",
+        )
+        if ok:
+            self._success()
+            return Outcome("filled", "", coid, side, result.filled_qty)
+        self._failure(result.error or "rejected")
+        return Outcome("rejected", result.error, coid, side, qty)
+
+    def _apply_fill(
+        self, conn: sqlite3.Connection, symbol: str, mode: Mode, side: Side, r: BrokerResult
+    ) -> float:
+        """Update the position with a fill; returns the realised P&L of the part it closes."""
+        qty, avg = self.position(symbol, mode)
+        signed = r.filled_qty if side == "BUY" else -r.filled_qty
+        realized = 0.0
+        if qty == 0 or (qty > 0) == (signed > 0):
+            new_qty = qty + signed
+            new_avg = (qty * avg + signed * r.fill_price) / new_qty
+        else:
+            closing = min(abs(qty), abs(signed))
+            realized = closing * (r.fill_price - avg) * (1 if qty > 0 else -1)
+            new_qty = qty + signed
+            new_avg = avg if (new_qty == 0 or (new_qty > 0) == (qty > 0)) else r.fill_price
+            if new_qty == 0:
+                new_avg = 0.0
+        conn.execute(
+            "INSERT INTO quant_positions (symbol, mode, quantity, avg_price) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(symbol, mode) DO UPDATE SET quantity = excluded.quantity, "
+            "avg_price = excluded.avg_price",
+            (symbol, mode, new_qty, new_avg),
+        )
+        return realized
+
+    def _blocked(self, symbol: str, mode: Mode, reason: str) -> Outcome:
+        audit_quant(
+            self.store,
+            "quant_order_blocked",
+            {"symbol": symbol, "mode": mode, "reason": reason},
+            "denied",
+        )
+        return Outcome("blocked", reason)
