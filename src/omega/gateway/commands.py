@@ -48,6 +48,9 @@ HELP = {
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
     "whatsapp": "pair WhatsApp with a QR code (owner only)",
+    "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (
+        "advisory trading signals and the guarded executor (owner only)"
+    ),
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -364,6 +367,12 @@ def _reject(ctx: CommandContext, args: str) -> str:
     return _review(ctx, args, approving=False)
 
 
+def _quant(ctx: CommandContext, args: str) -> str:
+    from omega.quant.commands import quant_command
+
+    return quant_command(ctx.store, args, ctx.message.channel)
+
+
 def _whatsapp(ctx: CommandContext, args: str) -> str:
     # The WhatsApp channel pairs itself when it exists; until then an honest answer.
     if not ctx.config.channel.whatsapp.enabled:
@@ -396,6 +405,7 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "reject": _reject,
     "selfheal": _selfheal,
     "whatsapp": _whatsapp,
+    "quant": _quant,
 }
 
 

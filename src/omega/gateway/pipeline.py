@@ -54,7 +54,7 @@ from omega.loops.checklist import read_checklist
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import ContextRequest, build_context
-from omega.memory.store import AuditEntry
+from omega.memory.store import AuditEntry, Store
 from omega.providers.base import ProviderError
 from omega.schedule import resolve_timezone
 from omega.skills import Skill, match_triggers
@@ -195,6 +195,7 @@ def _situation(
     message: IncomingMessage,
     turn: Turn,
     matched: list[Skill],
+    advisory: str = "",
 ) -> PromptSituation:
     facts, zone = turn.facts, turn.zone
     project = (
@@ -212,14 +213,27 @@ def _situation(
         workspace=str(person_workspace(deps, message, turn.role)),
         skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
         timezone=zone,
+        # The quant signal is the owner's: never in anyone else's prompt.
+        extra=(advisory,) if advisory and turn.role == "owner" else (),
     )
+
+
+def _quant_advisory(store: Store) -> str:
+    from omega.quant.settings import QuantStateStore
+
+    return QuantStateStore(store).advisory()
 
 
 async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
     matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
     scope = scope_of(message.channel, message.sender_id)
     matched = await db_call(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
-    system_prompt = compose_system_prompt(deps.prompts, _situation(deps, message, turn, matched))
+    advisory = ""
+    if turn.role == "owner":
+        advisory = await db_call(deps, "quant advisory", "", _quant_advisory, deps.store)
+    system_prompt = compose_system_prompt(
+        deps.prompts, _situation(deps, message, turn, matched, advisory)
+    )
     no_learnings: list[str] = []
     learnings = await db_call(
         deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5

@@ -1,0 +1,131 @@
+"""/quant through the real pipeline: owner only, settings in memory.db, live only with the
+owner's code, and the advisory signal in the owner's context only."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from pathlib import Path
+
+from omega.app import bootstrap, pipeline_deps
+from omega.gateway.auth import local_owner_id
+from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.memory import Store
+from omega.owner import OWNER
+from omega.quant.commands import quant_command
+from omega.quant.settings import QuantStateStore
+from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.sent: list[OutgoingMessage] = []
+
+    async def send(self, message: OutgoingMessage) -> None:
+        self.sent.append(message)
+
+    async def typing(self, channel: str, target: str) -> None:
+        return None
+
+
+class Capture:
+    name = "capture"
+
+    def __init__(self) -> None:
+        self.prompts: list[str] = []
+
+    def availability(self) -> tuple[bool, str]:
+        return True, "test"
+
+    async def prepare(self) -> None:
+        return None
+
+    async def complete(self, context: Context) -> Reply:
+        self.prompts.append(context.system_prompt)
+        return Reply(text="ok", provider="capture")
+
+
+def _deps(home: Path) -> tuple[PipelineDeps, Capture]:
+    runtime = bootstrap(home)
+    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+    provider = Capture()
+    deps.provider = provider  # type: ignore[assignment]
+    return deps, provider
+
+
+def _say(deps: PipelineDeps, sender: str, text: str) -> str:
+    out = Recorder()
+    asyncio.run(handle_message(deps, IncomingMessage("terminal", sender, text), out))
+    return "\n".join(m.text for m in out.sent)
+
+
+def test_quant_commands_are_the_owners_and_persist(isolated_env: Path) -> None:
+    deps, _ = _deps(isolated_env)
+    owner = local_owner_id()
+    assert "Only my owner" in _say(deps, "ana", "/quant enable")
+    assert not QuantStateStore(deps.store).settings().enabled
+    assert "Quant enabled" in _say(deps, owner, "/quant enable")
+    assert "AAPL" in _say(deps, owner, "/quant symbol aapl")
+    assert "25,000.00" in _say(deps, owner, "/quant portfolio 25000")
+    assert "Usage" in _say(deps, owner, "/quant portfolio -3")
+    assert "Usage" in _say(deps, owner, "/quant symbol $$$")
+    status = _say(deps, owner, "/quant status")
+    assert "enabled, symbol AAPL, portfolio 25,000.00, mode PAPER" in status
+    assert "not financial advice" in status
+    # A second store on the same file sees the same settings (they live in memory.db).
+    again = Store(deps.paths.db)
+    s = QuantStateStore(again).settings()
+    assert (s.enabled, s.symbol, s.portfolio, s.mode) == (True, "AAPL", 25000.0, "paper")
+    again.close()
+    assert "Quant disabled" in _say(deps, owner, "/quant disable")
+    assert "/quant" in _say(deps, owner, "/help")
+
+
+def test_live_needs_the_code_sent_back_by_the_owner(isolated_env: Path) -> None:
+    deps, _ = _deps(isolated_env)
+    owner = local_owner_id()
+    state = QuantStateStore(deps.store)
+    assert "Only my owner" in _say(deps, "ana", "/quant live")
+    asked = _say(deps, owner, "/quant live")
+    assert "REAL orders" in asked
+    match = re.search(r"/quant live confirm (\d{6})", asked)
+    assert match is not None
+    # Someone else cannot confirm it, and the model's reply text is never a command.
+    assert "Only my owner" in _say(deps, "ana", f"/quant live confirm {match.group(1)}")
+    assert state.settings().mode == "paper"
+    assert "LIVE mode on" in _say(deps, owner, f"/quant live confirm {match.group(1)}")
+    assert state.settings().mode == "live"
+    assert "paper mode" in _say(deps, owner, "/quant paper")
+    assert state.settings().mode == "paper"
+    wrong = _say(deps, owner, "/quant live confirm 123")
+    assert "wrong or expired" in wrong and state.settings().mode == "paper"
+    # Omega's own internal messages (tasks, self-checks) can never go live.
+    code = state.start_live_confirmation()
+    assert "only be confirmed by the owner" in quant_command(
+        deps.store, f"live confirm {code}", OWNER
+    )
+    assert state.settings().mode == "paper"
+    events = [str(r["event"]) for r in deps.store.audit_entries(100)]
+    assert "quant_live_confirmed" in events and "quant_live_refused" in events
+
+
+def test_the_advisory_reaches_the_owners_context_only(isolated_env: Path) -> None:
+    deps, provider = _deps(isolated_env)
+    owner = local_owner_id()
+    state = QuantStateStore(deps.store)
+    line = "ADVISORY (NOT FINANCIAL ADVICE): regime=Bull, direction=Long, confidence=72%"
+    state.save_signal("SPY", {"regime": "Bull"}, line)
+    _say(deps, owner, "how is the market?")
+    assert "ADVISORY" not in provider.prompts[-1]  # quant disabled: nothing injected
+    state.update(enabled=True)
+    _say(deps, owner, "how is the market?")
+    assert f"[SPY] {line}" in provider.prompts[-1]
+    _say(deps, "ana", "how is the market?")
+    assert "ADVISORY" not in provider.prompts[-1]
+    assert "regime=" not in provider.prompts[-1]
+    # A stale signal is not presented as current.
+    latest = state.latest_signal()
+    assert latest is not None
+    state._put("latest_signal", {**latest, "at": 0})
+    _say(deps, owner, "and now?")
+    assert "ADVISORY" not in provider.prompts[-1]
