@@ -188,12 +188,29 @@ def start(
             "heartbeat and summarizer work\n"
         )
 
+    quant_feed = None
+    if runtime.config.quant.enabled:
+        from omega.quant.service import build_feed, feed_unavailable
+
+        why = feed_unavailable()
+        if why:
+            sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
+        else:
+            quant_feed = build_feed(store, runtime.config.quant)
+
     async def serve() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+        feed_task = asyncio.create_task(quant_feed.run(stop)) if quant_feed else None
+        try:
+            await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+        finally:
+            if feed_task is not None:
+                stop.set()
+                feed_task.cancel()
+                await asyncio.gather(feed_task, return_exceptions=True)
 
     try:
         asyncio.run(serve())

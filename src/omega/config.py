@@ -364,7 +364,17 @@ class VoiceSection(_Section):
 
 
 class QuantSection(_Section):
+    """`omega start` runs the quant feed when enabled; /quant enable|disable, the symbol, the
+    portfolio and paper/live are chat settings kept in memory.db."""
+
     enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=1, le=65535)] = 4002  # IB Gateway paper; TWS paper is 7497
+    client_id: Annotated[int, Field(ge=0)] = 17
+    exchange: str = "SMART"
+    currency: str = "USD"
+    max_daily_orders: Annotated[int, Field(ge=0)] = 20
+    daily_loss_limit: Annotated[float, Field(ge=0, le=1)] = 0.02
 
 
 class WebSection(_Section):

@@ -167,6 +167,11 @@ class QuantEngine:
         self._a = self.hmm.a.tolist()
         self._b_cols = self.hmm.b.T.tolist()
 
+    @property
+    def bars_processed(self) -> int:
+        """How many bars this engine (and the state it was restored from) has seen."""
+        return self._s.bars
+
     # ---- the pipeline -------------------------------------------------------------------
 
     def process(self, bar: Bar) -> QuantSignal:
