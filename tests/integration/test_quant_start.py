@@ -19,12 +19,13 @@ def test_start_with_quant_enabled_runs_and_says_when_ib_async_is_missing(
     fake_openai: FakeOpenAI,
 ) -> None:
     running = Running(openai_env(fake_openai, OMEGA_QUANT__ENABLED="true"))
-    deadline = time.monotonic() + 20
+    missing = importlib.util.find_spec("ib_async") is None
+    deadline = time.monotonic() + (20 if missing else 3)
     while time.monotonic() < deadline and not any("quant" in line for line in running.stderr):
         time.sleep(0.05)
     code, stderr = running.terminate()
     assert code == 0, stderr
-    if importlib.util.find_spec("ib_async") is None:
+    if missing:
         assert "[quant] is enabled but the quant feed needs ib_async" in stderr
     else:  # the feed runs (and, with no gateway here, keeps retrying quietly)
         assert "[quant]" not in stderr
@@ -40,6 +41,6 @@ def test_build_feed_uses_the_configured_limits_and_no_live_broker(
     assert feed.executor.live is None
     assert feed.executor.limits.max_daily_orders == 3
     assert feed.executor.limits.daily_loss_limit == 0.01
-    monkeypatch.setattr(service.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
     assert "ib_async" in service.feed_unavailable()
     store.close()
