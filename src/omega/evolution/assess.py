@@ -60,6 +60,13 @@ CATEGORY_SIGNS: dict[str, re.Pattern[str]] = {
         r"\bbitcoin\b",
         r"\bcrypto[\s_-]?(currency|wallet)",
         r"\bbank[\s_-]?account",
+        # Trading: placing orders on a brokerage account is a financial transaction too.
+        r"\b(buy|sell)\s+(and\s+sell\s+)?(orders?|shares?|stocks?|options?|futures)\b",
+        r"\b(market|limit|stop)[\s_-]?orders?\b",
+        r"\b(place|submit|send)s?\s+(an?\s+|the\s+)?(\w+\s+)?orders?\b",
+        r"\bbrokerage\b",
+        r"\b(stock|share)?broker\s+(api|account)\b",
+        r"\btrad(e|es|ing)\s+(stocks?|shares?|options?|futures|forex|crypto)",
     ),
     "system_destruction": _words(
         r"rm\s+-[a-z]*r[a-z]*f",
