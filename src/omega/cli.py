@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omega import __version__
+from omega.cli_evolution import register as register_evolution
+from omega.cli_support import fail as _fail
+from omega.cli_support import load_runtime as _runtime
+from omega.cli_support import open_store as _open_store
 
 if TYPE_CHECKING:
     from omega.app import Runtime
-    from omega.memory import Store
 
 app = typer.Typer(
     name="omega",
@@ -24,11 +27,6 @@ app = typer.Typer(
 )
 
 ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    sys.stderr.write(f"omega: {message}\n")
-    raise typer.Exit(code)
 
 
 def check_not_root() -> None:
@@ -69,31 +67,6 @@ def _warn_sandbox(runtime: Runtime) -> None:
     if status.mode == "rwx" or status.degraded:
         logging.getLogger("omega.sandbox").warning("sandbox: %s", status.describe())
         sys.stderr.write(f"omega: warning: sandbox {status.describe()}\n")
-
-
-def _runtime(stderr_level: str = "warning") -> Runtime:
-    from omega.app import bootstrap
-    from omega.config import ConfigError
-
-    try:
-        return bootstrap(stderr_level=stderr_level)
-    except ConfigError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"cannot prepare the data directory: {exc}")
-
-
-def _open_store(runtime: Runtime) -> Store:
-    import sqlite3
-
-    from omega.memory import SchemaTooNewError, Store
-
-    try:
-        return Store(runtime.paths.db)
-    except SchemaTooNewError as exc:
-        _fail(f"{runtime.paths.db}: {exc}")
-    except sqlite3.DatabaseError as exc:
-        _fail(f"{runtime.paths.db}: cannot open the database: {exc}")
 
 
 @app.command()
@@ -193,7 +166,6 @@ def start(
 def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
     """Ask one question and print the answer (no memory, no channels)."""
     from omega.gateway.pipeline import friendly_error
-    from omega.gateway.prompt import PromptSituation, compose_system_prompt
     from omega.memory.context import ContextRequest, build_context
     from omega.providers import (
         ProviderError,
@@ -201,6 +173,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
         chain_timeout,
         resolve_provider_name,
     )
+    from omega.turn.prompt import PromptSituation, compose_system_prompt
     from omega.types import IncomingMessage
 
     if not question.strip():
@@ -379,8 +352,8 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
+    from omega.checklist import remove_items
     from omega.evolution.limitations import LimitationStore
-    from omega.loops.checklist import remove_items
     from omega.memory import AuditEntry
 
     runtime = _runtime()
@@ -405,14 +378,7 @@ def limitations_resolve(
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
 
 
-def _register_evolution() -> None:
-    # Imported here: omega.cli_evolution uses this module's helpers (_runtime, _open_store).
-    from omega.cli_evolution import register
-
-    register(app)
-
-
-_register_evolution()
+register_evolution(app)
 
 
 def main() -> None:

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from omega.loops.checklist import add_item, remove_items
-from omega.markers.context import MarkerContext, audit_change, owner_message
+from omega.checklist import add_item, remove_items
 from omega.memory.store import Store, utc_now
+from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 Source = Literal["marker", "planner", "introspection", "critic", "integrity"]
 log = logging.getLogger(__name__)

@@ -8,14 +8,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 
+from omega.checklist import remove_items
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
 from omega.evolution.self_heal import SelfHealStore, clear_escalation
-from omega.gateway.auth import is_owner
-from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
@@ -23,6 +22,7 @@ from omega.providers import chain_names
 from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.auth import is_owner
 from omega.types import IncomingMessage
 
 HELP = {

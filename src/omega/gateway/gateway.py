@@ -14,13 +14,13 @@ from collections.abc import Sequence
 from omega import i18n
 from omega.channels.base import Channel
 from omega.gateway import ingress
-from omega.gateway.auth import check_auth, is_owner
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import PipelineDeps, handle_message, send_stored
+from omega.gateway.pipeline import PipelineDeps, handle_message, respond, send_stored
 from omega.logs import redact, redact_known
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
+from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -388,7 +388,7 @@ class Gateway:
         config = self.deps.config
         tasks = [asyncio.create_task(summarizer_loop(self.deps, stop), name="summarizer")]
         if config.scheduler.enabled:
-            scheduler = Scheduler(self.deps, self)
+            scheduler = Scheduler(self.deps, self, respond)
             tasks.append(asyncio.create_task(scheduler.run(stop), name="scheduler"))
         if config.heartbeat.enabled:
             tasks.append(

@@ -1,46 +1,6 @@
-"""Run-time state shared by the gateway and the loops (reset to config on restart)."""
+"""Moved to `omega.turn.state` (issue 16: one-way layers).
 
-from __future__ import annotations
+This name stays only so that branches written before the move keep importing; import from
+`omega.turn.state`."""
 
-import asyncio
-import time
-import weakref
-from dataclasses import dataclass, field
-
-# Locks and semaphores belong to one event loop; tests (and `omega ask`) run several loops.
-_PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, object]] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _loop_local(
-    key: object, make: type[asyncio.Lock] | type[asyncio.Semaphore], *args: int
-) -> object:
-    table = _PER_LOOP.setdefault(asyncio.get_running_loop(), {})
-    if key not in table:
-        table[key] = make(*args)
-    return table[key]
-
-
-@dataclass
-class RuntimeState:
-    """Mutable values markers change while Omega runs, and the events that announce them."""
-
-    heartbeat_interval: int
-    started_at: float = field(default_factory=time.monotonic)
-    # Set when a task is added or moved, so the scheduler re-plans its sleep at once.
-    tasks_changed: asyncio.Event = field(default_factory=asyncio.Event)
-    # Set when the heartbeat interval changes, so the heartbeat re-plans its sleep.
-    heartbeat_changed: asyncio.Event = field(default_factory=asyncio.Event)
-
-    def workspace_lock(self, folder: str) -> asyncio.Lock:
-        """One turn at a time per workspace folder, so the images a turn made are its own."""
-        lock = _loop_local((id(self), "workspace", folder), asyncio.Lock)
-        assert isinstance(lock, asyncio.Lock)
-        return lock
-
-    def provider_slots(self, limit: int) -> asyncio.Semaphore:
-        """At most `limit` provider calls in flight at once, all people together."""
-        slots = _loop_local((id(self), "provider", limit), asyncio.Semaphore, limit)
-        assert isinstance(slots, asyncio.Semaphore)
-        return slots
+from omega.turn.state import *  # noqa: F403

@@ -1,0 +1,84 @@
+"""What marker effects run against: the context of one reply and the outcome they report."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import tzinfo
+from typing import Literal
+
+from omega.config import Config
+from omega.memory.store import AuditEntry, Store
+from omega.owner import owner_alert
+from omega.paths import OmegaPaths
+from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.privileges import Role
+from omega.turn.state import RuntimeState
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+Notify = Callable[[OutgoingMessage], Awaitable[None]]
+
+
+@dataclass
+class MarkerContext:
+    """Everything marker effects may touch, for one reply."""
+
+    store: Store
+    paths: OmegaPaths
+    config: Config
+    message: IncomingMessage
+    timezone: tzinfo
+    skills: SkillCatalog
+    projects: ProjectCatalog
+    state: RuntimeState
+    notify: Notify
+    cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
+    # The rights of the person the reply answers (gateway.privileges.role_of); least by default.
+    role: Role = "stranger"
+
+    @property
+    def owner(self) -> bool:
+        """Whether the reply answers the owner."""
+        return self.role == "owner"
+
+
+@dataclass
+class MarkerOutcome:
+    """What the markers changed, for the caller and the log."""
+
+    applied: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    project_changed: bool = False
+    # (title, description, plan) of limitations recorded for the first time: the caller turns
+    # them into proposals once the reply is out.
+    new_limitations: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
+    """A message for the owner, wherever they can be reached (never whoever is talking)."""
+    return owner_alert(text, kind=kind)
+
+
+async def audit_change(
+    ctx: MarkerContext, event: str, what: str, diff: str, status: Literal["ok", "denied"] = "ok"
+) -> None:
+    """A self-modification (or a refused one) in the audit log with its cause and diff; a
+    failing audit never blocks the change."""
+    try:
+        await ctx.store.call(
+            ctx.store.audit,
+            AuditEntry(
+                channel=ctx.message.channel,
+                sender_id=ctx.message.sender_id,
+                sender_name=ctx.message.sender_name,
+                status=status,
+                event=event,
+                input_text=what[:2000],
+                detail=f"cause: {ctx.cause}\n{diff}"[:8000],
+            ),
+        )
+    except Exception:
+        log.exception("audit of %s failed", event)

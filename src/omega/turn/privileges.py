@@ -1,0 +1,105 @@
+"""Who may do what: the owner, an allowed person, a group member, a stranger.
+
+Every marker, command and tool is checked here, in code, against the role of the person the
+turn answers. Global state (the heartbeat, its interval, limitations, self-healing, skills,
+WhatsApp pairing) belongs to the owner; anyone else's attempt is ignored and audited. A task
+runs with the role of the person who created it, never the owner's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Literal
+
+from omega.config import Config
+from omega.owner import OWNER
+from omega.turn.auth import check_auth, is_owner
+from omega.types import IncomingMessage
+
+Role = Literal["owner", "person", "group", "stranger"]
+_RANK: dict[Role, int] = {"stranger": 0, "group": 1, "person": 2, "owner": 3}
+
+# The least role that may use each marker; a marker not named here is the owner's.
+MARKER_ROLES: dict[str, Role] = {
+    "SCHEDULE": "group",
+    "CANCEL_TASK": "group",
+    "UPDATE_TASK": "group",
+    "LANG_SWITCH": "group",
+    "SILENT": "group",
+    "SCHEDULE_ACTION": "person",
+    "PROJECT_ACTIVATE": "person",
+    "PROJECT_DEACTIVATE": "person",
+    "HEARTBEAT_ADD": "owner",
+    "HEARTBEAT_REMOVE": "owner",
+    "HEARTBEAT_INTERVAL": "owner",
+    "HEARTBEAT_OK": "owner",
+    "WHATSAPP_QR": "owner",
+    # From anyone but the owner it becomes a lesson proposal the owner approves or rejects.
+    "SKILL_IMPROVE": "person",
+    "LIMITATION": "owner",
+    "LIMITATION_RESOLVED": "owner",
+    "SELF_HEAL": "owner",
+    "SELF_HEAL_RESOLVED": "owner",
+}
+
+# Commands only the owner may run; every other command is open to anyone allowed.
+OWNER_COMMANDS = frozenset(
+    {"status", "limitations", "resolve", "proposals", "approve", "reject", "selfheal"}
+)
+
+
+def role_of(config: Config, message: IncomingMessage) -> Role:
+    """The role the turn answering `message` runs with."""
+    if message.channel == OWNER:  # work addressed to the owner (self-heal verification)
+        return "owner"
+    if check_auth(config, message):
+        return "stranger"
+    if is_owner(config, message):
+        return "owner"
+    return "group" if message.is_group else "person"
+
+
+def at_least(role: Role, needed: Role) -> bool:
+    """Whether `role` carries the rights of `needed`."""
+    return _RANK[role] >= _RANK[needed]
+
+
+def may_use_marker(role: Role, name: str) -> bool:
+    """Whether a reply to someone of this role may act on marker `name`."""
+    return at_least(role, MARKER_ROLES.get(name, "owner"))
+
+
+def may_run_command(role: Role, name: str) -> bool:
+    """Whether someone of this role may run chat command /`name`."""
+    return role == "owner" or (name not in OWNER_COMMANDS and role != "stranger")
+
+
+def allowed_tools(config: Config, role: Role) -> frozenset[str] | None:
+    """The tool names a turn of this role may call (None: every tool)."""
+    if role == "owner":
+        return None
+    if role == "person":
+        return frozenset(config.auth.people_tools)
+    if role == "group":
+        return frozenset(config.auth.group_tools)
+    return frozenset()
+
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
+
+
+def person_folder(channel: str, sender_id: str) -> str:
+    """A folder name for one person that is safe on every file system and never collides."""
+    digest = hashlib.sha256(f"{channel}\0{sender_id}".encode()).hexdigest()[:10]
+    readable = _UNSAFE.sub("_", f"{channel}-{sender_id}").strip("._")[:40]
+    return f"{readable}-{digest}"
+
+
+def workspace_for(root: Path, role: Role, channel: str, sender_id: str) -> Path:
+    """Where this person's files live: the owner's is the root; everyone else has a folder
+    of their own under `root/people/` that no other person's tools reach."""
+    if role == "owner":
+        return root
+    return root / "people" / person_folder(channel, sender_id)
