@@ -11,6 +11,7 @@ import typer
 
 from omega import __version__
 from omega.cli_evolution import register as register_evolution
+from omega.cli_ops import register as register_ops
 from omega.cli_support import fail as _fail
 from omega.cli_support import load_runtime as _runtime
 from omega.cli_support import open_store as _open_store
@@ -46,15 +47,26 @@ def check_not_root() -> None:
     )
 
 
+def _print_version(value: bool) -> None:
+    """`--version`: runs before any command is required (an eager option)."""
+    if value:
+        from omega.memory.migrations import latest_version
+
+        typer.echo(f"omega {__version__} (database schema {latest_version()})")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     os.umask(0o077)  # everything Omega writes is for its owner only
     check_not_root()
-    if version:
-        typer.echo(f"omega {__version__}")
-        raise typer.Exit(0)
 
 
 def _warn_sandbox(runtime: Runtime) -> None:
@@ -84,9 +96,11 @@ def chat(
     from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
+    from omega.ops.runlock import hold_running
 
     runtime = _runtime()
     store = _open_store(runtime)
+    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
     ok, reason = deps.provider.availability()
@@ -131,9 +145,11 @@ def start(
     from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
+    from omega.ops.runlock import hold_running
 
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
+    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
@@ -215,6 +231,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.logs import redact
+    from omega.memory.migrations import latest_version
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
 
@@ -222,6 +239,7 @@ def status() -> None:
     store = _open_store(runtime)
     try:
         counts = store.counts()
+        schema = store.schema_version()
         kept_alerts = store.pending_owner_alerts(10)
     finally:
         store.close()
@@ -240,6 +258,7 @@ def status() -> None:
             str(runtime.paths.config) if runtime.paths.config.exists() else "(none: defaults)",
         ),
         ("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)"),
+        ("schema", f"{schema} (this Omega knows up to {latest_version()})"),
         ("sandbox", probe(config.sandbox.mode).describe()),
     ]
     if "claude-code" in chain_names(name, config):
@@ -379,6 +398,7 @@ def limitations_resolve(
 
 
 register_evolution(app)
+register_ops(app)
 
 
 def main() -> None:

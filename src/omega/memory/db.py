@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import ParamSpec, TypeVar
 
-from omega.memory.migrations import migrate
+from omega.memory.migrations import migrate, schema_version
 from omega.paths import PRIVATE_FILE_MODE, touch_private
 
 P = ParamSpec("P")
@@ -94,6 +94,11 @@ class Database:
     def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
         """An immediate write transaction, for repositories of other modules' tables."""
         return self._tx()
+
+    def schema_version(self) -> int:
+        """The newest migration applied to this database."""
+        with self._lock:
+            return schema_version(self._conn)
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
         """Read rows (as sqlite3.Row), for repositories of other modules' tables."""

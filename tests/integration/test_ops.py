@@ -1,0 +1,90 @@
+"""Operations through the real `omega` command: version and schema, backup and restore."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+from omega import __version__
+from omega.memory.migrations import latest_version
+from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI
+
+
+def test_version_and_status_show_the_schema(isolated_env: Path) -> None:
+    result = run_omega("--version")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == f"omega {__version__} (database schema {latest_version()})"
+    status = run_omega("status")
+    assert status.returncode == 0, status.stderr
+    row = next(line for line in status.stdout.splitlines() if line.startswith("schema"))
+    assert row.split()[1] == str(latest_version())
+
+
+def test_backup_and_restore_from_the_command_line(
+    fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
+) -> None:
+    env = openai_env(fake_openai)
+    assert run_omega("chat", "--jsonl", stdin=jsonl({"text": "one"}), env=env).returncode == 0
+    made = run_omega("backup", str(tmp_path / "backups"), env=env)
+    assert made.returncode == 0, made.stderr
+    (folder,) = (tmp_path / "backups").iterdir()
+    assert str(folder) in made.stdout
+    assert run_omega("chat", "--jsonl", stdin=jsonl({"text": "two"}), env=env).returncode == 0
+
+    refused = run_omega("restore", str(folder), env=env)  # stdin is no terminal: no confirmation
+    assert refused.returncode == 1 and "--yes" in refused.stderr
+
+    restored = run_omega("restore", "--yes", str(folder), env=env)
+    assert restored.returncode == 0, restored.stderr
+    status = run_omega("status", env=env)
+    assert ["messages", "2"] in [line.split() for line in status.stdout.splitlines()]
+
+
+def test_restore_is_refused_while_omega_start_runs(
+    fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
+) -> None:
+    env = openai_env(fake_openai)
+    assert run_omega("status", env=env).returncode == 0
+    folder_out = run_omega("backup", str(tmp_path / "b"), env=env)
+    assert folder_out.returncode == 0, folder_out.stderr
+    (folder,) = (tmp_path / "b").iterdir()
+    proc = subprocess.Popen(
+        [OMEGA_BIN, "start", "--jsonl"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, **env),
+    )
+    try:
+        lock = isolated_env / "omega.lock"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if lock.exists() and lock.read_text().strip() == str(proc.pid):
+                break
+            time.sleep(0.1)
+        result = run_omega("restore", "--yes", str(folder), env=env)
+        assert result.returncode == 1
+        assert f"Omega is running on {isolated_env} (pid {proc.pid})" in result.stderr
+        assert not list(isolated_env.glob("pre-restore-*"))
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert run_omega("restore", "--yes", str(folder), env=env).returncode == 0
+
+
+def test_google_workspace_listed_as_not_installed_until_gog_is_on_path(tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    listed = run_omega("skills", "list", env={"PATH": str(bin_dir)})
+    assert listed.returncode == 0, listed.stderr
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("google-workspace"))
+    assert line.endswith("not installed: needs gog")
+    (bin_dir / "gog").write_text("#!/bin/sh\nexit 0\n")
+    (bin_dir / "gog").chmod(0o755)
+    listed = run_omega("skills", "list", env={"PATH": str(bin_dir)})
+    line = next(x for x in listed.stdout.splitlines() if x.startswith("google-workspace"))
+    assert line.endswith(", installed")
