@@ -168,15 +168,19 @@ def skills_add(
 def skills_list() -> None:
     """Every skill folder and whether it loads: bundled, pinned, or refused (and why)."""
     from omega.memory.artefacts import ArtefactStore, artefact_digest
-    from omega.skills import bundled_skill_names
+    from omega.skills import bundled_skill_names, load_skills
+    from omega.skills.guarded import bundled_dir
 
     runtime = load_runtime()
     store = open_store(runtime)
     bundled = set(bundled_skill_names())
+    missing = {skill.name: skill.missing for skill in load_skills(bundled_dir())}
     try:
         artefacts = ArtefactStore(store, runtime.paths.home)
         for name in sorted(bundled):
-            typer.echo(f"{name:<24} bundled (read-only, from the package)")
+            needs = missing.get(name, ())
+            state = f"not installed: needs {', '.join(needs)}" if needs else "installed"
+            typer.echo(f"{name:<24} bundled (read-only, from the package), {state}")
         for folder in sorted(p for p in runtime.paths.skills.iterdir() if p.is_dir()):
             if folder.name in bundled or folder.name.startswith("."):
                 continue
