@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, ...]] = [
     ),
     ("omega.memory",),
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills"),
+    ("omega.ops",),  # backup, run lock, service unit, sd_notify, self-check, set-up wizard
     ("omega.turn",),  # one message through the provider: deps, turn, ask, marker context
     ("omega.evolution",),
     ("omega.markers",),  # applying markers acts on limitations, lessons, self-healing
@@ -43,6 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.app",
         "omega.cli_support",
         "omega.cli_evolution",
+        "omega.cli_ops",
         "omega.cli",
         "omega.__main__",
     ),
