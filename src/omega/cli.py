@@ -145,6 +145,7 @@ def start(
     from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
+    from omega.ops.notify import sd_notify
     from omega.ops.runlock import hold_running
 
     runtime = _runtime(stderr_level="info")
@@ -168,9 +169,16 @@ def start(
     async def serve() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stopping() -> None:
+            sd_notify("STOPPING=1")
+            stop.set()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
-        await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+            loop.add_signal_handler(sig, stopping)
+        await Gateway(deps, channels).run(
+            stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
+        )
 
     try:
         asyncio.run(serve())

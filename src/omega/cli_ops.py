@@ -10,11 +10,76 @@ import typer
 
 from omega.cli_support import fail
 
+service_app = typer.Typer(
+    help="Run Omega in the background: a systemd user unit (Linux) or launchd agent (macOS).",
+    no_args_is_help=True,
+)
+
 
 def register(app: typer.Typer) -> None:
     """Add the operations commands to the main `omega` app."""
     app.command()(backup)
     app.command()(restore)
+    app.add_typer(service_app, name="service")
+
+
+def _service_kind() -> str:
+    from omega.ops.service import platform_kind
+
+    kind = platform_kind()
+    if kind == "unsupported":
+        fail(f"no service manager Omega knows on {sys.platform} (systemd or launchd)", code=1)
+    return kind
+
+
+@service_app.command("install")
+def service_install(
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the unit instead of installing it.")
+    ] = False,
+    no_start: Annotated[
+        bool, typer.Option("--no-start", help="Install and enable, but do not start now.")
+    ] = False,
+) -> None:
+    """Install Omega as a service that starts at login and restarts when it fails."""
+    from omega.ops import service
+    from omega.paths import default_home
+
+    kind = _service_kind()
+    spec = service.default_spec(default_home())
+    if dry_run:
+        typer.echo(f"# {service.unit_path(kind)}")
+        typer.echo(service.render(kind, spec), nl=False)
+        return
+    outcome = service.install(kind, spec, start=not no_start)
+    for line in outcome.lines:
+        typer.echo(line)
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+@service_app.command("uninstall")
+def service_uninstall() -> None:
+    """Stop the service and remove its unit."""
+    from omega.ops import service
+
+    outcome = service.uninstall(_service_kind())
+    for line in outcome.lines:
+        typer.echo(line)
+    if not outcome.ok:
+        raise typer.Exit(1)
+
+
+@service_app.command("status")
+def service_status() -> None:
+    """Whether the service is installed, enabled and running (exit 1 when not installed)."""
+    from omega.ops import service
+
+    outcome = service.status(_service_kind())
+    for line in outcome.lines:
+        typer.echo(line)
+    if not outcome.ok:
+        raise typer.Exit(1)
 
 
 def backup(

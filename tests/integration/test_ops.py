@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -88,3 +89,37 @@ def test_google_workspace_listed_as_not_installed_until_gog_is_on_path(tmp_path:
     listed = run_omega("skills", "list", env={"PATH": str(bin_dir)})
     line = next(x for x in listed.stdout.splitlines() if x.startswith("google-workspace"))
     assert line.endswith(", installed")
+
+
+def test_start_tells_systemd_it_is_ready_and_stopping(
+    fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
+) -> None:
+    path = tmp_path / "notify.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as server:
+        server.bind(str(path))
+        server.settimeout(60)
+        proc = subprocess.Popen(
+            [OMEGA_BIN, "start"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=dict(os.environ, **openai_env(fake_openai), NOTIFY_SOCKET=str(path)),
+        )
+        try:
+            assert server.recv(64) == b"READY=1"
+            proc.send_signal(signal.SIGTERM)
+            assert server.recv(64) == b"STOPPING=1"
+            assert proc.wait(timeout=60) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_service_install_dry_run_prints_the_unit(isolated_env: Path, tmp_path: Path) -> None:
+    result = run_omega("service", "install", "--dry-run", env={"XDG_CONFIG_HOME": str(tmp_path)})
+    assert result.returncode == 0, result.stderr
+    header, *unit = result.stdout.splitlines()
+    assert header == f"# {tmp_path}/systemd/user/omega.service"
+    assert "Type=notify" in unit and f"Environment=OMEGA_HOME={isolated_env}" in unit
+    assert not (tmp_path / "systemd").exists()  # nothing written

@@ -9,7 +9,7 @@ import getpass
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from omega import i18n
 from omega.channels.base import Channel
@@ -414,8 +414,12 @@ class Gateway:
         loops: bool = True,
         summarize_on_exit: bool = False,
         grace: float | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> None:
         """Serve until every channel's input ends or, when given, until `stop` is set.
+
+        `on_ready` is called once the inbox is replayed and every channel is receiving (the
+        service manager's readiness notification).
 
         Then: stop intake, let in-flight replies finish within the grace period (what does not
         finish stays in the durable inbox for the next start), stop the loops and optionally
@@ -437,6 +441,8 @@ class Gateway:
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
         ]
+        if on_ready is not None:
+            on_ready()
         if stop is None:
             await asyncio.gather(*channel_tasks, return_exceptions=True)
         else:
@@ -447,7 +453,8 @@ class Gateway:
                     await channel.stop()
                 except Exception:
                     log.exception("stopping a channel failed")
-            await asyncio.wait(channel_tasks, timeout=5)
+            if channel_tasks:  # `omega start` with no channel runs only the loops
+                await asyncio.wait(channel_tasks, timeout=5)
         for name, task in zip(self.channels, channel_tasks, strict=True):
             if task.done() and not task.cancelled() and task.exception() is not None:
                 log.error("channel %s stopped with an error: %r", name, task.exception())
