@@ -147,12 +147,23 @@ def start(
     from omega.gateway.gateway import Gateway
     from omega.ops.notify import sd_notify
     from omega.ops.runlock import hold_running
+    from omega.ops.selfcheck import CheckContext, log_checks, run_checks
 
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
     hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
+    log_checks(
+        run_checks(
+            CheckContext(
+                runtime.config,
+                runtime.paths,
+                store,
+                network=True,
+            )
+        )
+    )
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
     for name in ("telegram", "whatsapp"):
         if getattr(runtime.config.channel, name).enabled:
@@ -240,6 +251,7 @@ def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.logs import redact
     from omega.memory.migrations import latest_version
+    from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
 
@@ -249,6 +261,7 @@ def status() -> None:
         counts = store.counts()
         schema = store.schema_version()
         kept_alerts = store.pending_owner_alerts(10)
+        checks = run_checks(CheckContext(runtime.config, runtime.paths, store, network=True))
     finally:
         store.close()
     config = runtime.config
@@ -292,6 +305,9 @@ def status() -> None:
     # Nothing printed carries a credential: registered secrets, key shapes, URL user-info.
     for key, value in rows:
         typer.echo(redact(f"{key:<{width}}{value}"))
+    typer.echo("\nSelf-check:")
+    for check in checks:
+        typer.echo(f"  {check.line()}")
     if kept_alerts:
         typer.echo("\nAlerts kept for the owner (no channel reached you when they were raised):")
         for alert in kept_alerts:

@@ -123,3 +123,46 @@ def test_service_install_dry_run_prints_the_unit(isolated_env: Path, tmp_path: P
     assert header == f"# {tmp_path}/systemd/user/omega.service"
     assert "Type=notify" in unit and f"Environment=OMEGA_HOME={isolated_env}" in unit
     assert not (tmp_path / "systemd").exists()  # nothing written
+
+
+def test_self_check_in_status_chat_and_start_log(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    env = openai_env(fake_openai, OMEGA_CHANNEL__TELEGRAM__ENABLED="true")
+    status = run_omega("status", env=env)
+    assert status.returncode == 0, status.stderr
+    section = status.stdout.split("Self-check:\n", 1)[1].splitlines()
+    assert "  database: ok - writable, schema" in section[0]
+    assert any(line.startswith("  provider openai: ok") for line in section)
+    assert any(
+        line.startswith("  telegram: FAILED - enabled without a bot token -> set")
+        for line in section
+    )
+    assert fake_openai.requests == []  # reachability costs no completion
+
+    chat = run_omega("chat", "--jsonl", stdin=jsonl({"text": "/status"}), env=env)
+    [reply] = [e for e in chat.events if e["kind"] == "command"]
+    assert "Self-check: 4 of 5 ok" in str(reply["text"])
+    assert "telegram: FAILED" in str(reply["text"])
+
+    proc = subprocess.Popen(
+        [OMEGA_BIN, "start"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **env),
+    )
+    try:
+        deadline = time.monotonic() + 30
+        log = isolated_env / "omega.log"
+        while time.monotonic() < deadline and "self-check disk" not in (
+            log.read_text() if log.exists() else ""
+        ):
+            time.sleep(0.1)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    text = log.read_text()
+    assert "self-check telegram: FAILED - enabled without a bot token" in text
+    assert "self-check database: ok" in text

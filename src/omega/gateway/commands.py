@@ -16,6 +16,7 @@ from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
 from omega.evolution.self_heal import SelfHealStore, clear_escalation
 from omega.memory.store import AuditEntry, Store, TaskLookupError
+from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
 from omega.providers import chain_names
@@ -112,6 +113,11 @@ def _status(ctx: CommandContext, args: str) -> str:
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )
+    # the cheap checks only: no network request from a chat command
+    checks = run_checks(
+        CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)
+    )
+    text += "\n" + summary(checks)
     waiting = counts.get("owner_alerts_pending", 0)
     if waiting and is_owner(ctx.config, ctx.message):
         kept = ctx.store.pending_owner_alerts(5)
