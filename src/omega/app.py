@@ -85,6 +85,7 @@ def _secret_values(config: Config) -> list[str]:
         p.openrouter.api_key,
         p.gemini.api_key,
         config.channel.telegram.bot_token,
+        config.voice.api_key,
     ]
     values = [k.get_secret_value() for k in keys]
     # Credentials written into a provider's base_url (https://user:pass@host/v1).

@@ -336,6 +336,15 @@ class QuantSection(_Section):
     enabled: bool = False
 
 
+class VoiceSection(_Section):
+    # Transcription of voice messages through an OpenAI-compatible /audio/transcriptions
+    # endpoint (written by `omega init`; channels that receive voice use it).
+    enabled: bool = False
+    base_url: str = "https://api.openai.com/v1"
+    api_key: SecretStr = SecretStr("")
+    model: str = "whisper-1"
+
+
 class WebSection(_Section):
     enabled: bool = False
     host: str = "127.0.0.1"
@@ -358,6 +367,7 @@ class Config(_Section):
     evolution: EvolutionSection = Field(default_factory=EvolutionSection)
     logging: LoggingSection = Field(default_factory=LoggingSection)
     quant: QuantSection = Field(default_factory=QuantSection)
+    voice: VoiceSection = Field(default_factory=VoiceSection)
     web: WebSection = Field(default_factory=WebSection)
 
 
