@@ -198,9 +198,19 @@ def start(
 
 
 @app.command()
-def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
-    """Ask one question and print the answer (no memory, no channels)."""
-    from omega.gateway.pipeline import friendly_error
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to ask.")],
+    tools: Annotated[
+        bool,
+        typer.Option(
+            "--tools", help="Let the model use Omega's workspace tools (slower to start)."
+        ),
+    ] = False,
+) -> None:
+    """Ask one question and print the answer (no memory, no channels, no tools unless
+    --tools). Without tools an OpenAI-compatible provider is reached on a lean path."""
+    import dataclasses
+
     from omega.memory.context import ContextRequest, build_context
     from omega.providers import (
         ProviderError,
@@ -208,6 +218,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
         chain_timeout,
         resolve_provider_name,
     )
+    from omega.providers.base import friendly_error
     from omega.turn.prompt import PromptSituation, compose_system_prompt
     from omega.types import IncomingMessage
 
@@ -215,7 +226,7 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
         _fail("the question is empty")
     runtime = _runtime()
     name = resolve_provider_name(runtime.config)
-    provider = build_chain(name, runtime.config, runtime.paths)
+    provider = build_chain(name, runtime.config, runtime.paths, one_shot=not tools)
     message = IncomingMessage(channel="cli", sender_id="cli", text=question)
     system_prompt = compose_system_prompt(
         runtime.prompts,
@@ -225,7 +236,10 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
             workspace=str(runtime.paths.workspace),
         ),
     )
-    context = build_context(None, ContextRequest(message, system_prompt, {}, "English", 0))
+    context = dataclasses.replace(
+        build_context(None, ContextRequest(message, system_prompt, {}, "English", 0)),
+        use_tools=tools,
+    )
 
     async def one_shot() -> str:
         try:

@@ -35,7 +35,7 @@ from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import ContextRequest, build_context
 from omega.memory.store import AuditEntry
-from omega.providers.base import ProviderError
+from omega.providers.base import ProviderError, friendly_error
 from omega.skills import Skill, match_triggers
 from omega.turn.auth import check_auth
 from omega.turn.core import (
@@ -45,7 +45,6 @@ from omega.turn.core import (
     ask_provider,
     db_call,
     elapsed_ms,
-    friendly_error,
     load_turn,
     make_turn,
     marker_context,

@@ -14,7 +14,6 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from omega import i18n
 from omega.config import Config
 from omega.memory.store import AuditEntry, Store
 from omega.paths import OmegaPaths
@@ -80,20 +79,6 @@ class PipelineDeps:
     skills: SkillCatalog
     projects: ProjectCatalog
     state: RuntimeState
-
-
-def friendly_error(error: Exception, language: str = "English") -> str:
-    """The message a user sees instead of a raw provider error (the provider's own one-sentence
-    hint when it has one, e.g. "run `claude` once to log in")."""
-    if isinstance(error, ProviderError) and error.hint:
-        return error.hint
-    kind = error.kind if isinstance(error, ProviderError) else "error"
-    key = {
-        "timeout": "error_timeout",
-        "unavailable": "error_unavailable",
-        "rate_limit": "error_rate_limit",
-    }.get(kind, "error_generic")
-    return i18n.message(key, language)
 
 
 async def db_call(
