@@ -1,4 +1,8 @@
-"""The `omega` command line."""
+"""The `omega` command line: chat, start, ask, status, people and limitations.
+
+Over 400 lines because each command is a thin, flat sequence (bootstrap, open, act, print)
+that reads best whole; operations (init, service, backup, restore) are in cli_ops.py and
+the evolution review commands in cli_evolution.py."""
 
 from __future__ import annotations
 
