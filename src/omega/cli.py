@@ -310,6 +310,7 @@ def status() -> None:
             )
         )
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
+    rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider
     for section, secret in (
         ("anthropic", p.anthropic.api_key),
@@ -323,9 +324,6 @@ def status() -> None:
     # Nothing printed carries a credential: registered secrets, key shapes, URL user-info.
     for key, value in rows:
         typer.echo(redact(f"{key:<{width}}{value}"))
-    typer.echo("\nSelf-check:")
-    for check in checks:
-        typer.echo(f"  {check.line()}")
     if kept_alerts:
         typer.echo("\nAlerts kept for the owner (no channel reached you when they were raised):")
         for alert in kept_alerts:

@@ -131,13 +131,12 @@ def test_self_check_in_status_chat_and_start_log(
     env = openai_env(fake_openai, OMEGA_CHANNEL__TELEGRAM__ENABLED="true")
     status = run_omega("status", env=env)
     assert status.returncode == 0, status.stderr
-    section = status.stdout.split("Self-check:\n", 1)[1].splitlines()
-    assert "  database: ok - writable, schema" in section[0]
-    assert any(line.startswith("  provider openai: ok") for line in section)
-    assert any(
-        line.startswith("  telegram: FAILED - enabled without a bot token -> set")
-        for line in section
-    )
+    # one "key  value" row per check, like every other row of omega status
+    rows = [line for line in status.stdout.splitlines() if line.startswith("check ")]
+    assert any(r.startswith("check database") and "ok - writable, schema" in r for r in rows)
+    assert any(r.startswith("check provider openai") and " ok - " in r for r in rows)
+    failed = "FAILED - enabled without a bot token -> set"
+    assert any(r.startswith("check telegram") and failed in r for r in rows)
     assert fake_openai.requests == []  # reachability costs no completion
 
     chat = run_omega("chat", "--jsonl", stdin=jsonl({"text": "/status"}), env=env)

@@ -170,7 +170,7 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     # app imports PipelineDeps only for type checking
     assert "omega.gateway.pipeline" in graph["omega.app"]
     # `from omega import i18n` is an import of omega.i18n
-    assert "omega.i18n" in graph["omega.turn.core"]
+    assert "omega.i18n" in graph["omega.providers.base"]
 
 
 def test_an_upward_import_is_caught() -> None:

@@ -39,11 +39,14 @@ class Check:
     fix: str = ""
     warning: bool = False  # ok, but worth saying (low disk, degraded but usable)
 
-    def line(self) -> str:
-        """One line for the log, `omega status` and `/status`."""
+    def verdict(self) -> str:
+        """ok / warning / FAILED, the detail and what to do (secrets redacted)."""
         mark = "ok" if self.ok and not self.warning else ("warning" if self.ok else "FAILED")
-        text = f"{self.name}: {mark} - {self.detail}"
-        return redact(text + (f" -> {self.fix}" if self.fix else ""))
+        return redact(f"{mark} - {self.detail}" + (f" -> {self.fix}" if self.fix else ""))
+
+    def line(self) -> str:
+        """One line for the log and `/status`."""
+        return f"{self.name}: {self.verdict()}"
 
 
 @dataclass(frozen=True)
