@@ -379,27 +379,23 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.evolution.limitations import LimitationStore
-    from omega.loops.checklist import remove_items
-    from omega.memory import AuditEntry
+    from omega.evolution.limitations import resolve_by_owner
 
     runtime = _runtime()
     store = _open_store(runtime)
     try:
-        resolved = LimitationStore(store).resolve(key, note, by="owner (cli)")
+        resolved = resolve_by_owner(
+            store,
+            runtime.paths.heartbeat,
+            key,
+            note,
+            by="owner (cli)",
+            channel="cli",
+            sender_id="owner",
+            request=f"resolve {key}",
+        )
         if resolved is None:
             _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
-        diff = remove_items(runtime.paths.heartbeat, resolved.title)
-        store.audit(
-            AuditEntry(
-                channel="cli",
-                sender_id="owner",
-                status="ok",
-                event="limitation:resolved",
-                input_text=f"resolve {key}",
-                detail=f"cause: owner (cli)\n{diff or '(not on HEARTBEAT.md)'}",
-            )
-        )
     finally:
         store.close()
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
