@@ -14,6 +14,7 @@ from omega import __version__
 if TYPE_CHECKING:
     from omega.app import Runtime
     from omega.memory import Store
+    from omega.web.app import WebServer
 
 app = typer.Typer(
     name="omega",
@@ -170,6 +171,9 @@ def start(
                 f"omega: warning: the {name} channel is not available in this "
                 "version yet; it is not started\n"
             )
+    web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
+    if web is not None:
+        channels.append(web.channel)
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
@@ -181,12 +185,42 @@ def start(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+        gateway = Gateway(deps, channels)
+        page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
+        try:
+            await gateway.run(stop=stop, summarize_on_exit=True)
+        finally:
+            if web is not None and page is not None:
+                web.shutdown()
+                await asyncio.gather(page, return_exceptions=True)
 
     try:
         asyncio.run(serve())
     finally:
         store.close()
+
+
+def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
+    """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
+    from omega.web.app import WebConfigError, is_loopback, prepare
+
+    try:
+        web = prepare(runtime, store)
+    except WebConfigError as exc:
+        store.close()
+        _fail(str(exc))
+    if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):
+        sys.stderr.write(
+            f"omega: warning: the web page listens on {runtime.config.web.host} "
+            "([web] allow_remote = true): anyone who reaches it can try to log in\n"
+        )
+    # Written to the terminal only, never to the log: the token works once, and a fresh
+    # link is always in web.url (readable by the owner alone).
+    sys.stderr.write(
+        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
+        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
+    )
+    return web
 
 
 @app.command()
