@@ -51,7 +51,9 @@ POST_ROUTES = [
 
 
 @pytest.fixture
-def web(fake_openai: FakeOpenAI, isolated_env: Path) -> Iterator[tuple[RunningWeb, dict[str, object]]]:
+def web(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> Iterator[tuple[RunningWeb, dict[str, object]]]:
     ids = seed(isolated_env)
     running = RunningWeb(isolated_env, openai_env(fake_openai))
     try:

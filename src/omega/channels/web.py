@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "web"
 KEEP_EVENTS = 2000  # the page's history beyond this is in the audit log and conversations
+START_WAIT_SECS = 10.0  # a page may be faster than the gateway's start
 MAX_QUEUE = 500  # a page that does not read its events is dropped, never Omega held up
 IMAGE_TYPES = {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif"}
 IMAGE_TYPES |= {"webp": "image/webp"}
@@ -76,6 +77,7 @@ class WebChannel:
         self.media = media
         self.owner_id = owner_id
         self._submit: Submit | None = None
+        self._running = asyncio.Event()
         self._stopped = asyncio.Event()
         self._viewers: set[asyncio.Queue[dict[str, Any] | None]] = set()
 
@@ -97,6 +99,7 @@ class WebChannel:
     async def run(self, submit: Submit) -> None:
         """Take messages from the page (`say`) until the channel is stopped."""
         self._submit = submit
+        self._running.set()
         await self._stopped.wait()
         self._submit = None
 
@@ -111,7 +114,11 @@ class WebChannel:
 
     async def say(self, text: str, image: bytes | None = None) -> WebEvent:
         """The owner wrote on the page: keep it, show it on every open page, hand it to the
-        gateway. Raises RuntimeError when Omega is not taking messages."""
+        gateway. Raises RuntimeError when Omega is not taking messages (stopping, or not
+        started within a few seconds)."""
+        if not self._running.is_set() and not self.stopped:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._running.wait(), START_WAIT_SECS)
         submit = self._submit
         if submit is None or self.stopped:
             raise RuntimeError("Omega is not taking messages now")
