@@ -152,6 +152,8 @@ async def purge(request: Request) -> Response:
     store = ctx.store
 
     def forget() -> str:
+        if not person:
+            return "No person given."
         gone = dashboard.purge_person(store, person)
         listing = ", ".join(f"{n} {what}" for what, n in gone.items())
         _audit(store, "person:purged", person, listing)
