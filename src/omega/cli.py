@@ -14,6 +14,7 @@ from omega import __version__
 if TYPE_CHECKING:
     from omega.app import Runtime
     from omega.memory import Store
+    from omega.web.app import WebServer
 
 app = typer.Typer(
     name="omega",
@@ -182,6 +183,9 @@ def start(
             "omega: warning: the whatsapp channel is not available in this "
             "version yet; it is not started\n"
         )
+    web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
+    if web is not None:
+        channels.append(web.channel)
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
@@ -193,12 +197,42 @@ def start(
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+        gateway = Gateway(deps, channels)
+        page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
+        try:
+            await gateway.run(stop=stop, summarize_on_exit=True)
+        finally:
+            if web is not None and page is not None:
+                web.shutdown()
+                await asyncio.gather(page, return_exceptions=True)
 
     try:
         asyncio.run(serve())
     finally:
         store.close()
+
+
+def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
+    """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
+    from omega.web.app import WebConfigError, is_loopback, prepare
+
+    try:
+        web = prepare(runtime, store)
+    except WebConfigError as exc:
+        store.close()
+        _fail(str(exc))
+    if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):
+        sys.stderr.write(
+            f"omega: warning: the web page listens on {runtime.config.web.host} "
+            "([web] allow_remote = true): anyone who reaches it can try to log in\n"
+        )
+    # Written to the terminal only, never to the log: the token works once, and a fresh
+    # link is always in web.url (readable by the owner alone).
+    sys.stderr.write(
+        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
+        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
+    )
+    return web
 
 
 @app.command()
@@ -393,27 +427,23 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.evolution.limitations import LimitationStore
-    from omega.loops.checklist import remove_items
-    from omega.memory import AuditEntry
+    from omega.evolution.limitations import resolve_by_owner
 
     runtime = _runtime()
     store = _open_store(runtime)
     try:
-        resolved = LimitationStore(store).resolve(key, note, by="owner (cli)")
+        resolved = resolve_by_owner(
+            store,
+            runtime.paths.heartbeat,
+            key,
+            note,
+            by="owner (cli)",
+            channel="cli",
+            sender_id="owner",
+            request=f"resolve {key}",
+        )
         if resolved is None:
             _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
-        diff = remove_items(runtime.paths.heartbeat, resolved.title)
-        store.audit(
-            AuditEntry(
-                channel="cli",
-                sender_id="owner",
-                status="ok",
-                event="limitation:resolved",
-                input_text=f"resolve {key}",
-                detail=f"cause: owner (cli)\n{diff or '(not on HEARTBEAT.md)'}",
-            )
-        )
     finally:
         store.close()
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")

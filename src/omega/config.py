@@ -368,9 +368,15 @@ class QuantSection(_Section):
 
 
 class WebSection(_Section):
+    """The local web page (chat and the owner's dashboard), served by `omega start`."""
+
     enabled: bool = False
     host: str = "127.0.0.1"
-    port: Annotated[int, Field(ge=1, le=65535)] = 8765
+    port: Annotated[int, Field(ge=0, le=65535)] = 8765  # 0: any free port (tests)
+    # Binding to anything but a loopback address must be asked for explicitly: whoever holds
+    # the login link is the owner.
+    allow_remote: bool = False
+    session_hours: Annotated[float, Field(gt=0)] = 24 * 7  # a session idle this long ends
 
 
 class Config(_Section):

@@ -10,13 +10,12 @@ from datetime import tzinfo
 
 from omega.channel_health import channel_health_lines
 from omega.config import Config
-from omega.evolution.limitations import LimitationStore
+from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
 from omega.evolution.self_heal import SelfHealStore, clear_escalation
 from omega.gateway.auth import is_owner
-from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
@@ -279,20 +278,18 @@ def _resolve(ctx: CommandContext, args: str) -> str:
         return "Usage: /resolve <limitation id> [how it was resolved]"
     key, _, how = args.partition(" ")
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
-    resolved = LimitationStore(ctx.store).resolve(key, how, by=who)
+    resolved = resolve_by_owner(
+        ctx.store,
+        ctx.paths.heartbeat,
+        key,
+        how,
+        by=who,
+        channel=ctx.message.channel,
+        sender_id=ctx.message.sender_id,
+        request=f"/resolve {args}",
+    )
     if resolved is None:
         return f"No open limitation {key}."
-    diff = remove_items(ctx.paths.heartbeat, resolved.title)
-    ctx.store.audit(
-        AuditEntry(
-            channel=ctx.message.channel,
-            sender_id=ctx.message.sender_id,
-            status="ok",
-            event="limitation:resolved",
-            input_text=f"/resolve {args}"[:2000],
-            detail=f"cause: {who}\n{diff or '(not on HEARTBEAT.md)'}",
-        )
-    )
     return f"Resolved [{resolved.id}] {resolved.title}."
 
 

@@ -246,10 +246,16 @@ class Gateway:
 
     def owner_routes(self) -> list[tuple[str, str]]:
         """Where the owner can be reached now: configured addresses on running channels, then
-        the terminal (whoever sits at it is the owner)."""
+        the terminal (whoever sits at it is the owner), then a channel that knows the owner is
+        there now (the web page while it is open)."""
         routes = [route for route in owner_addresses(self.deps.config) if route[0] in self.channels]
         if "terminal" in self.channels:
             routes.append(("terminal", getpass.getuser()))
+        for name, channel in self.channels.items():
+            present = getattr(channel, "owner_target", None)
+            target = present() if callable(present) else None
+            if isinstance(target, str) and target:
+                routes.append((name, target))
         return list(dict.fromkeys(routes))
 
     async def _to_owner(self, message: OutgoingMessage) -> tuple[str, str] | None:
