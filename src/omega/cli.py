@@ -13,6 +13,7 @@ from omega import __version__
 
 if TYPE_CHECKING:
     from omega.app import Runtime
+    from omega.channels.base import Channel
     from omega.memory import Store
 
 app = typer.Typer(
@@ -108,7 +109,6 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
 
@@ -155,7 +155,6 @@ def start(
     import signal
 
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
 
@@ -178,10 +177,9 @@ def start(
                 "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
             )
     if runtime.config.channel.whatsapp.enabled:
-        sys.stderr.write(
-            "omega: warning: the whatsapp channel is not available in this "
-            "version yet; it is not started\n"
-        )
+        whatsapp = _whatsapp_channel(runtime)
+        if whatsapp is not None:
+            channels.append(whatsapp)
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
@@ -199,6 +197,35 @@ def start(
         asyncio.run(serve())
     finally:
         store.close()
+
+
+def _whatsapp_channel(runtime: Runtime) -> Channel | None:
+    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
+    from omega.channels.whatsapp import WhatsAppChannel
+
+    config = runtime.config.channel.whatsapp
+    session = runtime.paths.whatsapp
+    try:
+        from omega.channels.whatsapp.client import NeonizeClient
+
+        session.mkdir(parents=True, exist_ok=True)
+        os.chmod(session, 0o700)
+        client = NeonizeClient(session)
+    except (ImportError, OSError) as exc:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
+            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
+            "channel is not started\n"
+        )
+        return None
+    if not config.allowed_users:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
+            'WhatsApp (add your number, e.g. "+351900000000")\n'
+        )
+    return WhatsAppChannel(
+        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
+    )
 
 
 @app.command()
