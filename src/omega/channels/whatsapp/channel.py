@@ -386,8 +386,6 @@ class WhatsAppChannel:
     async def _paired(self, account: str) -> None:
         await self._end_pairing()
         self.account = account or self.account
-        self.state = "connected"
-        self._report("connected")
         number = jid_user(self.account)
         text = f"WhatsApp paired as {phone_of(self.account)}."
         allowed = self.config.allowed_users
@@ -397,8 +395,10 @@ class WhatsAppChannel:
                 '[channel.whatsapp] allowed_users (and "whatsapp:' + number + '" to [auth] owners).'
             )
         log.info("whatsapp: paired as %s", phone_of(self.account))
-        await self._tell(text)
+        await self._tell(text)  # told where the codes went, before WhatsApp is a route itself
         self._audience = [(OWNER, OWNER)]
+        self.state = "connected"
+        self._report("connected")
 
     async def _pair_failed(self, error: str) -> None:
         await self._end_pairing()
@@ -533,7 +533,12 @@ class WhatsAppChannel:
     # -- sending -------------------------------------------------------------------------
 
     async def send(self, message: OutgoingMessage) -> None:
-        """Send text (WhatsApp marks, in pieces within 4096) or a photo with its caption."""
+        """Send text (WhatsApp marks, in pieces within 4096) or a photo with its caption.
+
+        Raises while no account is linked, so what is meant for the owner goes to another
+        channel that reaches them (the gateway tries the next route)."""
+        if self.state in ("pairing", "logged out", "not paired"):
+            raise ConnectionError(f"WhatsApp is {self.state}: no account is linked")
         chat = chat_jid(message.target)
         text = message.text
         self._sending += 1
