@@ -195,7 +195,7 @@ async def test_personal_mode_answers_only_the_self_chat_and_never_its_own_replie
 ) -> None:
     fake_openai.script = [Step(text="**Noted**, _Ana_.", match="remember milk")]
     client = FakeWhatsApp()
-    async with omega(isolated_env, client) as run:
+    async with omega(isolated_env, client):
         await client.push(self_message("remember milk", "M1"))
         await until(lambda: "*Noted*, _Ana_." in client.texts())  # Markdown in WhatsApp's marks
         (reply,) = [s for s in client.sent if "Noted" in s.text]  # Markdown in WhatsApp's marks
