@@ -13,6 +13,7 @@ from omega import __version__
 
 if TYPE_CHECKING:
     from omega.app import Runtime
+    from omega.channels.base import Channel
     from omega.memory import Store
     from omega.web.app import WebServer
 
@@ -109,7 +110,6 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
 
@@ -156,7 +156,6 @@ def start(
     import signal
 
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
 
@@ -179,10 +178,9 @@ def start(
                 "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
             )
     if runtime.config.channel.whatsapp.enabled:
-        sys.stderr.write(
-            "omega: warning: the whatsapp channel is not available in this "
-            "version yet; it is not started\n"
-        )
+        whatsapp = _whatsapp_channel(runtime)
+        if whatsapp is not None:
+            channels.append(whatsapp)
     web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
     if web is not None:
         channels.append(web.channel)
@@ -233,6 +231,35 @@ def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
         f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
     )
     return web
+
+
+def _whatsapp_channel(runtime: Runtime) -> Channel | None:
+    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
+    from omega.channels.whatsapp import WhatsAppChannel
+
+    config = runtime.config.channel.whatsapp
+    session = runtime.paths.whatsapp
+    try:
+        from omega.channels.whatsapp.client import NeonizeClient
+
+        session.mkdir(parents=True, exist_ok=True)
+        os.chmod(session, 0o700)
+        client = NeonizeClient(session)
+    except (ImportError, OSError) as exc:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
+            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
+            "channel is not started\n"
+        )
+        return None
+    if not config.allowed_users:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
+            'WhatsApp (add your number, e.g. "+351900000000")\n'
+        )
+    return WhatsAppChannel(
+        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
+    )
 
 
 @app.command()

@@ -100,7 +100,8 @@ class OmegaPaths:
 
     @property
     def whatsapp(self) -> Path:
-        return self.home / "whatsapp"
+        """The WhatsApp session (whatsmeow's device store) and the pairing QR; 0700."""
+        return self.home / "whatsapp_session"
 
     def ensure(self) -> None:
         """Create the home and its folders (owner-only), idempotently."""

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from omega.channel_health import channel_health_lines
+from omega.channels.base import PairingChannel
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
@@ -46,7 +47,7 @@ HELP = {
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
-    "whatsapp": "pair WhatsApp with a QR code (owner only)",
+    "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -86,6 +87,8 @@ class CommandContext:
     skills: SkillCatalog
     projects: ProjectCatalog
     timezone: tzinfo
+    # Running channels that pair themselves (gateway state), for /whatsapp.
+    pairing: Mapping[str, PairingChannel] = field(default_factory=dict)
 
 
 def _help(ctx: CommandContext, args: str) -> str:
@@ -361,14 +364,20 @@ def _reject(ctx: CommandContext, args: str) -> str:
     return _review(ctx, args, approving=False)
 
 
-def _whatsapp(ctx: CommandContext, args: str) -> str:
-    # The WhatsApp channel pairs itself when it exists; until then an honest answer.
+async def _whatsapp(ctx: CommandContext, args: str) -> str:
+    """Start WhatsApp pairing on the running channel; the QR codes come to whoever asked."""
     if not ctx.config.channel.whatsapp.enabled:
         return (
-            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml; "
-            "pairing by QR code comes with the WhatsApp channel."
+            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml "
+            "and restart Omega; it then pairs by QR code."
         )
-    return "The WhatsApp channel is not available in this version yet, so it cannot be paired."
+    channel = ctx.pairing.get("whatsapp")
+    if channel is None:
+        return (
+            "The WhatsApp channel is not running in this Omega: it runs with `omega start` "
+            "(its log says why when it cannot start)."
+        )
+    return await channel.request_pairing(ctx.message.channel, ctx.message.target, phone=args)
 
 
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
@@ -392,11 +401,16 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "approve": _approve,
     "reject": _reject,
     "selfheal": _selfheal,
+}
+# Commands that wait on something running (a channel), not only on the database.
+ASYNC_HANDLERS: dict[str, Callable[[CommandContext, str], Awaitable[str]]] = {
     "whatsapp": _whatsapp,
 }
 
 
 async def run_command(command: Command, ctx: CommandContext) -> str:
     """Run a command on the database thread and return the text to send."""
+    if command.name in ASYNC_HANDLERS:
+        return await ASYNC_HANDLERS[command.name](ctx, command.args)
     handler = HANDLERS[command.name]
     return await ctx.store.call(handler, ctx, command.args)

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Sequence
 
 from omega import i18n
-from omega.channels.base import Channel
+from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
 from omega.gateway.auth import check_auth, is_owner
 from omega.gateway.language import detect_language
@@ -69,6 +69,10 @@ class Gateway:
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
+        for channel in channels:
+            if isinstance(channel, PairingChannel):
+                channel.attach(self.send)
+                deps.state.pairing[channel.name] = channel
 
     async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
         """Accept a new message from a channel: admit it, persist it, then dispatch it.

@@ -405,6 +405,7 @@ async def _answer(
             skills=deps.skills,
             projects=deps.projects,
             timezone=turn.zone,
+            pairing=deps.state.pairing,
         )
         closing = None
         if command.name == "forget":
