@@ -85,6 +85,8 @@ def _secret_values(config: Config) -> list[str]:
         p.openrouter.api_key,
         p.gemini.api_key,
         config.channel.telegram.bot_token,
+        config.channel.telegram.whisper_api_key,
+        config.channel.whatsapp.whisper_api_key,
         config.voice.api_key,
     ]
     values = [k.get_secret_value() for k in keys]

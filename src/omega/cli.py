@@ -22,6 +22,9 @@ from omega.cli_support import open_store as _open_store
 
 if TYPE_CHECKING:
     from omega.app import Runtime
+    from omega.channels.base import Channel
+    from omega.memory import Store
+    from omega.web.app import WebServer
 
 app = typer.Typer(
     name="omega",
@@ -97,7 +100,6 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
     from omega.ops.runlock import hold_running
@@ -146,7 +148,6 @@ def start(
     import signal
 
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
     from omega.ops.notify import sd_notify
@@ -169,12 +170,26 @@ def start(
         )
     )
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
-    for name in ("telegram", "whatsapp"):
-        if getattr(runtime.config.channel, name).enabled:
-            sys.stderr.write(
-                f"omega: warning: the {name} channel is not available in this "
-                "version yet; it is not started\n"
+    telegram = runtime.config.channel.telegram
+    if telegram.enabled:
+        if telegram.bot_token.get_secret_value().strip():
+            from omega.channels.telegram import TelegramChannel
+
+            channels.append(
+                TelegramChannel(telegram, health_file=runtime.paths.channel_health("telegram"))
             )
+        else:
+            sys.stderr.write(
+                "omega: warning: [channel.telegram] is enabled but has no bot_token (or "
+                "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
+            )
+    if runtime.config.channel.whatsapp.enabled:
+        whatsapp = _whatsapp_channel(runtime)
+        if whatsapp is not None:
+            channels.append(whatsapp)
+    web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
+    if web is not None:
+        channels.append(web.channel)
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
@@ -191,14 +206,73 @@ def start(
 
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stopping)
-        await Gateway(deps, channels).run(
-            stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
-        )
+        gateway = Gateway(deps, channels)
+        page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
+        try:
+            await gateway.run(
+                stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
+            )
+        finally:
+            if web is not None and page is not None:
+                web.shutdown()
+                await asyncio.gather(page, return_exceptions=True)
 
     try:
         asyncio.run(serve())
     finally:
         store.close()
+
+
+def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
+    """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
+    from omega.web.app import WebConfigError, is_loopback, prepare
+
+    try:
+        web = prepare(runtime, store)
+    except WebConfigError as exc:
+        store.close()
+        _fail(str(exc))
+    if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):
+        sys.stderr.write(
+            f"omega: warning: the web page listens on {runtime.config.web.host} "
+            "([web] allow_remote = true): anyone who reaches it can try to log in\n"
+        )
+    # Written to the terminal only, never to the log: the token works once, and a fresh
+    # link is always in web.url (readable by the owner alone).
+    sys.stderr.write(
+        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
+        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
+    )
+    return web
+
+
+def _whatsapp_channel(runtime: Runtime) -> Channel | None:
+    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
+    from omega.channels.whatsapp import WhatsAppChannel
+
+    config = runtime.config.channel.whatsapp
+    session = runtime.paths.whatsapp
+    try:
+        from omega.channels.whatsapp.client import NeonizeClient
+
+        session.mkdir(parents=True, exist_ok=True)
+        os.chmod(session, 0o700)
+        client = NeonizeClient(session)
+    except (ImportError, OSError) as exc:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
+            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
+            "channel is not started\n"
+        )
+        return None
+    if not config.allowed_users:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
+            'WhatsApp (add your number, e.g. "+351900000000")\n'
+        )
+    return WhatsAppChannel(
+        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
+    )
 
 
 @app.command()
@@ -267,6 +341,7 @@ def ask(
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
+    from omega.channel_health import channel_health_lines
     from omega.logs import redact
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
@@ -309,6 +384,7 @@ def status() -> None:
                 describe_tools(config.provider.claude_code, probe(config.sandbox.mode)),
             )
         )
+    rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider
@@ -411,27 +487,23 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.checklist import remove_items
-    from omega.evolution.limitations import LimitationStore
-    from omega.memory import AuditEntry
+    from omega.evolution.limitations import resolve_by_owner
 
     runtime = _runtime()
     store = _open_store(runtime)
     try:
-        resolved = LimitationStore(store).resolve(key, note, by="owner (cli)")
+        resolved = resolve_by_owner(
+            store,
+            runtime.paths.heartbeat,
+            key,
+            note,
+            by="owner (cli)",
+            channel="cli",
+            sender_id="owner",
+            request=f"resolve {key}",
+        )
         if resolved is None:
             _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
-        diff = remove_items(runtime.paths.heartbeat, resolved.title)
-        store.audit(
-            AuditEntry(
-                channel="cli",
-                sender_id="owner",
-                status="ok",
-                event="limitation:resolved",
-                input_text=f"resolve {key}",
-                detail=f"cause: owner (cli)\n{diff or '(not on HEARTBEAT.md)'}",
-            )
-        )
     finally:
         store.close()
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")

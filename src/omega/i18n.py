@@ -13,6 +13,39 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Dutch": "Klaar.",
         "Russian": "Готово.",
     },
+    "voice_unavailable": {
+        "English": "I can't listen to voice messages yet: no transcription service is set up. "
+        "Could you type it? I've told my owner.",
+        "Spanish": "Todavía no puedo escuchar mensajes de voz: no hay un servicio de "
+        "transcripción configurado. ¿Podrías escribirlo? Ya se lo he dicho a mi dueño.",
+        "Portuguese": "Ainda não consigo ouvir mensagens de voz: não há um serviço de "
+        "transcrição configurado. Podes escrever? Já avisei o meu dono.",
+        "French": "Je ne peux pas encore écouter les messages vocaux : aucun service de "
+        "transcription n'est configuré. Pourrais-tu l'écrire ? J'ai prévenu mon propriétaire.",
+        "German": "Sprachnachrichten kann ich noch nicht anhören: Es ist kein "
+        "Transkriptionsdienst eingerichtet. Kannst du es tippen? Ich habe meinem Besitzer "
+        "Bescheid gegeben.",
+        "Italian": "Non posso ancora ascoltare i messaggi vocali: nessun servizio di "
+        "trascrizione è configurato. Puoi scriverlo? Ho avvisato il mio proprietario.",
+        "Dutch": "Ik kan nog geen spraakberichten beluisteren: er is geen "
+        "transcriptiedienst ingesteld. Kun je het typen? Ik heb mijn eigenaar ingelicht.",
+        "Russian": "Я пока не умею слушать голосовые сообщения: сервис расшифровки не "
+        "настроен. Можешь написать текстом? Я сообщил владельцу.",
+    },
+    "voice_failed": {
+        "English": "Sorry, I couldn't make out that voice message. Could you try again or type it?",
+        "Spanish": "Lo siento, no pude entender ese mensaje de voz. ¿Lo intentas de nuevo o "
+        "lo escribes?",
+        "Portuguese": "Desculpa, não consegui perceber essa mensagem de voz. Tentas de novo ou "
+        "escreves?",
+        "French": "Désolé, je n'ai pas compris ce message vocal. Tu peux réessayer ou l'écrire ?",
+        "German": "Entschuldige, ich konnte die Sprachnachricht nicht verstehen. Versuch es "
+        "noch einmal oder tippe es.",
+        "Italian": "Scusa, non sono riuscito a capire quel messaggio vocale. Riprovi o lo scrivi?",
+        "Dutch": "Sorry, ik kon dat spraakbericht niet verstaan. Probeer het opnieuw of typ het.",
+        "Russian": "Извини, я не разобрал это голосовое сообщение. Попробуй ещё раз или "
+        "напиши текстом.",
+    },
     "status_first": {
         "English": "Taking a moment...",
         "Spanish": "Dame un momento...",

@@ -122,7 +122,6 @@ def test_every_answer_as_a_flag(
     assert config["auth"]["owners"] == ["telegram:4242"]
     assert config["channel"]["whatsapp"]["enabled"] is True
     assert config["voice"] == {
-        "enabled": True,
         "base_url": "http://127.0.0.1:9/v1",
         "api_key": SECRETS[2],
         "model": "whisper-1",

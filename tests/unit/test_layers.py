@@ -30,6 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.prompts",
         "omega.checklist",
         "omega.channels.base",  # the Channel protocol the gateway runs channels through
+        "omega.channel_health",  # what a running channel last reported, read by status
     ),
     ("omega.memory",),
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills"),
@@ -41,6 +42,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("omega.gateway",),
     ("omega.channels",),
     (
+        "omega.web",  # the local page: serves the web channel and the dashboard
         "omega.app",
         "omega.cli_support",
         "omega.cli_evolution",

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from omega.checklist import remove_items
+from omega.channel_health import channel_health_lines
+from omega.channels.base import PairingChannel
 from omega.config import Config
-from omega.evolution.limitations import LimitationStore
+from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
@@ -47,6 +48,7 @@ HELP = {
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
+    "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
 }
 NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
@@ -86,6 +88,8 @@ class CommandContext:
     skills: SkillCatalog
     projects: ProjectCatalog
     timezone: tzinfo
+    # Running channels that pair themselves (gateway state), for /whatsapp.
+    pairing: Mapping[str, PairingChannel] = field(default_factory=dict)
 
 
 def _help(ctx: CommandContext, args: str) -> str:
@@ -113,6 +117,8 @@ def _status(ctx: CommandContext, args: str) -> str:
         f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
         f"{counts['scheduled_tasks']} tasks"
     )
+    for channel, state in channel_health_lines(ctx.config, ctx.paths):
+        text += f"\n{channel}: {state}"
     # the cheap checks only: no network request from a chat command
     checks = run_checks(
         CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)
@@ -281,20 +287,18 @@ def _resolve(ctx: CommandContext, args: str) -> str:
         return "Usage: /resolve <limitation id> [how it was resolved]"
     key, _, how = args.partition(" ")
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
-    resolved = LimitationStore(ctx.store).resolve(key, how, by=who)
+    resolved = resolve_by_owner(
+        ctx.store,
+        ctx.paths.heartbeat,
+        key,
+        how,
+        by=who,
+        channel=ctx.message.channel,
+        sender_id=ctx.message.sender_id,
+        request=f"/resolve {args}",
+    )
     if resolved is None:
         return f"No open limitation {key}."
-    diff = remove_items(ctx.paths.heartbeat, resolved.title)
-    ctx.store.audit(
-        AuditEntry(
-            channel=ctx.message.channel,
-            sender_id=ctx.message.sender_id,
-            status="ok",
-            event="limitation:resolved",
-            input_text=f"/resolve {args}"[:2000],
-            detail=f"cause: {who}\n{diff or '(not on HEARTBEAT.md)'}",
-        )
-    )
     return f"Resolved [{resolved.id}] {resolved.title}."
 
 
@@ -366,6 +370,22 @@ def _reject(ctx: CommandContext, args: str) -> str:
     return _review(ctx, args, approving=False)
 
 
+async def _whatsapp(ctx: CommandContext, args: str) -> str:
+    """Start WhatsApp pairing on the running channel; the QR codes come to whoever asked."""
+    if not ctx.config.channel.whatsapp.enabled:
+        return (
+            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml "
+            "and restart Omega; it then pairs by QR code."
+        )
+    channel = ctx.pairing.get("whatsapp")
+    if channel is None:
+        return (
+            "The WhatsApp channel is not running in this Omega: it runs with `omega start` "
+            "(its log says why when it cannot start)."
+        )
+    return await channel.request_pairing(ctx.message.channel, ctx.message.target, phone=args)
+
+
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "help": _help,
     "status": _status,
@@ -388,9 +408,15 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "reject": _reject,
     "selfheal": _selfheal,
 }
+# Commands that wait on something running (a channel), not only on the database.
+ASYNC_HANDLERS: dict[str, Callable[[CommandContext, str], Awaitable[str]]] = {
+    "whatsapp": _whatsapp,
+}
 
 
 async def run_command(command: Command, ctx: CommandContext) -> str:
     """Run a command on the database thread and return the text to send."""
+    if command.name in ASYNC_HANDLERS:
+        return await ASYNC_HANDLERS[command.name](ctx, command.args)
     handler = HANDLERS[command.name]
     return await ctx.store.call(handler, ctx, command.args)

@@ -12,7 +12,7 @@ from collections import deque
 from collections.abc import Callable, Sequence
 
 from omega import i18n
-from omega.channels.base import Channel
+from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
 from omega.gateway.language import detect_language
 from omega.gateway.pipeline import PipelineDeps, handle_message, respond, send_stored
@@ -69,6 +69,10 @@ class Gateway:
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
+        for channel in channels:
+            if isinstance(channel, PairingChannel):
+                channel.attach(self.send)
+                deps.state.pairing[channel.name] = channel
 
     async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
         """Accept a new message from a channel: admit it, persist it, then dispatch it.
@@ -246,10 +250,16 @@ class Gateway:
 
     def owner_routes(self) -> list[tuple[str, str]]:
         """Where the owner can be reached now: configured addresses on running channels, then
-        the terminal (whoever sits at it is the owner)."""
+        the terminal (whoever sits at it is the owner), then a channel that knows the owner is
+        there now (the web page while it is open)."""
         routes = [route for route in owner_addresses(self.deps.config) if route[0] in self.channels]
         if "terminal" in self.channels:
             routes.append(("terminal", getpass.getuser()))
+        for name, channel in self.channels.items():
+            present = getattr(channel, "owner_target", None)
+            target = present() if callable(present) else None
+            if isinstance(target, str) and target:
+                routes.append((name, target))
         return list(dict.fromkeys(routes))
 
     async def _to_owner(self, message: OutgoingMessage) -> tuple[str, str] | None:

@@ -1,10 +1,10 @@
 """handle_message: the ordered stages one message goes through.
 
-auth -> sanitize -> attachments -> welcome -> projects -> commands -> typing -> prompt ->
-context -> skill triggers -> provider (with status nudges) -> SILENT -> markers -> store ->
-audit -> send -> workspace images -> cleanup. Each stage is a small function below; what
-they share is in core.py, the planner in planning.py, plans in steps.py, and the last stages
-(keep, store, audit, send) in delivery.py.
+auth -> sanitize -> identity -> voice -> attachments -> welcome -> projects -> commands ->
+typing -> prompt -> context -> skill triggers -> provider (with status nudges) -> SILENT ->
+markers -> store -> audit -> send -> workspace images -> cleanup. Each stage is a small
+function below (voice notes in voice.py); what they share is in core.py, the planner in
+planning.py, plans in steps.py, and the last stages (keep, store, audit, send) in delivery.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from omega.evolution.integrity import report_refusals
 from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
 from omega.evolution.procedural import ProposalStore, scope_of
-from omega.gateway import attachments
+from omega.gateway import attachments, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
 from omega.gateway.delivery import conclude, deliver_answer, send_stored
 from omega.gateway.language import detect_language
@@ -334,6 +334,13 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         await _deny(deps, message, denial, out)
         return
     message = await as_person(deps, _sanitized(message))
+    if voice.has_voice(message):
+        heard = await voice.transcribe_voice(
+            deps, message, await load_turn(deps, message), out, started
+        )
+        if heard is None:  # answered: no transcription, or it failed
+            return
+        message = heard
     saved = await asyncio.to_thread(
         attachments.save_attachments, deps.paths.inbox, message.attachments
     )
@@ -381,6 +388,7 @@ async def _answer(
             skills=deps.skills,
             projects=deps.projects,
             timezone=turn.zone,
+            pairing=deps.state.pairing,
         )
         closing = None
         if command.name == "forget":

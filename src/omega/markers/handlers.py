@@ -139,7 +139,21 @@ async def _whatsapp_qr(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcom
             )
         )
         raise LookupError("whatsapp channel not enabled")
-    raise LookupError("whatsapp pairing is started by the WhatsApp channel itself")
+    channel = ctx.state.pairing.get("whatsapp")
+    if channel is None:
+        await ctx.notify(
+            OutgoingMessage(
+                ctx.message.channel,
+                ctx.message.target,
+                "WhatsApp pairing is not available: the WhatsApp channel is not running in "
+                "this Omega (it runs with `omega start`).",
+                kind="status",
+            )
+        )
+        raise LookupError("whatsapp channel not running")
+    text = await channel.request_pairing(ctx.message.channel, ctx.message.target)
+    await ctx.notify(OutgoingMessage(ctx.message.channel, ctx.message.target, text, kind="status"))
+    out.applied.append("WHATSAPP_QR")
 
 
 async def _lang(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:

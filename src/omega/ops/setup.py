@@ -157,8 +157,9 @@ def apply(doc: TOMLDocument, answers: Answers) -> None:
             _set(doc, ("heartbeat", "reply_target"), owner)
     _set(doc, ("channel", "whatsapp", "enabled"), answers.whatsapp)
     if answers.voice_base_url or answers.voice_api_key or answers.voice_model:
-        _set(doc, ("voice", "enabled"), True)
-        _set(doc, ("voice", "base_url"), answers.voice_base_url or None)
+        # An empty base_url turns transcription off; a key alone means OpenAI's endpoint.
+        base_url = answers.voice_base_url or current(doc, "voice", "base_url")
+        _set(doc, ("voice", "base_url"), base_url or "https://api.openai.com/v1")
         _set(doc, ("voice", "api_key"), answers.voice_api_key or None)
         _set(doc, ("voice", "model"), answers.voice_model or None)
     _set(doc, ("sandbox", "mode"), answers.sandbox)
@@ -226,7 +227,7 @@ def check_telegram_token(config: Config, token: str) -> tuple[bool, str]:
     """Validate a bot token with getMe: (valid, the bot's @name or the error)."""
     import httpx
 
-    base = config.channel.telegram.api_base.rstrip("/")
+    base = config.channel.telegram.api_url.rstrip("/")
     try:
         response = httpx.get(f"{base}/bot{token}/getMe", timeout=10.0)
         data = response.json()

@@ -178,7 +178,7 @@ class Turn:
     facts: dict[str, str]
     language: str
     zone: tzinfo
-    role: Role = "stranger"  # the rights the turn runs with (gateway.privileges)
+    role: Role = "stranger"  # the rights the turn runs with (turn.privileges)
 
 
 async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:

@@ -36,7 +36,7 @@ class MarkerContext:
     state: RuntimeState
     notify: Notify
     cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
-    # The rights of the person the reply answers (gateway.privileges.role_of); least by default.
+    # The rights of the person the reply answers (turn.privileges.role_of); least by default.
     role: Role = "stranger"
 
     @property

@@ -46,7 +46,7 @@ MARKER_ROLES: dict[str, Role] = {
 
 # Commands only the owner may run; every other command is open to anyone allowed.
 OWNER_COMMANDS = frozenset(
-    {"status", "limitations", "resolve", "proposals", "approve", "reject", "selfheal"}
+    {"status", "limitations", "resolve", "proposals", "approve", "reject", "selfheal", "whatsapp"}
 )
 
 

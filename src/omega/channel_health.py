@@ -1,0 +1,65 @@
+"""A channel's health as it last reported it: written by the running channel, read by status.
+
+`omega status` runs in another process than `omega start`, so the running channel keeps a small
+file (0600) with its account and whether it is receiving; `/status` reads the same file.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+from omega.config import Config
+from omega.paths import OmegaPaths, write_private
+
+log = logging.getLogger(__name__)
+
+# A report older than this is from a channel that is no longer running (it rewrites it often).
+STALE_SECS = 180
+
+
+def write_health(path: Path, **fields: object) -> None:
+    """Record the channel's state now; failures are logged, never raised."""
+    try:
+        write_private(path, json.dumps({**fields, "updated_at": time.time()}))
+    except OSError as exc:
+        log.warning("could not write %s: %s", path.name, exc)
+
+
+def read_health(path: Path) -> dict[str, object] | None:
+    """The last report, or None when there is none (or it cannot be read)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def describe_health(path: Path, now: float | None = None) -> str:
+    """One line for status: the account and whether it is receiving, or why not."""
+    data = read_health(path)
+    if data is None:
+        return "not running (no report yet)"
+    account = str(data.get("account") or "")
+    state = str(data.get("state") or "unknown")
+    detail = str(data.get("detail") or "")
+    updated = data.get("updated_at")
+    age = (now or time.time()) - float(updated) if isinstance(updated, int | float) else None
+    line = f"{account}, {state}" if account else state
+    if detail:
+        line += f" ({detail})"
+    if age is not None and age > STALE_SECS and state != "stopped":
+        line += f"; last report {int(age // 60)} min ago, Omega is probably not running"
+    return line
+
+
+def channel_health_lines(config: Config, paths: OmegaPaths) -> list[tuple[str, str]]:
+    """(channel, state) for each enabled channel that reports its health."""
+    lines = []
+    if config.channel.telegram.enabled:
+        lines.append(("Telegram", describe_health(paths.channel_health("telegram"))))
+    if config.channel.whatsapp.enabled:
+        lines.append(("WhatsApp", describe_health(paths.channel_health("whatsapp"))))
+    return lines

@@ -1,0 +1,427 @@
+"""The Telegram channel: Bot API long polling in, Markdown rendered as Telegram HTML out.
+
+Receiving is a `getUpdates` loop of our own rather than python-telegram-bot's Application, so
+an update is confirmed to Telegram (the next call's `offset`) only after `submit` has put its
+message in the durable inbox. Messages carry a stable id (chat and message id), so an update
+seen again after a crash is recognised by the inbox and not handled twice. Photos, documents
+and voice notes are downloaded before `submit`, so their bytes are in the inbox too.
+
+Edited messages are ignored on purpose (only `message` updates are asked for): the first
+version has already been answered, and answering an edit again would surprise more often than
+it helps.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime as dt
+import logging
+import time
+import warnings
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from telegram import Bot, BotCommand, Message, Update
+from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
+from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
+
+from omega.channel_health import write_health
+from omega.channels.base import Submit
+from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
+from omega.config import TelegramConfig
+from omega.gateway.commands import HELP
+from omega.text import scrub
+from omega.types import Attachment, IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+NAME = "telegram"
+POLL_TIMEOUT_SECS = 30
+BACKOFF_FIRST_SECS = 1.0
+BACKOFF_MAX_SECS = 60.0
+SEND_ATTEMPTS = 3  # a send refused with 429 is retried after `retry_after` this many times
+SUBMIT_ATTEMPTS = 3  # an update whose submit keeps failing is skipped after this many tries
+HEALTH_EVERY_SECS = 60.0  # a healthy channel rewrites its health file this often
+MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own getFile limit
+QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
+
+T = TypeVar("T")
+
+
+def _retry_after_secs(exc: RetryAfter) -> float:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
+
+
+def bot_commands() -> list[BotCommand]:
+    """The chat commands as Telegram's command menu shows them (from `/help`'s list)."""
+    commands = []
+    for usage, description in HELP.items():
+        name = usage.split()[0]
+        commands.append(BotCommand(name, description[:256]))
+    return commands
+
+
+def message_id(message: Message) -> str:
+    """A stable inbox id for a Telegram message (the same update seen twice gives the same)."""
+    return f"telegram:{message.chat_id}:{message.message_id}"
+
+
+class TelegramChannel:
+    """Long-polls the Bot API and hands each message to the gateway; sends replies as HTML."""
+
+    def __init__(
+        self,
+        config: TelegramConfig,
+        health_file: Path | None = None,
+        poll_timeout: int = POLL_TIMEOUT_SECS,
+        max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+    ) -> None:
+        self._token = config.bot_token.get_secret_value().strip()
+        self._api_url = config.api_url.rstrip("/")
+        self._poll_timeout = poll_timeout
+        self._max_download = max_download_bytes
+        self._health_file = health_file
+        self._health_written = 0.0
+        self._health_state = ""
+        self.bot = Bot(
+            self._token,
+            base_url=f"{self._api_url}/bot",
+            base_file_url=f"{self._api_url}/file/bot",
+        )
+        self._stop = asyncio.Event()
+        self.username = ""  # the bot's @username once getMe answered
+        self.bot_id = 0
+        self.healthy = False  # polling works (the last getUpdates succeeded)
+
+    @property
+    def name(self) -> str:
+        return NAME
+
+    def _report(self, state: str, detail: str = "") -> None:
+        """Keep the health file current: on every change, and now and then while healthy."""
+        now = time.monotonic()
+        if state == self._health_state and now - self._health_written < HEALTH_EVERY_SECS:
+            return
+        self._health_state, self._health_written = state, now
+        if self._health_file is not None:
+            account = f"@{self.username}" if self.username else ""
+            write_health(self._health_file, account=account, state=state, detail=detail)
+
+    # -- receiving -----------------------------------------------------------------------
+
+    async def run(self, submit: Submit) -> None:
+        """Check the token, publish the commands, then poll until `stop`."""
+        self._report("starting")
+        try:
+            if not await self._start():
+                return
+            await self._poll(submit)
+            self._report("stopped")
+        finally:
+            self.healthy = False
+            with contextlib.suppress(Exception):
+                await self.bot.shutdown()
+
+    async def _start(self) -> bool:
+        """getMe (with backoff on network errors) and setMyCommands; False when the token is
+        rejected or Omega stops first."""
+        backoff = BACKOFF_FIRST_SECS
+        while not self._stop.is_set():
+            try:
+                await self._until_stopped(self.bot.initialize())
+            except InvalidToken as exc:
+                log.error(
+                    "telegram: the bot token was rejected by %s (getMe: %s); check "
+                    "[channel.telegram] bot_token or TELEGRAM_BOT_TOKEN. The Telegram channel "
+                    "is not started.",
+                    self._api_url,
+                    exc,
+                )
+                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
+                return False
+            except StoppedError:
+                return False
+            except TelegramError as exc:
+                log.warning("telegram: getMe failed (%s); retrying in %.0f s", exc, backoff)
+                self._report("cannot reach Telegram", str(exc)[:200])
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX_SECS)
+                continue
+            self.username = self.bot.username or ""
+            self.bot_id = self.bot.id
+            log.info("telegram: connected as @%s", self.username)
+            try:
+                await self.bot.set_my_commands(bot_commands())
+            except TelegramError as exc:
+                log.warning("telegram: could not publish the command list: %s", exc)
+            return True
+        return False
+
+    async def _poll(self, submit: Submit) -> None:
+        offset: int | None = None
+        backoff = BACKOFF_FIRST_SECS
+        failures: dict[int, int] = {}
+        while not self._stop.is_set():
+            try:
+                updates = await self._until_stopped(
+                    self.bot.get_updates(
+                        offset=offset, timeout=self._poll_timeout, allowed_updates=["message"]
+                    )
+                )
+            except StoppedError:
+                break
+            except InvalidToken as exc:
+                log.error("telegram: the bot token was rejected while polling (%s)", exc)
+                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
+                return
+            except RetryAfter as exc:
+                await self._sleep(_retry_after_secs(exc))
+                continue
+            except TelegramError as exc:
+                self.healthy = False
+                log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", exc, backoff)
+                self._report("polling failing", str(exc)[:200])
+                await self._sleep(backoff)
+                backoff = min(backoff * 2, BACKOFF_MAX_SECS)
+                continue
+            self.healthy = True
+            self._report("polling")
+            backoff = BACKOFF_FIRST_SECS
+            for update in updates:
+                try:
+                    incoming = await self._incoming(update)
+                    if incoming is not None:
+                        await submit(incoming)
+                except Exception:
+                    tries = failures[update.update_id] = failures.get(update.update_id, 0) + 1
+                    if tries < SUBMIT_ATTEMPTS:
+                        # Not confirmed: the update comes again with the next getUpdates.
+                        log.exception("telegram: update %d not accepted", update.update_id)
+                        await self._sleep(backoff)
+                        break
+                    log.exception(
+                        "telegram: update %d failed %d times; skipped", update.update_id, tries
+                    )
+                failures.pop(update.update_id, None)
+                offset = update.update_id + 1
+        if offset is not None:
+            # Confirm what was handled, so the next start does not receive it again.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.bot.get_updates(offset=offset, timeout=0, limit=1), 5)
+
+    async def _incoming(self, update: Update) -> IncomingMessage | None:
+        """The message an update carries, with its files downloaded, or None when it is not
+        for Omega (a channel post, another bot, a group message not addressed to Omega, a
+        service message)."""
+        message = update.message
+        if message is None or message.from_user is None:
+            return None
+        if message.chat.type == ChatType.CHANNEL or message.from_user.is_bot:
+            return None
+        is_group = message.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
+        if is_group and not self._addressed(message):
+            return None
+        text = message.text if message.text is not None else (message.caption or "")
+        attachments, notes = await self._attachments(message)
+        if not text and not attachments and not notes:
+            return None  # joins, leaves, pins, stickers...
+        user = message.from_user
+        parts = [*notes, self._quote(message), text]
+        incoming = IncomingMessage(
+            channel=NAME,
+            sender_id=str(user.id),
+            sender_name=scrub(user.full_name or user.username or ""),
+            text=scrub("\n".join(part for part in parts if part)),
+            is_group=is_group,
+            reply_target=str(message.chat_id),
+            attachments=attachments,
+        )
+        incoming.id = message_id(message)
+        return incoming
+
+    def _quote(self, message: Message) -> str:
+        """The replied-to message (or the quoted part of it), so it reaches the context."""
+        reply = message.reply_to_message
+        if reply is None:
+            return ""
+        quoted = message.quote.text if message.quote is not None else ""
+        quoted = quoted or reply.text or reply.caption or ""
+        if not quoted:
+            return ""
+        if len(quoted) > QUOTE_CHARS:
+            quoted = quoted[:QUOTE_CHARS] + "..."
+        author = reply.from_user
+        if author is not None and author.id == self.bot_id:
+            who = "you"
+        else:
+            who = author.full_name if author is not None else "someone"
+        return f'[In reply to {who}: "{quoted}"]'
+
+    async def _attachments(self, message: Message) -> tuple[list[Attachment], list[str]]:
+        """The message's photo (largest size), document and voice note, downloaded; and notes
+        for the ones that could not be (too large, download failed)."""
+        # kind, file_id, name, mime type, size as Telegram announced it
+        wanted: list[tuple[Literal["image", "document", "audio"], str, str, str, int | None]] = []
+        if message.photo:
+            largest = message.photo[-1]
+            wanted.append(("image", largest.file_id, "photo.jpg", "image/jpeg", largest.file_size))
+        if message.document is not None:
+            document = message.document
+            wanted.append(
+                (
+                    "document",
+                    document.file_id,
+                    document.file_name or "document",
+                    document.mime_type or "",
+                    document.file_size,
+                )
+            )
+        if message.audio is not None:  # a music or audio file: kept as a file, not transcribed
+            audio = message.audio
+            name = audio.file_name or "audio"
+            wanted.append(("document", audio.file_id, name, audio.mime_type or "", audio.file_size))
+        if message.voice is not None:  # a voice note: transcribed by the pipeline
+            voice = message.voice
+            wanted.append(
+                (
+                    "audio",
+                    voice.file_id,
+                    "voice.ogg",
+                    voice.mime_type or "audio/ogg",
+                    voice.file_size,
+                )
+            )
+        attachments: list[Attachment] = []
+        notes: list[str] = []
+        for kind, file_id, name, mime, size in wanted:
+            label = "voice note" if kind == "audio" else "photo" if kind == "image" else name
+            if size is not None and size > self._max_download:
+                notes.append(f"[The {label} sent here is too large for me to open.]")
+                continue
+            try:
+                file = await self.bot.get_file(file_id)
+                data = bytes(await file.download_as_bytearray())
+            except TelegramError as exc:
+                log.warning("telegram: could not download a %s: %s", kind, exc)
+                notes.append(f"[The {label} sent here could not be downloaded.]")
+                continue
+            if len(data) > self._max_download:
+                notes.append(f"[The {label} sent here is too large for me to open.]")
+                continue
+            attachments.append(Attachment(kind=kind, data=data, name=name, mime_type=mime))
+        return attachments, notes
+
+    def _addressed(self, message: Message) -> bool:
+        """In a group: mentioned (@username), replied to, or a command for this bot."""
+        reply = message.reply_to_message
+        if reply is not None and reply.from_user is not None and reply.from_user.id == self.bot_id:
+            return True
+        mention = f"@{self.username}".lower()
+        entities = message.parse_entities() or message.parse_caption_entities()
+        for entity, value in entities.items():
+            if entity.type == MessageEntityType.MENTION and value.lower() == mention:
+                return True
+            if (
+                entity.type == MessageEntityType.TEXT_MENTION
+                and entity.user is not None
+                and entity.user.id == self.bot_id
+            ):
+                return True
+            if entity.type == MessageEntityType.BOT_COMMAND and entity.offset == 0:
+                named = value.partition("@")[2].lower()
+                if not named or f"@{named}" == mention:
+                    return True
+        return False
+
+    # -- sending -------------------------------------------------------------------------
+
+    async def send(self, message: OutgoingMessage) -> None:
+        """Send a text (Markdown as HTML, in pieces within 4096) or a photo with its caption."""
+        chat_id = int(message.target)
+        text = message.text
+        photo = message.photo
+        if photo is not None:
+            caption = ""
+            if utf16_len(text) <= MAX_CAPTION_UNITS:
+                caption, text = text, ""
+            await self._send_photo(chat_id, photo, caption)
+        code: str | None = None
+        for piece in split_text(text):
+            html, code_after = render_html(piece, code)
+            if piece.strip():  # Telegram refuses an empty text; whitespace shows as nothing
+                await self._send_text(chat_id, piece, html)
+            code = code_after
+
+    async def _send_text(self, chat_id: int, plain: str, html: str) -> None:
+        """Send `html`; when Telegram refuses it (a parse error), the same piece as plain text."""
+        try:
+            await self._call(
+                lambda: self.bot.send_message(chat_id, html, parse_mode=ParseMode.HTML)
+            )
+        except BadRequest as exc:
+            log.warning("telegram: formatted message refused (%s); sent as plain text", exc)
+            await self._call(lambda: self.bot.send_message(chat_id, plain))
+
+    async def _send_photo(self, chat_id: int, photo: bytes, caption: str) -> None:
+        html, _ = render_html(caption)
+        try:
+            await self._call(
+                lambda: self.bot.send_photo(
+                    chat_id, photo, caption=html or None, parse_mode=ParseMode.HTML
+                )
+            )
+        except BadRequest as exc:
+            if not caption:
+                raise
+            log.warning("telegram: formatted caption refused (%s); sent as plain text", exc)
+            await self._call(lambda: self.bot.send_photo(chat_id, photo, caption=caption))
+
+    async def send_typing(self, target: str) -> None:
+        await self.bot.send_chat_action(int(target), ChatAction.TYPING)
+
+    async def _call(self, call: Callable[[], Awaitable[T]]) -> T:
+        """Run a Bot API call, waiting out 429 `retry_after` a few times."""
+        for _ in range(SEND_ATTEMPTS - 1):
+            try:
+                return await call()
+            except RetryAfter as exc:
+                wait = _retry_after_secs(exc)
+                log.warning("telegram: rate limited; retrying in %.0f s", wait)
+                await asyncio.sleep(wait)
+        return await call()
+
+    # -- stopping ------------------------------------------------------------------------
+
+    async def stop(self) -> None:
+        self._stop.set()
+
+    async def _sleep(self, secs: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stop.wait(), secs)
+
+    async def _until_stopped(self, work: Awaitable[T]) -> T:
+        """Await `work`, abandoning it (raising StoppedError) as soon as `stop` is called."""
+        task = asyncio.ensure_future(work)
+        stopper = asyncio.ensure_future(self._stop.wait())
+        try:
+            await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        finally:
+            stopper.cancel()
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+            raise StoppedError
+        return task.result()
+
+
+class StoppedError(Exception):
+    """`stop` was called while waiting on the Bot API."""
