@@ -1,4 +1,5 @@
-"""Cold one-shot `omega ask`: wall time and peak RSS, bundled model and an instant API server.
+"""Cold one-shot `omega ask`: wall time and peak RSS, bundled model and an instant API server
+(the lean tool-less path, and `--tools` through pydantic-ai).
 
 Prints medians over N runs. Run: .venv/bin/python bench/ask_cold.py [runs]
 """
@@ -21,11 +22,11 @@ from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 OMEGA = str(Path(sys.executable).with_name("omega"))
 
 
-def run_once(env: dict[str, str], question: str) -> tuple[float, float]:
+def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, float]:
     """One `omega ask`: (wall seconds, peak RSS MiB) of that process alone."""
     started = time.perf_counter()
     proc = subprocess.Popen(
-        [OMEGA, "ask", question], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        [OMEGA, "ask", *flags, question], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     )
     assert proc.stdout is not None
     proc.stdout.read()
@@ -36,11 +37,12 @@ def run_once(env: dict[str, str], question: str) -> tuple[float, float]:
     return wall, usage.ru_maxrss / 1024
 
 
-def measure(label: str, env: dict[str, str], runs: int) -> None:
+def measure(label: str, env: dict[str, str], runs: int, *flags: str) -> None:
     """Print the medians for one provider set-up."""
-    run_once(env, "warm the page cache")  # first run only warms the OS file cache
+    run_once(env, "warm the page cache", *flags)  # first run only warms the OS file cache
     walls, rss = zip(
-        *(run_once(env, "What is the capital of France?") for _ in range(runs)), strict=True
+        *(run_once(env, "What is the capital of France?", *flags) for _ in range(runs)),
+        strict=True,
     )
     print(
         f"{label:<28} wall p50 {statistics.median(walls):.2f} s   "
@@ -59,16 +61,14 @@ def main() -> None:
             runs,
         )
         with FakeOpenAI() as server:
-            measure(
-                "instant OpenAI-compatible",
-                dict(
-                    base,
-                    OMEGA_PROVIDER__DEFAULT="openai",
-                    OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
-                    OMEGA_PROVIDER__OPENAI__API_KEY="bench",
-                ),
-                runs,
+            api = dict(
+                base,
+                OMEGA_PROVIDER__DEFAULT="openai",
+                OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
+                OMEGA_PROVIDER__OPENAI__API_KEY="bench",
             )
+            measure("instant OpenAI-compatible", api, runs)
+            measure("  the same with --tools", api, runs, "--tools")
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omega.app import bootstrap, pipeline_deps
+from omega.gateway.pipeline import respond
 from omega.loops.scheduler import Scheduler
 from omega.memory import Store
 from omega.types import OutgoingMessage
@@ -41,7 +42,7 @@ async def delivery_delay(home: Path, count: int = 20) -> list[float]:
     deps = pipeline_deps(runtime, Store(runtime.paths.db))
     out = Clocked()
     stop = asyncio.Event()
-    runner = asyncio.create_task(Scheduler(deps, out).run(stop))
+    runner = asyncio.create_task(Scheduler(deps, out, respond).run(stop))
     due: dict[str, datetime] = {}
     start = datetime.now(UTC) + timedelta(seconds=0.5)
     for i in range(count):
@@ -77,7 +78,7 @@ async def thousand_due(home: Path) -> float:
         )
     out = Clocked()
     started = time.perf_counter()
-    delivered = await Scheduler(deps, out).run_due()
+    delivered = await Scheduler(deps, out, respond).run_due()
     elapsed = time.perf_counter() - started
     assert delivered == 1000 and len(out.times) == 1000
     return elapsed

@@ -54,11 +54,11 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
 def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
     """Build the provider, catalogs and state the gateway's pipeline runs on."""
     from omega.gateway.pipeline import PipelineDeps
-    from omega.gateway.state import RuntimeState
     from omega.memory.artefacts import ArtefactStore
     from omega.providers import build_chain, chain_timeout, resolve_provider_name
     from omega.skills import ProjectCatalog
     from omega.skills.guarded import GuardedSkills, bundled_dir
+    from omega.turn.state import RuntimeState
 
     name = resolve_provider_name(runtime.config)
     return PipelineDeps(
@@ -86,6 +86,7 @@ def _secret_values(config: Config) -> list[str]:
         p.gemini.api_key,
         config.channel.telegram.bot_token,
         config.channel.telegram.whisper_api_key,
+        config.channel.whatsapp.whisper_api_key,
         config.voice.api_key,
     ]
     values = [k.get_secret_value() for k in keys]

@@ -60,4 +60,6 @@ def channel_health_lines(config: Config, paths: OmegaPaths) -> list[tuple[str, s
     lines = []
     if config.channel.telegram.enabled:
         lines.append(("Telegram", describe_health(paths.channel_health("telegram"))))
+    if config.channel.whatsapp.enabled:
+        lines.append(("WhatsApp", describe_health(paths.channel_health("whatsapp"))))
     return lines

@@ -1,19 +1,31 @@
-"""The `omega` command line."""
+"""The `omega` command line: chat, start, ask, status, people and limitations.
+
+Over 400 lines because each command is a thin, flat sequence (bootstrap, open, act, print)
+that reads best whole; operations (init, service, backup, restore) are in cli_ops.py and
+the evolution review commands in cli_evolution.py."""
 
 from __future__ import annotations
 
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omega import __version__
+from omega.cli_evolution import register as register_evolution
+from omega.cli_ops import register as register_ops
+from omega.cli_quant import register as register_quant
+from omega.cli_support import fail as _fail
+from omega.cli_support import load_runtime as _runtime
+from omega.cli_support import open_store as _open_store
 
 if TYPE_CHECKING:
     from omega.app import Runtime
+    from omega.channels.base import Channel
     from omega.memory import Store
+    from omega.web.app import WebServer
 
 app = typer.Typer(
     name="omega",
@@ -24,11 +36,6 @@ app = typer.Typer(
 )
 
 ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
-
-
-def _fail(message: str, code: int = 2) -> NoReturn:
-    sys.stderr.write(f"omega: {message}\n")
-    raise typer.Exit(code)
 
 
 def check_not_root() -> None:
@@ -48,15 +55,26 @@ def check_not_root() -> None:
     )
 
 
+def _print_version(value: bool) -> None:
+    """`--version`: runs before any command is required (an eager option)."""
+    if value:
+        from omega.memory.migrations import latest_version
+
+        typer.echo(f"omega {__version__} (database schema {latest_version()})")
+        raise typer.Exit(0)
+
+
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     os.umask(0o077)  # everything Omega writes is for its owner only
     check_not_root()
-    if version:
-        typer.echo(f"omega {__version__}")
-        raise typer.Exit(0)
 
 
 def _warn_sandbox(runtime: Runtime) -> None:
@@ -71,31 +89,6 @@ def _warn_sandbox(runtime: Runtime) -> None:
         sys.stderr.write(f"omega: warning: sandbox {status.describe()}\n")
 
 
-def _runtime(stderr_level: str = "warning") -> Runtime:
-    from omega.app import bootstrap
-    from omega.config import ConfigError
-
-    try:
-        return bootstrap(stderr_level=stderr_level)
-    except ConfigError as exc:
-        _fail(str(exc))
-    except OSError as exc:
-        _fail(f"cannot prepare the data directory: {exc}")
-
-
-def _open_store(runtime: Runtime) -> Store:
-    import sqlite3
-
-    from omega.memory import SchemaTooNewError, Store
-
-    try:
-        return Store(runtime.paths.db)
-    except SchemaTooNewError as exc:
-        _fail(f"{runtime.paths.db}: {exc}")
-    except sqlite3.DatabaseError as exc:
-        _fail(f"{runtime.paths.db}: cannot open the database: {exc}")
-
-
 @app.command()
 def chat(
     jsonl: Annotated[
@@ -108,12 +101,13 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
+    from omega.ops.runlock import hold_running
 
     runtime = _runtime()
     store = _open_store(runtime)
+    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
     ok, reason = deps.provider.availability()
@@ -155,14 +149,27 @@ def start(
     import signal
 
     from omega.app import pipeline_deps
-    from omega.channels.base import Channel
     from omega.channels.terminal import JsonlChannel
     from omega.gateway.gateway import Gateway
+    from omega.ops.notify import sd_notify
+    from omega.ops.runlock import hold_running
+    from omega.ops.selfcheck import CheckContext, log_checks, run_checks
 
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
+    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
     deps = pipeline_deps(runtime, store)
     _warn_sandbox(runtime)
+    log_checks(
+        run_checks(
+            CheckContext(
+                runtime.config,
+                runtime.paths,
+                store,
+                network=True,
+            )
+        )
+    )
     channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
     telegram = runtime.config.channel.telegram
     if telegram.enabled:
@@ -178,10 +185,12 @@ def start(
                 "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
             )
     if runtime.config.channel.whatsapp.enabled:
-        sys.stderr.write(
-            "omega: warning: the whatsapp channel is not available in this "
-            "version yet; it is not started\n"
-        )
+        whatsapp = _whatsapp_channel(runtime)
+        if whatsapp is not None:
+            channels.append(whatsapp)
+    web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
+    if web is not None:
+        channels.append(web.channel)
     if not channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
@@ -201,12 +210,24 @@ def start(
     async def serve() -> None:
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
+
+        def stopping() -> None:
+            sd_notify("STOPPING=1")
+            stop.set()
+
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, stopping)
+        gateway = Gateway(deps, channels)
+        page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
         feed_task = asyncio.create_task(quant_feed.run(stop)) if quant_feed else None
         try:
-            await Gateway(deps, channels).run(stop=stop, summarize_on_exit=True)
+            await gateway.run(
+                stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
+            )
         finally:
+            if web is not None and page is not None:
+                web.shutdown()
+                await asyncio.gather(page, return_exceptions=True)
             if feed_task is not None:
                 stop.set()
                 feed_task.cancel()
@@ -218,11 +239,72 @@ def start(
         store.close()
 
 
+def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
+    """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
+    from omega.web.app import WebConfigError, is_loopback, prepare
+
+    try:
+        web = prepare(runtime, store)
+    except WebConfigError as exc:
+        store.close()
+        _fail(str(exc))
+    if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):
+        sys.stderr.write(
+            f"omega: warning: the web page listens on {runtime.config.web.host} "
+            "([web] allow_remote = true): anyone who reaches it can try to log in\n"
+        )
+    # Written to the terminal only, never to the log: the token works once, and a fresh
+    # link is always in web.url (readable by the owner alone).
+    sys.stderr.write(
+        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
+        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
+    )
+    return web
+
+
+def _whatsapp_channel(runtime: Runtime) -> Channel | None:
+    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
+    from omega.channels.whatsapp import WhatsAppChannel
+
+    config = runtime.config.channel.whatsapp
+    session = runtime.paths.whatsapp
+    try:
+        from omega.channels.whatsapp.client import NeonizeClient
+
+        session.mkdir(parents=True, exist_ok=True)
+        os.chmod(session, 0o700)
+        client = NeonizeClient(session)
+    except (ImportError, OSError) as exc:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
+            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
+            "channel is not started\n"
+        )
+        return None
+    if not config.allowed_users:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
+            'WhatsApp (add your number, e.g. "+351900000000")\n'
+        )
+    return WhatsAppChannel(
+        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
+    )
+
+
 @app.command()
-def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -> None:
-    """Ask one question and print the answer (no memory, no channels)."""
-    from omega.gateway.pipeline import friendly_error
-    from omega.gateway.prompt import PromptSituation, compose_system_prompt
+def ask(
+    question: Annotated[str, typer.Argument(help="The question to ask.")],
+    tools: Annotated[
+        bool,
+        typer.Option(
+            "--tools", help="Let the model use Omega's workspace tools (slower to start)."
+        ),
+    ] = False,
+) -> None:
+    """Ask one question and print the answer (no memory, no channels, no tools unless
+    --tools). Without tools an OpenAI-compatible provider is reached on a lean path."""
+    import dataclasses
+
     from omega.memory.context import ContextRequest, build_context
     from omega.providers import (
         ProviderError,
@@ -230,13 +312,15 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
         chain_timeout,
         resolve_provider_name,
     )
+    from omega.providers.base import friendly_error
+    from omega.turn.prompt import PromptSituation, compose_system_prompt
     from omega.types import IncomingMessage
 
     if not question.strip():
         _fail("the question is empty")
     runtime = _runtime()
     name = resolve_provider_name(runtime.config)
-    provider = build_chain(name, runtime.config, runtime.paths)
+    provider = build_chain(name, runtime.config, runtime.paths, one_shot=not tools)
     message = IncomingMessage(channel="cli", sender_id="cli", text=question)
     system_prompt = compose_system_prompt(
         runtime.prompts,
@@ -246,7 +330,10 @@ def ask(question: Annotated[str, typer.Argument(help="The question to ask.")]) -
             workspace=str(runtime.paths.workspace),
         ),
     )
-    context = build_context(None, ContextRequest(message, system_prompt, {}, "English", 0))
+    context = dataclasses.replace(
+        build_context(None, ContextRequest(message, system_prompt, {}, "English", 0)),
+        use_tools=tools,
+    )
 
     async def one_shot() -> str:
         try:
@@ -272,6 +359,8 @@ def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.channel_health import channel_health_lines
     from omega.logs import redact
+    from omega.memory.migrations import latest_version
+    from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
 
@@ -279,7 +368,9 @@ def status() -> None:
     store = _open_store(runtime)
     try:
         counts = store.counts()
+        schema = store.schema_version()
         kept_alerts = store.pending_owner_alerts(10)
+        checks = run_checks(CheckContext(runtime.config, runtime.paths, store, network=True))
     finally:
         store.close()
     config = runtime.config
@@ -297,6 +388,7 @@ def status() -> None:
             str(runtime.paths.config) if runtime.paths.config.exists() else "(none: defaults)",
         ),
         ("database", f"{runtime.paths.db} ({db_size / 1024:.1f} KiB)"),
+        ("schema", f"{schema} (this Omega knows up to {latest_version()})"),
         ("sandbox", probe(config.sandbox.mode).describe()),
     ]
     if "claude-code" in chain_names(name, config):
@@ -310,6 +402,7 @@ def status() -> None:
         )
     rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
+    rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider
     for section, secret in (
         ("anthropic", p.anthropic.api_key),
@@ -410,42 +503,31 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.evolution.limitations import LimitationStore
-    from omega.loops.checklist import remove_items
-    from omega.memory import AuditEntry
+    from omega.evolution.limitations import resolve_by_owner
 
     runtime = _runtime()
     store = _open_store(runtime)
     try:
-        resolved = LimitationStore(store).resolve(key, note, by="owner (cli)")
+        resolved = resolve_by_owner(
+            store,
+            runtime.paths.heartbeat,
+            key,
+            note,
+            by="owner (cli)",
+            channel="cli",
+            sender_id="owner",
+            request=f"resolve {key}",
+        )
         if resolved is None:
             _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
-        diff = remove_items(runtime.paths.heartbeat, resolved.title)
-        store.audit(
-            AuditEntry(
-                channel="cli",
-                sender_id="owner",
-                status="ok",
-                event="limitation:resolved",
-                input_text=f"resolve {key}",
-                detail=f"cause: owner (cli)\n{diff or '(not on HEARTBEAT.md)'}",
-            )
-        )
     finally:
         store.close()
     typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
 
 
-def _register_evolution() -> None:
-    # Imported here: omega.cli_evolution uses this module's helpers (_runtime, _open_store).
-    from omega.cli_evolution import register
-    from omega.cli_quant import register as register_quant
-
-    register(app)
-    register_quant(app)
-
-
-_register_evolution()
+register_evolution(app)
+register_ops(app)
+register_quant(app)
 
 
 def main() -> None:

@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from omega.cli_support import fail, load_runtime, open_store
+
 proposals_app = typer.Typer(
     help="Proposed skills, tools and lessons, and their review.", no_args_is_help=True
 )
@@ -32,11 +34,10 @@ def proposals_list(
     status: Annotated[str, typer.Option(help="pending, approved, rejected or all")] = "all",
 ) -> None:
     """List proposals with their gate decision and status."""
-    from omega import cli
     from omega.evolution.procedural import ProposalStore
 
-    runtime = cli._runtime()
-    store = cli._open_store(runtime)
+    runtime = load_runtime()
+    store = open_store(runtime)
     try:
         items = ProposalStore(store).find(None if status == "all" else status)
     finally:
@@ -54,18 +55,17 @@ def proposals_list(
 def proposals_show(proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")]) -> None:
     """Everything about one proposal, with the full content and sha256 of every file
     approving it would write or load, and whether that file already exists."""
-    from omega import cli
     from omega.evolution.procedural import ProposalStore
     from omega.evolution.review import render_review
 
-    runtime = cli._runtime()
-    store = cli._open_store(runtime)
+    runtime = load_runtime()
+    store = open_store(runtime)
     try:
         proposal = ProposalStore(store).get(proposal_id)
     finally:
         store.close()
     if proposal is None:
-        cli._fail(f"no proposal #{proposal_id}", code=1)
+        fail(f"no proposal #{proposal_id}", code=1)
     typer.echo(render_review(runtime.paths, proposal))
 
 
@@ -82,11 +82,10 @@ def proposals_approve(
 ) -> None:
     """Approve a proposal: a skill's SKILL.md is written and pinned; a tool's spec is recorded
     (and its file pinned if it exists: see `omega proposals show` first)."""
-    from omega import cli
     from omega.evolution.registration import ReviewError, approve
 
-    runtime = cli._runtime()
-    store = cli._open_store(runtime)
+    runtime = load_runtime()
+    store = open_store(runtime)
     try:
         typer.echo(
             approve(
@@ -100,7 +99,7 @@ def proposals_approve(
             )
         )
     except ReviewError as exc:
-        cli._fail(str(exc), code=1)
+        fail(str(exc), code=1)
     finally:
         store.close()
 
@@ -111,15 +110,14 @@ def proposals_reject(
     reason: Annotated[str, typer.Argument(help="Why (remembered, so it is not proposed again).")],
 ) -> None:
     """Reject a proposal, with the reason."""
-    from omega import cli
     from omega.evolution.registration import ReviewError, reject
 
-    runtime = cli._runtime()
-    store = cli._open_store(runtime)
+    runtime = load_runtime()
+    store = open_store(runtime)
     try:
         typer.echo(reject(store, proposal_id, reason, "owner (cli)"))
     except ReviewError as exc:
-        cli._fail(str(exc), code=1)
+        fail(str(exc), code=1)
     finally:
         store.close()
 
@@ -142,7 +140,6 @@ def skills_add(
 ) -> None:
     """Install a skill you trust: copied to $OMEGA_HOME/skills/<name>/ and pinned by hash.
     Given a folder already there, pins it as it is now."""
-    from omega import cli
     from omega.memory.artefacts import ArtefactStore
     from omega.skills import SKILL_FILE, SkillError, bundled_skill_names, parse_skill
 
@@ -150,14 +147,14 @@ def skills_add(
     try:
         skill = parse_skill((folder / SKILL_FILE).read_text(encoding="utf-8"), folder / SKILL_FILE)
     except (OSError, UnicodeDecodeError, SkillError) as exc:
-        cli._fail(f"not a skill: {exc}", code=1)
+        fail(f"not a skill: {exc}", code=1)
     if skill.name in bundled_skill_names():
-        cli._fail(f"{skill.name!r} is a bundled skill; choose another name", code=1)
-    runtime = cli._runtime()
+        fail(f"{skill.name!r} is a bundled skill; choose another name", code=1)
+    runtime = load_runtime()
     target = runtime.paths.skills / skill.name
     if folder.resolve() != target.resolve():
         _copy_folder(folder, target)
-    store = cli._open_store(runtime)
+    store = open_store(runtime)
     try:
         pin = ArtefactStore(store, runtime.paths.home).pin(
             "skill", skill.name, target, origin="owner", by="owner (cli)"
@@ -170,17 +167,20 @@ def skills_add(
 @skills_app.command("list")
 def skills_list() -> None:
     """Every skill folder and whether it loads: bundled, pinned, or refused (and why)."""
-    from omega import cli
     from omega.memory.artefacts import ArtefactStore, artefact_digest
-    from omega.skills import bundled_skill_names
+    from omega.skills import bundled_skill_names, load_skills
+    from omega.skills.guarded import bundled_dir
 
-    runtime = cli._runtime()
-    store = cli._open_store(runtime)
+    runtime = load_runtime()
+    store = open_store(runtime)
     bundled = set(bundled_skill_names())
+    missing = {skill.name: skill.missing for skill in load_skills(bundled_dir())}
     try:
         artefacts = ArtefactStore(store, runtime.paths.home)
         for name in sorted(bundled):
-            typer.echo(f"{name:<24} bundled (read-only, from the package)")
+            needs = missing.get(name, ())
+            state = f"not installed: needs {', '.join(needs)}" if needs else "installed"
+            typer.echo(f"{name:<24} bundled (read-only, from the package), {state}")
         for folder in sorted(p for p in runtime.paths.skills.iterdir() if p.is_dir()):
             if folder.name in bundled or folder.name.startswith("."):
                 continue
@@ -198,18 +198,17 @@ def tools_add(
 ) -> None:
     """Install a tool you implemented and reviewed: copied to $OMEGA_HOME/tools/<name>.py and
     pinned by hash; it loads at the next start."""
-    from omega import cli
     from omega.evolution.scaffold import TOOL_NAME
     from omega.memory.artefacts import ArtefactStore
 
     name = source.stem
     if not TOOL_NAME.fullmatch(name) or not source.is_file():
-        cli._fail(f"{source} is not a file named <snake_case_name>.py", code=1)
-    runtime = cli._runtime()
+        fail(f"{source} is not a file named <snake_case_name>.py", code=1)
+    runtime = load_runtime()
     target = runtime.paths.tools / f"{name}.py"
     if source.resolve() != target.resolve():
         shutil.copyfile(source, target)
-    store = cli._open_store(runtime)
+    store = open_store(runtime)
     try:
         pin = ArtefactStore(store, runtime.paths.home).pin(
             "tool", name, target, origin="owner", by="owner (cli)"

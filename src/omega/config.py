@@ -51,7 +51,6 @@ ORIGINAL_KEYS: dict[tuple[str, ...], str] = {
     ("provider", "*", "max_tokens"): "answers are not capped by this key",
     ("memory", "backend"): "memory is always SQLite",
     ("memory", "db_path"): "the database is $OMEGA_HOME/memory.db",
-    ("channel", "whatsapp", "whisper_api_key"): "set voice transcription in [voice] instead",
 }
 # Values of the original that mean the same as one of ours.
 _LOG_LEVELS = {"trace": "debug", "warn": "warning"}
@@ -113,6 +112,17 @@ class AuthSection(_Section):
         default_factory=lambda: ["read_file", "list_files", "search_memory", "fetch_url"]
     )
     group_tools: list[str] = Field(default_factory=lambda: ["search_memory", "fetch_url"])
+
+    @field_validator("owners")
+    @classmethod
+    def _whatsapp_numbers(cls, value: list[str]) -> list[str]:
+        # "whatsapp:+351 900 000 000" names the same person as WhatsApp's id "351900000000".
+        return [
+            f"whatsapp:{phone_digits(entry.partition(':')[2])}"
+            if entry.strip().startswith("whatsapp:")
+            else entry
+            for entry in value
+        ]
 
 
 class ClaudeCodeConfig(_Section):
@@ -208,9 +218,32 @@ class TelegramConfig(_Section):
         return value
 
 
+def phone_digits(value: str) -> str:
+    """A phone number in international form as WhatsApp ids name it: digits only
+    (`+351 900-000-000` -> `351900000000`); "*" stays "*"."""
+    value = str(value).strip()
+    if value == "*":
+        return value
+    return "".join(ch for ch in value if ch.isdigit()) or value
+
+
 class WhatsAppConfig(_Section):
     enabled: bool = False
-    allowed_users: list[str] = Field(default_factory=list)  # phone numbers; "*": anyone
+    # Phone numbers in international form ("+351900000000"); "*": anyone; empty: nobody.
+    allowed_users: list[str] = Field(default_factory=list)
+    # personal: Omega is linked to the owner's own account and answers only the "message
+    # yourself" chat; bot: Omega has a number of its own that people message.
+    mode: Literal["personal", "bot"] = "personal"
+    # The original Omega's key for voice transcription (OpenAI's whisper), as for Telegram;
+    # [voice] wins when it is set.
+    whisper_api_key: SecretStr = SecretStr("")
+
+    @field_validator("allowed_users", mode="before")
+    @classmethod
+    def _numbers(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [phone_digits(str(item)) for item in value]
+        return value
 
 
 class WebChannelConfig(_Section):
@@ -347,7 +380,8 @@ class LoggingSection(_Section):
 class VoiceSection(_Section):
     """Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint
     (OpenAI, Groq, a local whisper server). Empty `base_url`: voice notes are not transcribed,
-    unless the original's `[channel.telegram] whisper_api_key` is set (then OpenAI's)."""
+    unless the original's `whisper_api_key` of [channel.telegram] or [channel.whatsapp] is set
+    (then OpenAI's)."""
 
     base_url: str = ""  # e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1
     api_key: SecretStr = SecretStr("")
@@ -378,9 +412,15 @@ class QuantSection(_Section):
 
 
 class WebSection(_Section):
+    """The local web page (chat and the owner's dashboard), served by `omega start`."""
+
     enabled: bool = False
     host: str = "127.0.0.1"
-    port: Annotated[int, Field(ge=1, le=65535)] = 8765
+    port: Annotated[int, Field(ge=0, le=65535)] = 8765  # 0: any free port (tests)
+    # Binding to anything but a loopback address must be asked for explicitly: whoever holds
+    # the login link is the owner.
+    allow_remote: bool = False
+    session_hours: Annotated[float, Field(gt=0)] = 24 * 7  # a session idle this long ends
 
 
 class Config(_Section):

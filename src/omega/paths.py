@@ -89,8 +89,19 @@ class OmegaPaths:
         return self.home / f"{name}.health.json"
 
     @property
+    def web_url(self) -> Path:
+        """The local page's address with a one-time login token (0600)."""
+        return self.home / "web.url"
+
+    @property
+    def web_media(self) -> Path:
+        """Images Omega sent to the web page, served back to it."""
+        return self.home / "web-media"
+
+    @property
     def whatsapp(self) -> Path:
-        return self.home / "whatsapp"
+        """The WhatsApp session (whatsmeow's device store) and the pairing QR; 0700."""
+        return self.home / "whatsapp_session"
 
     def ensure(self) -> None:
         """Create the home and its folders (owner-only), idempotently."""

@@ -108,7 +108,7 @@ class Context:
     # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.
     use_tools: bool = False
     # Which tools this person may call (None: all of them, for the owner); see
-    # gateway.privileges. Non-owners get no shell and no writes unless configured.
+    # turn.privileges. Non-owners get no shell and no writes unless configured.
     allowed_tools: frozenset[str] | None = None
     # The folder this person's tools work in ("" : Omega's workspace, the owner's).
     workspace: str = ""

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import PipelineDeps, handle_message, respond
 from omega.loops.scheduler import Scheduler
 from omega.memory import Store
 from omega.owner import OWNER as OWNER_ADDRESS
@@ -137,7 +137,7 @@ def test_retries_of_an_undeliverable_verification_task_are_not_iterations(
     ]
     out = Out()
     out.fail_delivery = True
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     for _ in range(3):  # the send fails: the task goes back to pending and is retried
         pending = deps.store.task(task.id)
         assert pending is not None and pending.status == "pending"

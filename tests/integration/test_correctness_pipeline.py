@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.auth import local_owner_id
 from omega.gateway.gateway import Gateway
-from omega.gateway.pipeline import PipelineDeps, ask_provider, handle_message
+from omega.gateway.pipeline import PipelineDeps, ask_provider, handle_message, respond
 from omega.loops.heartbeat import run_heartbeat
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import summarize_conversation
 from omega.memory import Store
 from omega.owner import owner_alert
+from omega.turn.auth import local_owner_id
 from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -274,7 +274,7 @@ def test_scheduled_actions_use_the_complex_model(
         task_type="action",
     )
     out = Outbox()
-    assert asyncio.run(Scheduler(deps, out).run_due()) == 1
+    assert asyncio.run(Scheduler(deps, out, respond).run_due()) == 1
     [request] = fake_openai.requests
     assert request.body["model"] == "big-model"
     say(deps, "hello")

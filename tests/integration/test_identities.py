@@ -72,7 +72,7 @@ def test_the_same_id_on_two_channels_is_two_people_until_linked(
 def test_linking_to_the_owner_does_not_give_owner_rights(
     deps: PipelineDeps, fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    from omega.gateway.auth import local_owner_id
+    from omega.turn.auth import local_owner_id
 
     owner = local_owner_id()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", owner, "hi"), Out()))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.gateway.auth import local_owner_id
+from omega.turn.auth import local_owner_id
 from tests.conftest import CliResult, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import replies, tool_call, tool_names, tool_results
@@ -303,7 +303,7 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     from datetime import UTC, datetime
 
     from omega.app import bootstrap, pipeline_deps
-    from omega.gateway.pipeline import handle_message
+    from omega.gateway.pipeline import handle_message, respond
     from omega.loops.scheduler import Scheduler
     from omega.memory import Store
     from omega.types import IncomingMessage
@@ -325,7 +325,7 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     out = Out()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "mallory", "later"), out))
     [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
-    assert asyncio.run(Scheduler(deps, out).fire(task)) is True
+    assert asyncio.run(Scheduler(deps, out, respond).fire(task)) is True
     action = next(r for r in fake_openai.requests if "Scheduled action" in r.last_user_text)
     assert "run_shell" not in tool_names(action)
     assert not (isolated_env / "HEARTBEAT.md").exists()

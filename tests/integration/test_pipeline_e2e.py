@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from pathlib import Path
 
@@ -242,10 +243,16 @@ def test_injection_is_neutralized_before_the_provider(fake_openai: FakeOpenAI) -
 
 
 def test_skill_improve_from_the_owner_is_a_lesson_not_a_file_edit(
-    fake_openai: FakeOpenAI, isolated_env: Path
+    fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
 ) -> None:
     from omega.skills.guarded import bundled_dir
 
+    # The skill requires `npx` and starts `npx @playwright/mcp@latest` for the call; a stand-in
+    # that fails at once keeps the test off the npm registry (a real npx fetched it, slowly).
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "npx").write_text("#!/bin/sh\nexit 1\n")
+    (tools / "npx").chmod(0o755)
     bundled = (bundled_dir() / "playwright-mcp" / "SKILL.md").read_text()
     fake_openai.script = [
         Step(
@@ -253,12 +260,13 @@ def test_skill_improve_from_the_owner_is_a_lesson_not_a_file_edit(
             "idle before taking screenshots"
         )
     ]
-    run_omega(
+    result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai),
+        env=openai_env(fake_openai, PATH=f"{tools}:{os.environ['PATH']}"),
         stdin=jsonl({"text": "hi"}, {"text": "take a screenshot of example.com"}),
     )
+    assert result.returncode == 0, result.stderr
     assert (bundled_dir() / "playwright-mcp" / "SKILL.md").read_text() == bundled
     assert not (isolated_env / "skills" / "playwright-mcp").exists()
     # Background calls (summaries, facts) may come after the answer; pick the answer's request.

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.auth import local_owner_id
+from omega.turn.auth import local_owner_id
 from omega.gateway.pipeline import PipelineDeps, handle_message
 from omega.memory import Store
 from omega.owner import OWNER

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import PipelineDeps, handle_message, respond
 from omega.loops.scheduler import Scheduler
 from omega.types import IncomingMessage
 from tests.unit.test_loops import Outbox, Scripted, make_deps
@@ -38,7 +38,7 @@ def fire(deps: PipelineDeps, times: int) -> list[datetime]:
     """Let the scheduler fire the person's one task `times` times; the local times it fired."""
     [task] = deps.store.pending_tasks("ana")
     out = Outbox()
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     fired: list[datetime] = []
     for _ in range(times):
         current = deps.store.task(task.id)

@@ -7,7 +7,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omega.loops.checklist import add_item, checklist_items, read_checklist, remove_items
+from omega.checklist import add_item, checklist_items, read_checklist, remove_items
 
 
 def test_add_creates_file_with_header_and_dedups(tmp_path: Path) -> None:

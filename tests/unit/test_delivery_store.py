@@ -14,7 +14,7 @@ from omega.gateway import ingress
 from omega.gateway.gateway import _redacted
 from omega.logs import REDACTED, redact, redact_url, register_secret
 from omega.memory import Store
-from omega.memory import store as store_module
+from omega.memory import inbox as inbox_module
 from omega.memory.store import AuditEntry
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
@@ -50,7 +50,7 @@ def test_a_message_id_is_taken_once_and_remembered_without_its_text(store: Store
 def test_only_the_newest_handled_ids_are_kept(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "INBOX_DONE_KEPT", 3)
+    monkeypatch.setattr(inbox_module, "INBOX_DONE_KEPT", 3)
     for i in range(6):
         store.inbox_put(IncomingMessage("terminal", "ana", "x", id=f"m{i}"))
         store.inbox_finish(f"m{i}")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps
+from omega.gateway.pipeline import PipelineDeps, respond
 from omega.loops.heartbeat import (
     heartbeat_loop,
     is_heartbeat_ok,
@@ -111,7 +111,7 @@ def test_due_reminder_is_delivered_once(
     task_id = add_task(deps, NOW - timedelta(seconds=1))
     add_task(deps, NOW + timedelta(hours=1), description="later")
     out = Outbox()
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.run_due(NOW)) == 1
     assert asyncio.run(scheduler.run_due(NOW)) == 0
     assert [(m.text, m.kind, m.target) for m in out.sent] == [
@@ -127,7 +127,7 @@ def test_repeating_task_moves_to_its_next_occurrence(
     deps = make_deps(isolated_env, Scripted(), monkeypatch)
     task_id = add_task(deps, datetime(2020, 1, 31, 9, 0, tzinfo=UTC), repeat="monthly")
     out = Outbox()
-    asyncio.run(Scheduler(deps, out).run_due())
+    asyncio.run(Scheduler(deps, out, respond).run_due())
     task = deps.store.task(task_id)
     assert task is not None and task.status == "pending"
     assert task.due_at > datetime.now(UTC)
@@ -148,7 +148,7 @@ def test_failed_send_is_retried_with_backoff_never_marked_delivered(
     )
     task_id = add_task(deps, NOW - timedelta(minutes=5))
     out = Outbox(failures=1)
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
     assert task is not None
@@ -176,7 +176,7 @@ def test_crash_between_send_and_bookkeeping_does_not_fire_twice(
     task_id = add_task(deps, NOW - timedelta(seconds=5), repeat="daily")
     assert deps.store.claim_task(task_id)  # the run that died had claimed and sent it
     out = Outbox()
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.recover()) == 1
     asyncio.run(scheduler.run_due(datetime.now(UTC)))
     assert out.sent == []
@@ -193,7 +193,7 @@ def test_action_task_runs_the_provider_and_can_schedule_more(
     deps = make_deps(isolated_env, provider, monkeypatch)
     add_task(deps, NOW - timedelta(seconds=1), description="Check the news", task_type="action")
     out = Outbox()
-    asyncio.run(Scheduler(deps, out).run_due(NOW))
+    asyncio.run(Scheduler(deps, out, respond).run_due(NOW))
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Top story: rain."]
     assert "Check the news" in provider.prompts[0]
     pending = deps.store.pending_tasks("ana")
@@ -208,7 +208,7 @@ def test_failing_action_is_retried_not_lost(
     deps = make_deps(isolated_env, provider, monkeypatch, OMEGA_SCHEDULER__RETRY_BASE_SECS="1")
     task_id = add_task(deps, NOW, description="Backup report", task_type="action")
     out = Outbox()
-    scheduler = Scheduler(deps, out)
+    scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
     assert task is not None and task.status == "pending" and task.retry_count == 1
@@ -224,7 +224,7 @@ def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(
 
     async def scenario() -> float:
         stop = asyncio.Event()
-        runner = asyncio.create_task(Scheduler(deps, out).run(stop))
+        runner = asyncio.create_task(Scheduler(deps, out, respond).run(stop))
         await asyncio.sleep(0.2)  # nothing pending: it sleeps (up to an hour)
         due = datetime.now(UTC) + timedelta(seconds=0.5)
         add_task(deps, due)

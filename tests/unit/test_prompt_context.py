@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from omega.gateway.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
 from omega.memory import Store
 from omega.memory.context import ContextRequest, build_context, onboarding_hint, profile_lines
 from omega.prompts import Prompts
+from omega.turn.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
 from omega.types import IncomingMessage
 
 PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")

@@ -602,3 +602,23 @@ def test_fuzz_structured_frontmatter_raises_only_skill_error(
         assert isinstance(skill, Skill)
         assert all(isinstance(t, str) and t == t.strip().lower() and t for t in skill.triggers)
         assert all(isinstance(r, str) for r in skill.requires)
+
+
+def test_google_workspace_is_bundled_and_not_installed_without_gog(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert "google-workspace" in bundled_skill_names()
+    deploy_bundled_skills(tmp_path / "skills")
+    empty = tmp_path / "bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    skill = {s.name: s for s in load_skills(tmp_path / "skills")}["google-workspace"]
+    assert skill.requires == ("gog",)
+    assert not skill.available and skill.missing == ("gog",)
+    assert match_triggers([skill], "what is on my calendar tomorrow?") == [skill]
+    assert "gog gmail search" in skill.body
+    gog = empty / "gog"
+    gog.write_text("#!/bin/sh\nexit 0\n")
+    gog.chmod(0o755)
+    skill = {s.name: s for s in load_skills(tmp_path / "skills")}["google-workspace"]
+    assert skill.available

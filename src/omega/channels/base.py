@@ -11,6 +11,8 @@ from omega.types import IncomingMessage, OutgoingMessage
 # Hands a message to the gateway once it is durable; the future resolves when the message has
 # been handled completely (answered, silent, or failed), for channels that wait for that.
 Submit = Callable[[IncomingMessage], Awaitable["asyncio.Future[None]"]]
+# The gateway's `send`: delivers on any running channel, or to the owner wherever they are.
+Send = Callable[[OutgoingMessage], Awaitable[None]]
 
 
 @runtime_checkable
@@ -36,4 +38,27 @@ class Channel(Protocol):
 
     async def stop(self) -> None:
         """Stop receiving; `run` returns soon after."""
+        ...
+
+
+@runtime_checkable
+class PairingChannel(Protocol):
+    """A channel that links itself to an account by pairing (WhatsApp's QR code).
+
+    The gateway attaches its `send` (so pairing codes and news reach whoever asked, on any
+    channel) and makes the channel reachable to `/whatsapp` and the WHATSAPP_QR marker."""
+
+    @property
+    def name(self) -> str:
+        """Channel name, as in config."""
+        ...
+
+    def attach(self, send: Send) -> None:
+        """Where the channel sends what is not a reply (pairing codes, pairing outcomes)."""
+        ...
+
+    async def request_pairing(self, channel: str, target: str, phone: str = "") -> str:
+        """Start pairing for whoever asked on (`channel`, `target`): codes and the outcome go
+        there. With `phone`, a code to type on that phone instead. Returns the answer to give
+        now."""
         ...

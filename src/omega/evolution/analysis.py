@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from omega.evolution.gate import Policy, check_proposal
 from omega.evolution.procedural import Filed, ProposalStore
@@ -13,10 +13,8 @@ from omega.evolution.registration import approve
 from omega.evolution.validation import validated_json
 from omega.memory.store import AuditEntry
 from omega.owner import owner_alert
+from omega.turn.core import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, OutgoingMessage, Reply
-
-if TYPE_CHECKING:
-    from omega.gateway.pipeline import Outbox, PipelineDeps
 
 log = logging.getLogger(__name__)
 
@@ -67,9 +65,6 @@ async def propose(
     source: str,
 ) -> Filed | None:
     """Turn a gap into a gated proposal; tell the owner. None when the loop gave up."""
-    from omega.gateway.pipeline import ask_provider
-    from omega.gateway.routing import models_for
-
     store = deps.store
     repo = ProposalStore(store)
     fast, _ = models_for(deps.provider.name, deps.config)

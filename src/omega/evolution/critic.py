@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from omega.evolution.limitations import raise_limitation
 from omega.memory.store import Store
-
-if TYPE_CHECKING:
-    from omega.gateway.pipeline import Outbox, PipelineDeps
+from omega.turn.core import Outbox, PipelineDeps, load_turn, marker_context
+from omega.types import IncomingMessage
 
 WINDOW = 50
 MIN_CALLS = 5
@@ -66,10 +65,6 @@ def average_satisfaction(store: Store, cycles: int = 10) -> float | None:
 
 async def review_tools(deps: PipelineDeps, out: Outbox) -> list[str]:
     """Raise a limitation for every tool that keeps failing; return their titles."""
-    from omega.evolution.limitations import raise_limitation
-    from omega.gateway.pipeline import load_turn, marker_context
-    from omega.types import IncomingMessage
-
     stats = await deps.store.call(tool_effectiveness, deps.store)
     failing = [s for s in stats if s.calls >= MIN_CALLS and s.success_rate < FAILING_BELOW]
     raised = []

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 
 from omega.evolution.limitations import raise_limitation
-from omega.markers.context import MarkerContext, owner_message
 from omega.memory.artefacts import ArtefactStore
+from omega.turn.marker_context import MarkerContext, owner_message
 
 log = logging.getLogger(__name__)
 

@@ -7,17 +7,15 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from omega.evolution.analysis import submit
 from omega.evolution.critic import review_tools
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.store import Store, utc_now
+from omega.turn.core import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, Reply
-
-if TYPE_CHECKING:
-    from omega.gateway.pipeline import Outbox, PipelineDeps
 
 log = logging.getLogger(__name__)
 PREVIEW = 160
@@ -156,9 +154,6 @@ async def _evaluate(
     last_id: int,
 ) -> LoopResult:
     """One evaluation of one person's tool calls; learnings are kept for that person."""
-    from omega.gateway.pipeline import ask_provider
-    from omega.gateway.routing import models_for
-
     evo = deps.config.evolution
     store = deps.store
     repo = ProposalStore(store)

@@ -12,9 +12,9 @@ import json
 
 from omega.evolution.assess import assess
 from omega.evolution.procedural import GLOBAL, ProposalStore, scope_of
-from omega.markers.context import MarkerContext, audit_change, owner_message
 from omega.memory.store import Store
 from omega.skills import Skill
+from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 MAX_LESSON = 500
 

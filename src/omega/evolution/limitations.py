@@ -6,11 +6,12 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Literal
 
-from omega.loops.checklist import add_item, remove_items
-from omega.markers.context import MarkerContext, audit_change, owner_message
-from omega.memory.store import Store, utc_now
+from omega.checklist import add_item, remove_items
+from omega.memory.store import AuditEntry, Store, utc_now
+from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 Source = Literal["marker", "planner", "introspection", "critic", "integrity", "voice"]
 log = logging.getLogger(__name__)
@@ -159,5 +160,35 @@ async def resolve_limitation(
         "limitation:resolved",
         f"{resolved.title} | {resolution}",
         diff or "(not on HEARTBEAT.md)",
+    )
+    return resolved
+
+
+def resolve_by_owner(
+    store: Store,
+    heartbeat: Path,
+    key: str,
+    note: str,
+    *,
+    by: str,
+    channel: str,
+    sender_id: str,
+    request: str,
+) -> Limitation | None:
+    """The owner resolves a limitation (CLI, chat command, web page): it is marked resolved,
+    taken off HEARTBEAT.md and the change is audited with its diff. None if no open one."""
+    resolved = LimitationStore(store).resolve(key, note, by=by)
+    if resolved is None:
+        return None
+    diff = remove_items(heartbeat, resolved.title)
+    store.audit(
+        AuditEntry(
+            channel=channel,
+            sender_id=sender_id,
+            status="ok",
+            event="limitation:resolved",
+            input_text=request[:2000],
+            detail=f"cause: {by}\n{diff or '(not on HEARTBEAT.md)'}",
+        )
     )
     return resolved

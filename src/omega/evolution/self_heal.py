@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from omega.markers.context import MarkerContext, audit_change, owner_message
 from omega.memory.store import Store, utc_now
 from omega.schedule import timezone_name
+from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 log = logging.getLogger(__name__)
 MAX_ITERATIONS = 10

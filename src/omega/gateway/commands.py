@@ -4,26 +4,27 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
 from datetime import tzinfo
 
 from omega.channel_health import channel_health_lines
+from omega.channels.base import PairingChannel
 from omega.config import Config
-from omega.evolution.limitations import LimitationStore
+from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
 from omega.evolution.self_heal import SelfHealStore, clear_escalation
-from omega.gateway.auth import is_owner
-from omega.loops.checklist import remove_items
 from omega.memory.store import AuditEntry, Store, TaskLookupError
+from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
 from omega.providers import chain_names
 from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.auth import is_owner
 from omega.types import IncomingMessage
 
 HELP = {
@@ -47,7 +48,7 @@ HELP = {
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
-    "whatsapp": "pair WhatsApp with a QR code (owner only)",
+    "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
     "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (
         "advisory trading signals and the guarded executor (owner only)"
     ),
@@ -90,6 +91,8 @@ class CommandContext:
     skills: SkillCatalog
     projects: ProjectCatalog
     timezone: tzinfo
+    # Running channels that pair themselves (gateway state), for /whatsapp.
+    pairing: Mapping[str, PairingChannel] = field(default_factory=dict)
 
 
 def _help(ctx: CommandContext, args: str) -> str:
@@ -119,6 +122,11 @@ def _status(ctx: CommandContext, args: str) -> str:
     )
     for channel, state in channel_health_lines(ctx.config, ctx.paths):
         text += f"\n{channel}: {state}"
+    # the cheap checks only: no network request from a chat command
+    checks = run_checks(
+        CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)
+    )
+    text += "\n" + summary(checks)
     waiting = counts.get("owner_alerts_pending", 0)
     if waiting and is_owner(ctx.config, ctx.message):
         kept = ctx.store.pending_owner_alerts(5)
@@ -282,20 +290,18 @@ def _resolve(ctx: CommandContext, args: str) -> str:
         return "Usage: /resolve <limitation id> [how it was resolved]"
     key, _, how = args.partition(" ")
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
-    resolved = LimitationStore(ctx.store).resolve(key, how, by=who)
+    resolved = resolve_by_owner(
+        ctx.store,
+        ctx.paths.heartbeat,
+        key,
+        how,
+        by=who,
+        channel=ctx.message.channel,
+        sender_id=ctx.message.sender_id,
+        request=f"/resolve {args}",
+    )
     if resolved is None:
         return f"No open limitation {key}."
-    diff = remove_items(ctx.paths.heartbeat, resolved.title)
-    ctx.store.audit(
-        AuditEntry(
-            channel=ctx.message.channel,
-            sender_id=ctx.message.sender_id,
-            status="ok",
-            event="limitation:resolved",
-            input_text=f"/resolve {args}"[:2000],
-            detail=f"cause: {who}\n{diff or '(not on HEARTBEAT.md)'}",
-        )
-    )
     return f"Resolved [{resolved.id}] {resolved.title}."
 
 
@@ -373,14 +379,20 @@ def _quant(ctx: CommandContext, args: str) -> str:
     return quant_command(ctx.store, args, ctx.message.channel)
 
 
-def _whatsapp(ctx: CommandContext, args: str) -> str:
-    # The WhatsApp channel pairs itself when it exists; until then an honest answer.
+async def _whatsapp(ctx: CommandContext, args: str) -> str:
+    """Start WhatsApp pairing on the running channel; the QR codes come to whoever asked."""
     if not ctx.config.channel.whatsapp.enabled:
         return (
-            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml; "
-            "pairing by QR code comes with the WhatsApp channel."
+            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml "
+            "and restart Omega; it then pairs by QR code."
         )
-    return "The WhatsApp channel is not available in this version yet, so it cannot be paired."
+    channel = ctx.pairing.get("whatsapp")
+    if channel is None:
+        return (
+            "The WhatsApp channel is not running in this Omega: it runs with `omega start` "
+            "(its log says why when it cannot start)."
+        )
+    return await channel.request_pairing(ctx.message.channel, ctx.message.target, phone=args)
 
 
 HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
@@ -404,12 +416,17 @@ HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "approve": _approve,
     "reject": _reject,
     "selfheal": _selfheal,
-    "whatsapp": _whatsapp,
     "quant": _quant,
+}
+# Commands that wait on something running (a channel), not only on the database.
+ASYNC_HANDLERS: dict[str, Callable[[CommandContext, str], Awaitable[str]]] = {
+    "whatsapp": _whatsapp,
 }
 
 
 async def run_command(command: Command, ctx: CommandContext) -> str:
     """Run a command on the database thread and return the text to send."""
+    if command.name in ASYNC_HANDLERS:
+        return await ASYNC_HANDLERS[command.name](ctx, command.args)
     handler = HANDLERS[command.name]
     return await ctx.store.call(handler, ctx, command.args)

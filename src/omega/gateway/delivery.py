@@ -8,8 +8,8 @@ import logging
 from pathlib import Path
 
 from omega.gateway import attachments
-from omega.gateway.core import Outbox, PipelineDeps, db_call, elapsed_ms, record_audit
 from omega.memory.store import AuditEntry
+from omega.turn.core import Outbox, PipelineDeps, db_call, elapsed_ms, record_audit
 from omega.types import (
     IncomingMessage,
     OutgoingKind,

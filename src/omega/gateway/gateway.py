@@ -9,18 +9,18 @@ import getpass
 import logging
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from omega import i18n
-from omega.channels.base import Channel
+from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
-from omega.gateway.auth import check_auth, is_owner
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import PipelineDeps, handle_message, send_stored
+from omega.gateway.pipeline import PipelineDeps, handle_message, respond, send_stored
 from omega.logs import redact, redact_known
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
+from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -69,6 +69,10 @@ class Gateway:
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
+        for channel in channels:
+            if isinstance(channel, PairingChannel):
+                channel.attach(self.send)
+                deps.state.pairing[channel.name] = channel
 
     async def submit(self, message: IncomingMessage) -> asyncio.Future[None]:
         """Accept a new message from a channel: admit it, persist it, then dispatch it.
@@ -246,10 +250,16 @@ class Gateway:
 
     def owner_routes(self) -> list[tuple[str, str]]:
         """Where the owner can be reached now: configured addresses on running channels, then
-        the terminal (whoever sits at it is the owner)."""
+        the terminal (whoever sits at it is the owner), then a channel that knows the owner is
+        there now (the web page while it is open)."""
         routes = [route for route in owner_addresses(self.deps.config) if route[0] in self.channels]
         if "terminal" in self.channels:
             routes.append(("terminal", getpass.getuser()))
+        for name, channel in self.channels.items():
+            present = getattr(channel, "owner_target", None)
+            target = present() if callable(present) else None
+            if isinstance(target, str) and target:
+                routes.append((name, target))
         return list(dict.fromkeys(routes))
 
     async def _to_owner(self, message: OutgoingMessage) -> tuple[str, str] | None:
@@ -388,7 +398,7 @@ class Gateway:
         config = self.deps.config
         tasks = [asyncio.create_task(summarizer_loop(self.deps, stop), name="summarizer")]
         if config.scheduler.enabled:
-            scheduler = Scheduler(self.deps, self)
+            scheduler = Scheduler(self.deps, self, respond)
             tasks.append(asyncio.create_task(scheduler.run(stop), name="scheduler"))
         if config.heartbeat.enabled:
             tasks.append(
@@ -414,8 +424,12 @@ class Gateway:
         loops: bool = True,
         summarize_on_exit: bool = False,
         grace: float | None = None,
+        on_ready: Callable[[], object] | None = None,
     ) -> None:
         """Serve until every channel's input ends or, when given, until `stop` is set.
+
+        `on_ready` is called once the inbox is replayed and every channel is receiving (the
+        service manager's readiness notification).
 
         Then: stop intake, let in-flight replies finish within the grace period (what does not
         finish stays in the durable inbox for the next start), stop the loops and optionally
@@ -437,6 +451,8 @@ class Gateway:
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
         ]
+        if on_ready is not None:
+            on_ready()
         if stop is None:
             await asyncio.gather(*channel_tasks, return_exceptions=True)
         else:
@@ -447,7 +463,8 @@ class Gateway:
                     await channel.stop()
                 except Exception:
                     log.exception("stopping a channel failed")
-            await asyncio.wait(channel_tasks, timeout=5)
+            if channel_tasks:  # `omega start` with no channel runs only the loops
+                await asyncio.wait(channel_tasks, timeout=5)
         for name, task in zip(self.channels, channel_tasks, strict=True):
             if task.done() and not task.cancelled() and task.exception() is not None:
                 log.error("channel %s stopped with an error: %r", name, task.exception())

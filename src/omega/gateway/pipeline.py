@@ -18,46 +18,45 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 from omega import i18n
+from omega.checklist import read_checklist
 from omega.evolution.integrity import report_refusals
 from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments, voice
-from omega.gateway.auth import check_auth
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
-from omega.gateway.core import (
+from omega.gateway.delivery import conclude, deliver_answer, send_stored
+from omega.gateway.language import detect_language
+from omega.gateway.planning import plan_message, routing_enabled
+from omega.gateway.routing import DIRECT, Plan
+from omega.gateway.sanitize import sanitize
+from omega.gateway.steps import execute_steps
+from omega.markers.handlers import apply_markers
+from omega.markers.registry import parse_markers
+from omega.memory.context import ContextRequest, build_context
+from omega.memory.store import AuditEntry, Store
+from omega.providers.base import ProviderError, friendly_error
+from omega.skills import Skill, match_triggers
+from omega.turn.auth import check_auth
+from omega.turn.core import (
     Outbox,
     PipelineDeps,
     Turn,
     ask_provider,
     db_call,
     elapsed_ms,
-    friendly_error,
+    load_turn,
+    make_turn,
     marker_context,
+    models_for,
     person_workspace,
     record_audit,
 )
-from omega.gateway.delivery import conclude, deliver_answer, send_stored
-from omega.gateway.language import detect_language
-from omega.gateway.planning import plan_message, routing_enabled
-from omega.gateway.privileges import (
-    Role,
+from omega.turn.privileges import (
     allowed_tools,
     may_run_command,
-    role_of,
 )
-from omega.gateway.prompt import PromptSituation, compose_system_prompt
-from omega.gateway.routing import DIRECT, Plan, models_for
-from omega.gateway.sanitize import sanitize
-from omega.gateway.steps import execute_steps
-from omega.loops.checklist import read_checklist
-from omega.markers.handlers import apply_markers
-from omega.markers.registry import parse_markers
-from omega.memory.context import ContextRequest, build_context
-from omega.memory.store import AuditEntry, Store
-from omega.providers.base import ProviderError
-from omega.schedule import resolve_timezone
-from omega.skills import Skill, match_triggers
+from omega.turn.prompt import PromptSituation, compose_system_prompt
 from omega.types import (
     Context,
     IncomingMessage,
@@ -385,27 +384,11 @@ async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMes
     )
 
 
-async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
-    """The sender's facts, language and timezone (memory failing means empty facts)."""
-    no_facts: dict[str, str] = {}
-    facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
-    return _turn(deps, facts, role_of(deps.config, message))
-
-
-def _turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:
-    return Turn(
-        facts=facts,
-        language=facts.get("preferred_language", "English"),
-        zone=resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone),
-        role=role,
-    )
-
-
 async def _answer(
     deps: PipelineDeps, message: IncomingMessage, out: Outbox, started: float
 ) -> None:
     turn = await load_turn(deps, message)
-    turn = _turn(deps, await _welcome(deps, message, turn.facts, out), turn.role)
+    turn = make_turn(deps, await _welcome(deps, message, turn.facts, out), turn.role)
 
     command = parse_command(message.text)
     if command is not None:
@@ -419,6 +402,7 @@ async def _answer(
             skills=deps.skills,
             projects=deps.projects,
             timezone=turn.zone,
+            pairing=deps.state.pairing,
         )
         closing = None
         if command.name == "forget":

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import logging
 
-from omega.gateway.core import PipelineDeps, Turn, ask_provider, record_audit
 from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
 from omega.memory.store import AuditEntry
 from omega.providers.base import ProviderError
+from omega.turn.core import PipelineDeps, Turn, ask_provider, record_audit
 from omega.types import (
     ChatMessage,
     Context,

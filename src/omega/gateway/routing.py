@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from omega.config import Config
 from omega.types import ChatMessage
 
 # First line of the planner's instructions; test fakes recognise planning calls by it.
@@ -151,20 +150,3 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
 def _steps_plan(steps: list[PlanStep]) -> Plan:
     """A steps plan: the first MAX_STEPS run now, the rest held back (and said so)."""
     return Plan(kind="steps", steps=tuple(steps[:MAX_STEPS]), held_back=tuple(steps[MAX_STEPS:]))
-
-
-def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:
-    """(fast, complex) model names of a provider: direct answers vs multi-step plans."""
-    p = config.provider
-    if provider == "claude-code":
-        return p.claude_code.model, p.claude_code.model_complex or p.claude_code.model
-    section = {
-        "anthropic": p.anthropic,
-        "openai": p.openai,
-        "ollama": p.ollama,
-        "openrouter": p.openrouter,
-        "gemini": p.gemini,
-    }.get(provider)
-    if section is None:
-        return None, None
-    return section.model or None, (section.model_complex or section.model) or None

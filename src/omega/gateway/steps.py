@@ -6,7 +6,13 @@ import dataclasses
 import logging
 from pathlib import Path
 
-from omega.gateway.core import (
+from omega.gateway.delivery import conclude
+from omega.gateway.routing import Plan
+from omega.markers.handlers import apply_markers
+from omega.markers.registry import parse_markers
+from omega.memory.store import AuditEntry
+from omega.providers.base import ProviderError
+from omega.turn.core import (
     Outbox,
     PipelineDeps,
     Turn,
@@ -15,12 +21,6 @@ from omega.gateway.core import (
     person_workspace,
     record_audit,
 )
-from omega.gateway.delivery import conclude
-from omega.gateway.routing import Plan
-from omega.markers.handlers import apply_markers
-from omega.markers.registry import parse_markers
-from omega.memory.store import AuditEntry
-from omega.providers.base import ProviderError
 from omega.types import (
     ChatMessage,
     Context,

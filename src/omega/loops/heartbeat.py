@@ -7,10 +7,8 @@ import logging
 import re
 from datetime import datetime, time
 
+from omega.checklist import read_checklist
 from omega.evolution.limitations import LimitationStore
-from omega.gateway.pipeline import Outbox, PipelineDeps, ask_provider
-from omega.gateway.prompt import PromptSituation, compose_system_prompt
-from omega.loops.checklist import read_checklist
 from omega.markers.handlers import MarkerContext, apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import profile_lines
@@ -21,6 +19,8 @@ from omega.providers.base import ProviderError
 from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.schedule import resolve_timezone
+from omega.turn.core import Outbox, PipelineDeps, ask_provider
+from omega.turn.prompt import PromptSituation, compose_system_prompt
 from omega.types import ChatMessage, Context, IncomingMessage
 
 log = logging.getLogger(__name__)

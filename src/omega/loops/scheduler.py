@@ -14,9 +14,9 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from omega.gateway.pipeline import Outbox, PipelineDeps, load_turn, respond
 from omega.memory.store import Task
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
+from omega.turn.core import Outbox, PipelineDeps, Responder, load_turn
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -58,11 +58,13 @@ def following_due(task: Task, now: datetime) -> datetime | None:
 
 
 class Scheduler:
-    """Runs due tasks; `run` until `stop` is set."""
+    """Runs due tasks; `run` until `stop` is set. Action tasks are answered through `respond`
+    (the pipeline's answer path, passed in by the gateway)."""
 
-    def __init__(self, deps: PipelineDeps, out: Deliverer) -> None:
+    def __init__(self, deps: PipelineDeps, out: Deliverer, respond: Responder) -> None:
         self.deps = deps
         self.out = out
+        self.respond = respond
         self._limit = asyncio.Semaphore(CONCURRENT_SENDERS)
 
     async def recover(self) -> int:
@@ -136,7 +138,7 @@ class Scheduler:
             # verification retried after a failed send is not a new iteration).
             message.id = f"task:{task.id}"
         turn = await load_turn(self.deps, message)
-        await respond(
+        await self.respond(
             self.deps, message, turn, _Strict(self.out), cause="action", raise_errors=True
         )
 

@@ -6,12 +6,10 @@ import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
+from omega.checklist import add_item, remove_items
 from omega.evolution.lessons import skill_improve
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
-from omega.gateway.privileges import may_use_marker
-from omega.loops.checklist import add_item, remove_items
-from omega.markers.context import MarkerContext, MarkerOutcome, audit_change
 from omega.markers.registry import MarkerEvent, ParseResult
 from omega.memory.store import TaskLookupError
 from omega.owner import owner_alert
@@ -25,6 +23,8 @@ from omega.schedule import (
     timezone_name,
 )
 from omega.skills import SkillError
+from omega.turn.marker_context import MarkerContext, MarkerOutcome, audit_change
+from omega.turn.privileges import may_use_marker
 from omega.types import OutgoingMessage
 
 __all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
@@ -139,7 +139,21 @@ async def _whatsapp_qr(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcom
             )
         )
         raise LookupError("whatsapp channel not enabled")
-    raise LookupError("whatsapp pairing is started by the WhatsApp channel itself")
+    channel = ctx.state.pairing.get("whatsapp")
+    if channel is None:
+        await ctx.notify(
+            OutgoingMessage(
+                ctx.message.channel,
+                ctx.message.target,
+                "WhatsApp pairing is not available: the WhatsApp channel is not running in "
+                "this Omega (it runs with `omega start`).",
+                kind="status",
+            )
+        )
+        raise LookupError("whatsapp channel not running")
+    text = await channel.request_pairing(ctx.message.channel, ctx.message.target)
+    await ctx.notify(OutgoingMessage(ctx.message.channel, ctx.message.target, text, kind="status"))
+    out.applied.append("WHATSAPP_QR")
 
 
 async def _lang(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:

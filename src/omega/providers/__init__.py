@@ -53,10 +53,16 @@ def resolve_provider_name(config: Config, environ: Mapping[str, str] | None = No
 
 
 def build_provider(
-    name: str, config: Config, paths: OmegaPaths, store: Store | None = None
+    name: str,
+    config: Config,
+    paths: OmegaPaths,
+    store: Store | None = None,
+    *,
+    one_shot: bool = False,
 ) -> Provider:
     """Construct the named provider from its config section (imports only what it needs);
-    API providers get the built-in tools (`store` adds memory search)."""
+    API providers get the built-in tools (`store` adds memory search). `one_shot` (a single
+    tool-less question, `omega ask`) takes the lean path for OpenAI-compatible servers."""
     p = config.provider
     # Every process started for the model (shell, `claude`, MCP servers) runs under it.
     sandbox = Sandbox(config.sandbox, paths)
@@ -68,6 +74,17 @@ def build_provider(
         from omega.providers.claude_code import ClaudeCodeProvider
 
         return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
+    if one_shot and name in ("openai", "ollama", "openrouter"):
+        from omega.providers.lean import LeanChatProvider
+
+        lean = {"openai": p.openai, "ollama": p.ollama, "openrouter": p.openrouter}[name]
+        return LeanChatProvider(
+            name,
+            lean.model,
+            lean.api_key.get_secret_value(),
+            lean.base_url,
+            timeout_secs=p.timeout_secs,
+        )
     from omega.providers.api import ApiProvider, ApiSettings
     from omega.tools.builtin import builtin_registry
 
@@ -113,16 +130,21 @@ def chain_names(name: str, config: Config) -> list[str]:
 
 
 def build_chain(
-    name: str, config: Config, paths: OmegaPaths, store: Store | None = None
+    name: str,
+    config: Config,
+    paths: OmegaPaths,
+    store: Store | None = None,
+    *,
+    one_shot: bool = False,
 ) -> Provider:
     """The named provider, wrapped with `[provider] fallback` in a FallbackProvider when set."""
     names = chain_names(name, config)
     if len(names) == 1:
-        return build_provider(name, config, paths, store)
+        return build_provider(name, config, paths, store, one_shot=one_shot)
     from omega.providers.fallback import FallbackProvider
 
     return FallbackProvider(
-        [build_provider(n, config, paths, store) for n in names],
+        [build_provider(n, config, paths, store, one_shot=one_shot) for n in names],
         timeouts=[provider_timeout(n, config) for n in names],
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Protocol, runtime_checkable
 
+from omega import i18n
 from omega.types import Context, Reply
 
 ErrorKind = Literal["timeout", "unavailable", "rate_limit", "error"]
@@ -39,3 +40,17 @@ class Provider(Protocol):
     async def complete(self, context: Context) -> Reply:
         """Answer the context's conversation; raise ProviderError on failure."""
         ...
+
+
+def friendly_error(error: Exception, language: str = "English") -> str:
+    """The message a user sees instead of a raw provider error (the provider's own one-sentence
+    hint when it has one, e.g. "run `claude` once to log in")."""
+    if isinstance(error, ProviderError) and error.hint:
+        return error.hint
+    kind = error.kind if isinstance(error, ProviderError) else "error"
+    key = {
+        "timeout": "error_timeout",
+        "unavailable": "error_unavailable",
+        "rate_limit": "error_rate_limit",
+    }.get(kind, "error_generic")
+    return i18n.message(key, language)

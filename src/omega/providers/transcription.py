@@ -35,13 +35,16 @@ class Transcriber:
 
 def transcriber_for(config: Config) -> Transcriber | None:
     """The configured transcriber: `[voice]`, else OpenAI with the original's
-    `[channel.telegram] whisper_api_key`; None when neither is set."""
+    `whisper_api_key` of `[channel.telegram]` or `[channel.whatsapp]`; None when none is set."""
     voice = config.voice
     if voice.base_url:
         return Transcriber(
             voice.base_url, voice.api_key.get_secret_value(), voice.model, voice.timeout_secs
         )
-    whisper = config.channel.telegram.whisper_api_key.get_secret_value()
+    whisper = (
+        config.channel.telegram.whisper_api_key.get_secret_value()
+        or config.channel.whatsapp.whisper_api_key.get_secret_value()
+    )
     if whisper:
         return Transcriber(OPENAI_URL, whisper, "whisper-1", voice.timeout_secs)
     return None

@@ -16,97 +16,11 @@ from __future__ import annotations
 import html
 import re
 
-MAX_MESSAGE_UNITS = 4096
+from omega.channels.text import FENCE, MAX_MESSAGE_UNITS, split_text, utf16_len
+
 MAX_CAPTION_UNITS = 1024
 
-# Where a piece may end, best first: after a paragraph, after a line, after a space.
-_BREAKS = ("\n\n", "\n", " ")
-_FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[ \t]*$")
-
-
-def utf16_len(text: str) -> int:
-    """The length of `text` as Telegram counts it (UTF-16 code units)."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
-
-
-def _fitting_prefix(text: str, limit: int) -> int:
-    """How many characters of `text` fit in `limit` UTF-16 units (at least one)."""
-    if utf16_len(text) <= limit:
-        return len(text)
-    units = 0
-    for index, ch in enumerate(text):
-        units += 2 if ord(ch) > 0xFFFF else 1
-        if units > limit:
-            return max(index, 1)
-    return len(text)
-
-
-def _code_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of each fenced code block, from its opening fence to its closing one (or
-    the end of the text when it is never closed)."""
-    spans: list[tuple[int, int]] = []
-    start: int | None = None
-    position = 0
-    for line in text.splitlines(keepends=True):
-        if _FENCE.match(line.rstrip("\r\n")):
-            if start is None:
-                start = position
-            else:
-                spans.append((start, position + len(line)))
-                start = None
-        position += len(line)
-    if start is not None:
-        spans.append((start, len(text)))
-    return spans
-
-
-def _inside(spans: list[tuple[int, int]], at: int) -> bool:
-    return any(start < at < end for start, end in spans)
-
-
-def _break_at(text: str, size: int, limit: int) -> int | None:
-    """Where a piece of `text` cut at `size` should end: the best break in the window's second
-    half outside a code block; else before the code block the cut falls in, when that block fits
-    in one piece; else the best break in the second half; None when there is no break at all."""
-    window = text[:size]
-    spans = _code_spans(text)
-    half = size // 2
-    for outside_only in (True, False):
-        if not outside_only:
-            cut = next((span for span in spans if span[0] < size < span[1]), None)
-            if cut is not None and cut[0] > 0 and utf16_len(text[cut[0] : cut[1]]) <= limit:
-                return cut[0]
-        for mark in _BREAKS:
-            at = window.rfind(mark)
-            while at >= 0 and at + len(mark) > half:
-                end = at + len(mark)
-                if not outside_only or not _inside(spans, end):
-                    return end
-                at = window.rfind(mark, 0, at)
-    return None
-
-
-def split_text(text: str, limit: int = MAX_MESSAGE_UNITS) -> list[str]:
-    """`text` in pieces of at most `limit` UTF-16 units whose concatenation is exactly `text`.
-
-    A piece ends after a paragraph break where one lies in the second half of the window, else
-    after a line break, else after a space, else at the limit; breaks outside fenced code
-    blocks are preferred. No piece is empty; a piece that would be only whitespace is kept with
-    its neighbour when that fits."""
-    if limit < 2:
-        raise ValueError("limit must be at least 2")
-    pieces: list[str] = []
-    rest = text
-    while rest:
-        size = _fitting_prefix(rest, limit)
-        if size < len(rest):
-            size = _break_at(rest, size, limit) or size
-        piece, rest = rest[:size], rest[size:]
-        if pieces and not piece.strip() and utf16_len(pieces[-1] + piece) <= limit:
-            pieces[-1] += piece
-        else:
-            pieces.append(piece)
-    return pieces
+__all__ = ["MAX_CAPTION_UNITS", "MAX_MESSAGE_UNITS", "render_html", "split_text", "utf16_len"]
 
 
 # -- Markdown to Telegram HTML -------------------------------------------------------------
@@ -186,7 +100,7 @@ def render_html(piece: str, code: str | None = None) -> tuple[str, str | None]:
     for raw in piece.splitlines(keepends=True):
         line = raw.rstrip("\r\n")
         newline = raw[len(line) :]
-        fence = _FENCE.match(line)
+        fence = FENCE.match(line)
         if fence:
             flush_quote()
             if code is None:

@@ -85,3 +85,17 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
             raise
         applied.append(migration.version)
     return applied
+
+
+def latest_version() -> int:
+    """The newest schema version this Omega knows (its last bundled migration)."""
+    return max((m.version for m in bundled_migrations()), default=0)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The newest migration applied to a database (0 for one never migrated)."""
+    try:
+        row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
+    except sqlite3.OperationalError:  # no schema_migrations table
+        return 0
+    return int(row[0] or 0)

@@ -1,5 +1,6 @@
-"""What every stage of the pipeline shares: its dependencies, the outbox, the turn, store calls
-that never stop a reply, and the one way to ask the provider."""
+"""What the pipeline, the loops and evolution share: the dependencies, the outbox, the turn (who
+is answered, in which language and with which rights), store calls that never stop a reply, and
+the one way to ask the provider. Nothing here imports the gateway, the loops or evolution."""
 
 from __future__ import annotations
 
@@ -13,19 +14,16 @@ from datetime import tzinfo
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from omega import i18n
 from omega.config import Config
-from omega.gateway.privileges import (
-    Role,
-    workspace_for,
-)
-from omega.gateway.state import RuntimeState
-from omega.markers.handlers import MarkerContext
 from omega.memory.store import AuditEntry, Store
 from omega.paths import OmegaPaths
 from omega.prompts import Prompts
 from omega.providers.base import Provider, ProviderError
+from omega.schedule import resolve_timezone
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.marker_context import MarkerContext
+from omega.turn.privileges import Role, role_of, workspace_for
+from omega.turn.state import RuntimeState
 from omega.types import (
     Context,
     IncomingMessage,
@@ -50,6 +48,24 @@ class Outbox(Protocol):
         ...
 
 
+class Responder(Protocol):
+    """The pipeline's answer path (gateway.pipeline.respond), handed to the loops that answer
+    on someone's behalf (the scheduler's action tasks) so they need not import the gateway."""
+
+    async def __call__(
+        self,
+        deps: PipelineDeps,
+        message: IncomingMessage,
+        turn: Turn,
+        out: Outbox,
+        *,
+        cause: str = ...,
+        raise_errors: bool = ...,
+    ) -> str | None:
+        """Answer `message` for `turn` through the whole reply path; the text sent, if any."""
+        ...
+
+
 @dataclass
 class PipelineDeps:
     """What the stages need; built once at start-up."""
@@ -63,20 +79,6 @@ class PipelineDeps:
     skills: SkillCatalog
     projects: ProjectCatalog
     state: RuntimeState
-
-
-def friendly_error(error: Exception, language: str = "English") -> str:
-    """The message a user sees instead of a raw provider error (the provider's own one-sentence
-    hint when it has one, e.g. "run `claude` once to log in")."""
-    if isinstance(error, ProviderError) and error.hint:
-        return error.hint
-    kind = error.kind if isinstance(error, ProviderError) else "error"
-    key = {
-        "timeout": "error_timeout",
-        "unavailable": "error_unavailable",
-        "rate_limit": "error_rate_limit",
-    }.get(kind, "error_generic")
-    return i18n.message(key, language)
 
 
 async def db_call(
@@ -176,4 +178,38 @@ class Turn:
     facts: dict[str, str]
     language: str
     zone: tzinfo
-    role: Role = "stranger"  # the rights the turn runs with (gateway.privileges)
+    role: Role = "stranger"  # the rights the turn runs with (turn.privileges)
+
+
+async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
+    """The sender's facts, language and timezone (memory failing means empty facts)."""
+    no_facts: dict[str, str] = {}
+    facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
+    return make_turn(deps, facts, role_of(deps.config, message))
+
+
+def make_turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:
+    """A turn from known facts: language and timezone from them, or the configured defaults."""
+    return Turn(
+        facts=facts,
+        language=facts.get("preferred_language", "English"),
+        zone=resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone),
+        role=role,
+    )
+
+
+def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:
+    """(fast, complex) model names of a provider: direct answers vs multi-step plans."""
+    p = config.provider
+    if provider == "claude-code":
+        return p.claude_code.model, p.claude_code.model_complex or p.claude_code.model
+    section = {
+        "anthropic": p.anthropic,
+        "openai": p.openai,
+        "ollama": p.ollama,
+        "openrouter": p.openrouter,
+        "gemini": p.gemini,
+    }.get(provider)
+    if section is None:
+        return None, None
+    return section.model or None, (section.model_complex or section.model) or None

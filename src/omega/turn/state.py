@@ -7,6 +7,8 @@ import time
 import weakref
 from dataclasses import dataclass, field
 
+from omega.channels.base import PairingChannel
+
 # Locks and semaphores belong to one event loop; tests (and `omega ask`) run several loops.
 _PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, object]] = (
     weakref.WeakKeyDictionary()
@@ -32,6 +34,9 @@ class RuntimeState:
     tasks_changed: asyncio.Event = field(default_factory=asyncio.Event)
     # Set when the heartbeat interval changes, so the heartbeat re-plans its sleep.
     heartbeat_changed: asyncio.Event = field(default_factory=asyncio.Event)
+    # Running channels that pair themselves (WhatsApp), by name: `/whatsapp` and the
+    # WHATSAPP_QR marker reach them here. The gateway fills it with its channels.
+    pairing: dict[str, PairingChannel] = field(default_factory=dict)
 
     def workspace_lock(self, folder: str) -> asyncio.Lock:
         """One turn at a time per workspace folder, so the images a turn made are its own."""

@@ -9,12 +9,12 @@ from datetime import tzinfo
 from typing import Literal
 
 from omega.config import Config
-from omega.gateway.privileges import Role
-from omega.gateway.state import RuntimeState
 from omega.memory.store import AuditEntry, Store
 from omega.owner import owner_alert
 from omega.paths import OmegaPaths
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.privileges import Role
+from omega.turn.state import RuntimeState
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -36,7 +36,7 @@ class MarkerContext:
     state: RuntimeState
     notify: Notify
     cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
-    # The rights of the person the reply answers (gateway.privileges.role_of); least by default.
+    # The rights of the person the reply answers (turn.privileges.role_of); least by default.
     role: Role = "stranger"
 
     @property

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from omega.config import Config
-from omega.gateway.auth import check_auth, is_owner
 from omega.owner import OWNER
+from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage
 
 Role = Literal["owner", "person", "group", "stranger"]

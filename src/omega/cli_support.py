@@ -1,0 +1,48 @@
+"""What every `omega` subcommand shares: failing with one line, the runtime, the store.
+
+Kept apart from cli.py so that command modules (cli_evolution, cli_ops) import it without
+importing the app that registers them."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, NoReturn
+
+import typer
+
+if TYPE_CHECKING:
+    from omega.app import Runtime
+    from omega.memory import Store
+
+
+def fail(message: str, code: int = 2) -> NoReturn:
+    """Print `omega: message` on stderr and exit with `code`."""
+    sys.stderr.write(f"omega: {message}\n")
+    raise typer.Exit(code)
+
+
+def load_runtime(stderr_level: str = "warning") -> Runtime:
+    """Bootstrap $OMEGA_HOME and the config; a broken one ends the command with its message."""
+    from omega.app import bootstrap
+    from omega.config import ConfigError
+
+    try:
+        return bootstrap(stderr_level=stderr_level)
+    except ConfigError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot prepare the data directory: {exc}")
+
+
+def open_store(runtime: Runtime) -> Store:
+    """Open memory.db (migrating it); a database too new or broken ends the command."""
+    import sqlite3
+
+    from omega.memory import SchemaTooNewError, Store
+
+    try:
+        return Store(runtime.paths.db)
+    except SchemaTooNewError as exc:
+        fail(f"{runtime.paths.db}: {exc}")
+    except sqlite3.DatabaseError as exc:
+        fail(f"{runtime.paths.db}: cannot open the database: {exc}")

@@ -1,0 +1,151 @@
+"""The audit log and the record of every tool call."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from omega.logs import redact
+from omega.memory.db import Database, utc_now
+from omega.text import scrub
+from omega.types import (
+    ToolCall,
+)
+
+AuditStatus = Literal["ok", "denied", "error"]
+
+
+MAX_ARGUMENTS = 4000
+MAX_PREVIEW = 500
+
+
+def _capped_json(arguments: dict[str, object]) -> str:
+    """Tool arguments as JSON with secrets redacted, cut to a sane size."""
+    text = redact(json.dumps(arguments, ensure_ascii=False, default=str))
+    return text if len(text) <= MAX_ARGUMENTS else text[: MAX_ARGUMENTS - 15] + "...(truncated)"
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One audited exchange (or denial, or error)."""
+
+    channel: str
+    sender_id: str
+    status: AuditStatus
+    sender_name: str = ""
+    input_text: str = ""
+    output_text: str = ""
+    provider: str = ""
+    model: str = ""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    processing_ms: int = 0
+    detail: str = ""
+    event: str = "exchange"
+
+
+class AuditLog(Database):
+    """The audit log and tool calls."""
+
+    def audit(self, entry: AuditEntry) -> None:
+        """Append one entry to the audit log.
+
+        Every text field is scrubbed of lone surrogates (so the row is always written) and
+        redacted (configured secrets and credential-shaped strings never reach the log)."""
+
+        def clean(text: str) -> str:
+            return redact(scrub(text))
+
+        entry = dataclasses.replace(
+            entry,
+            channel=clean(entry.channel),
+            sender_id=clean(entry.sender_id),
+            sender_name=clean(entry.sender_name),
+            input_text=clean(entry.input_text),
+            output_text=clean(entry.output_text),
+            provider=clean(entry.provider),
+            model=clean(entry.model),
+            detail=clean(entry.detail),
+            event=clean(entry.event),
+        )
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
+                "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
+                "processing_ms, status, detail, event) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    utc_now(),
+                    entry.channel,
+                    entry.sender_id,
+                    entry.sender_name,
+                    entry.input_text,
+                    entry.output_text,
+                    entry.provider,
+                    entry.model,
+                    entry.input_tokens,
+                    entry.output_tokens,
+                    entry.cost_usd,
+                    entry.processing_ms,
+                    entry.status,
+                    entry.detail,
+                    entry.event,
+                ),
+            )
+
+    def audit_entries(self, limit: int = 50) -> list[dict[str, object]]:
+        """The latest audit entries, newest first."""
+        rows = self._query("SELECT * FROM audit_log ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(row) for row in rows]
+
+    def record_tool_calls(
+        self,
+        calls: Sequence[ToolCall],
+        *,
+        agent: str,
+        channel: str = "",
+        sender_id: str = "",
+        conversation_id: str = "",
+    ) -> int:
+        """Record tool calls (arguments size-capped and redacted); return the newest row id."""
+        if not calls:
+            return 0
+        now = utc_now()
+        rows = [
+            (
+                now,
+                agent,
+                channel,
+                sender_id,
+                conversation_id,
+                call.name,
+                _capped_json(call.arguments),
+                int(call.ok),
+                redact(call.error)[:MAX_PREVIEW],
+                redact(call.result_preview)[:MAX_PREVIEW],
+                call.duration_ms,
+            )
+            for call in calls
+        ]
+        with self._tx() as conn:
+            conn.executemany(
+                "INSERT INTO tool_calls (created_at, agent, channel, sender_id, conversation_id, "
+                "tool, arguments, ok, error, result_preview, duration_ms) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            return int(conn.execute("SELECT MAX(id) FROM tool_calls").fetchone()[0])
+
+    def tool_calls(self, agent: str | None = None, limit: int = 100) -> list[dict[str, object]]:
+        """Recorded tool calls, newest first (optionally of one agent)."""
+        if agent is None:
+            rows = self._query("SELECT * FROM tool_calls ORDER BY id DESC LIMIT ?", (limit,))
+        else:
+            rows = self._query(
+                "SELECT * FROM tool_calls WHERE agent = ? ORDER BY id DESC LIMIT ?", (agent, limit)
+            )
+        return [dict(row) for row in rows]

@@ -1,0 +1,254 @@
+"""Conversations and their messages (FTS5 recall), summaries and the summarizer's view."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from omega.memory.db import Database, to_db_time, utc_now
+from omega.text import scrub
+from omega.types import (
+    ChatMessage,
+    Role,
+)
+
+
+@dataclass(frozen=True)
+class RecalledMessage:
+    """A past message found by full-text search."""
+
+    conversation_id: str
+    role: Role
+    content: str
+    created_at: str
+
+
+_FTS_TOKEN = re.compile(r"\w+", re.UNICODE)
+# Words too common to say what a message is about (the eight languages Omega greets in).
+STOP_WORDS = frozenset(
+    "the and for are but not you your with this that what when where which who how about "
+    "from have has had was were will would can could should there their them they then than "
+    "into just also some any all our out get got like please thanks thank yes okay "
+    "que los las del por para con una uno como pero más mas esto esta este eso "
+    "não nao uma com por para mais isso esta este "
+    "les des une est pas pour avec dans que qui sur vous nous "
+    "der die das und ist nicht ich mit für fur ein eine den dem sie wir "
+    "che non per una con sono della questo "
+    "het een van dat niet met voor zijn ook maar "
+    "что это как для все так".split()
+)
+
+
+def fts_query(text: str, max_terms: int = 8) -> str:
+    """Turn free text into a safe FTS5 OR-query of quoted terms ('' when nothing to search)."""
+    terms: list[str] = []
+    for token in _FTS_TOKEN.findall(text.lower()):
+        if len(token) >= 3 and token not in STOP_WORDS and token not in terms:
+            terms.append(token)
+        if len(terms) == max_terms:
+            break
+    return " OR ".join(f'"{term}"' for term in terms)
+
+
+class Conversations(Database):
+    """Conversations, messages and summaries."""
+
+    def _active_conversation(
+        self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str
+    ) -> str:
+        row = conn.execute(
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
+            (channel, sender_id),
+        ).fetchone()
+        if row:
+            return str(row[0])
+        conversation_id = uuid.uuid4().hex
+        conn.execute(
+            "INSERT INTO conversations (id, channel, sender_id, started_at, last_activity) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (conversation_id, channel, sender_id, now, now),
+        )
+        return conversation_id
+
+    def active_conversation_id(self, channel: str, sender_id: str) -> str | None:
+        """The sender's open conversation on this channel, if any (never creates one)."""
+        rows = self._query(
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
+            (channel, sender_id),
+        )
+        return str(rows[0]["id"]) if rows else None
+
+    def active_conversation(self, channel: str, sender_id: str) -> str:
+        """The sender's open conversation on this channel, created if there is none."""
+        with self._tx() as conn:
+            return self._active_conversation(conn, channel, sender_id, utc_now())
+
+    def store_exchange(self, channel: str, sender_id: str, user_text: str, reply_text: str) -> str:
+        """Save a user message and Omega's reply in one transaction; return the conversation.
+
+        Lone surrogates (a model's JSON can carry them) are replaced, so the exchange is kept."""
+        user_text, reply_text = scrub(user_text), scrub(reply_text)
+        now = utc_now()
+        with self._tx() as conn:
+            conversation_id = self._active_conversation(conn, channel, sender_id, now)
+            conn.executemany(
+                "INSERT INTO messages (conversation_id, channel, sender_id, role, content, "
+                "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (conversation_id, channel, sender_id, "user", user_text, now),
+                    (conversation_id, channel, sender_id, "assistant", reply_text, now),
+                ],
+            )
+            conn.execute(
+                "UPDATE conversations SET last_activity = ? WHERE id = ?", (now, conversation_id)
+            )
+        return conversation_id
+
+    def recent_messages(self, channel: str, sender_id: str, limit: int) -> list[ChatMessage]:
+        """The last `limit` messages of the sender's active conversation, oldest first."""
+        if limit <= 0:
+            return []
+        rows = self._query(
+            "SELECT m.role, m.content FROM messages m JOIN conversations c "
+            "ON c.id = m.conversation_id WHERE c.channel = ? AND c.sender_id = ? "
+            "AND c.status = 'active' ORDER BY m.id DESC LIMIT ?",
+            (channel, sender_id, limit),
+        )
+        return [ChatMessage(role=row["role"], content=row["content"]) for row in reversed(rows)]
+
+    def search_messages(
+        self, sender_id: str, text: str, limit: int = 5, exclude_conversation: str = ""
+    ) -> list[RecalledMessage]:
+        """Past messages of this sender related to `text` (FTS5, best matches first)."""
+        query = fts_query(text)
+        if not query or limit <= 0:
+            return []
+        # Narrow to this sender inside the index, so ranking never scans other people's words.
+        # A NUL would end the FTS5 string early ("unterminated string"): it separates tokens.
+        sender_phrase = '"' + sender_id.replace('"', '""').replace("\0", " ") + '"'
+        match = f"sender_id : {sender_phrase} AND ({query})"
+        rows = self._query(
+            "SELECT m.conversation_id, m.role, m.content, m.created_at FROM messages_fts f "
+            "JOIN messages m ON m.id = f.rowid WHERE messages_fts MATCH ? AND m.sender_id = ? "
+            "AND m.conversation_id != ? ORDER BY f.rank LIMIT ?",
+            (match, sender_id, exclude_conversation, limit),
+        )
+        return [
+            RecalledMessage(row["conversation_id"], row["role"], row["content"], row["created_at"])
+            for row in rows
+        ]
+
+    def idle_conversations(self, idle_minutes: float) -> list[tuple[str, str, str]]:
+        """Active conversations with no activity for `idle_minutes`: (id, channel, sender)."""
+        cutoff = to_db_time(datetime.now(UTC) - timedelta(minutes=idle_minutes))
+        rows = self._query(
+            "SELECT id, channel, sender_id FROM conversations "
+            "WHERE status = 'active' AND last_activity < ?",
+            (cutoff,),
+        )
+        return [(row["id"], row["channel"], row["sender_id"]) for row in rows]
+
+    def close_conversation(self, conversation_id: str, summary: str) -> None:
+        """Close a conversation and keep its summary."""
+        now = utc_now()
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT sender_id FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row is None:
+                return
+            conn.execute(
+                "UPDATE conversations SET status = 'closed', closed_at = ? WHERE id = ?",
+                (now, conversation_id),
+            )
+            if summary:
+                conn.execute(
+                    "INSERT OR REPLACE INTO summaries (conversation_id, sender_id, summary, "
+                    "created_at) VALUES (?, ?, ?, ?)",
+                    (conversation_id, row[0], summary, now),
+                )
+
+    def recent_summaries(self, sender_id: str, limit: int = 3) -> list[str]:
+        """The sender's latest conversation summaries, newest first."""
+        rows = self._query(
+            "SELECT summary FROM summaries WHERE sender_id = ? ORDER BY created_at DESC LIMIT ?",
+            (sender_id, limit),
+        )
+        return [row["summary"] for row in rows]
+
+    def close_active_conversation(self, channel: str, sender_id: str) -> str | None:
+        """Close the sender's open conversation (summary comes later); return its id."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+                "AND status = 'active'",
+                (channel, sender_id),
+            ).fetchone()
+            if row is None:
+                return None
+            conn.execute(
+                "UPDATE conversations SET status = 'closed', closed_at = ? WHERE id = ?",
+                (utc_now(), row[0]),
+            )
+            return str(row[0])
+
+    def sender_counts(self, sender_id: str) -> dict[str, int]:
+        """How much is remembered about one sender."""
+        with self._lock:
+            one = self._conn.execute
+            return {
+                "conversations": int(
+                    one(
+                        "SELECT COUNT(*) FROM conversations WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+                "messages": int(
+                    one(
+                        "SELECT COUNT(*) FROM messages WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+                "facts": int(
+                    one("SELECT COUNT(*) FROM facts WHERE sender_id = ?", (sender_id,)).fetchone()[
+                        0
+                    ]
+                ),
+                "summaries": int(
+                    one(
+                        "SELECT COUNT(*) FROM summaries WHERE sender_id = ?", (sender_id,)
+                    ).fetchone()[0]
+                ),
+            }
+
+    def all_recent_summaries(self, limit: int = 3) -> list[tuple[str, str]]:
+        """The latest summaries across everyone: (created_at, summary), newest first."""
+        rows = self._query(
+            "SELECT created_at, summary FROM summaries ORDER BY created_at DESC LIMIT ?", (limit,)
+        )
+        return [(row["created_at"], row["summary"]) for row in rows]
+
+    def conversation_messages(self, conversation_id: str) -> list[ChatMessage]:
+        """Every message of one conversation, in order."""
+        rows = self._query(
+            "SELECT role, content FROM messages WHERE conversation_id = ? ORDER BY id",
+            (conversation_id,),
+        )
+        return [ChatMessage(role=row["role"], content=row["content"]) for row in rows]
+
+    def conversation_sender(self, conversation_id: str) -> tuple[str, str] | None:
+        """(channel, sender_id) of a conversation."""
+        rows = self._query(
+            "SELECT channel, sender_id FROM conversations WHERE id = ?", (conversation_id,)
+        )
+        return (rows[0]["channel"], rows[0]["sender_id"]) if rows else None
+
+    def active_conversations(self) -> list[tuple[str, str, str]]:
+        """Every open conversation: (id, channel, sender_id)."""
+        rows = self._query(
+            "SELECT id, channel, sender_id FROM conversations WHERE status = 'active'"
+        )
+        return [(row["id"], row["channel"], row["sender_id"]) for row in rows]

@@ -1,0 +1,103 @@
+"""People: who a channel id is (identities) and what is known about them (facts)."""
+
+from __future__ import annotations
+
+from omega.memory.db import Database, utc_now
+
+# Facts that are Omega's own state about a person, written only by Omega's code (commands,
+# markers, the welcome), never by a model extracting facts from a conversation.
+SYSTEM_FACT_KEYS = frozenset({"welcomed", "active_project", "personality", "preferred_language"})
+
+
+class People(Database):
+    """Identities and facts."""
+
+    def person_of(self, channel: str, sender_id: str) -> str:
+        """The person key of a channel id, recorded on first sight: the raw id when no other
+        channel holds it, else "channel:id" (ids of two channels never share memory unless
+        the owner links them)."""
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",
+                (channel, sender_id),
+            ).fetchone()
+            if row is not None:
+                return str(row[0])
+            taken = conn.execute(
+                "SELECT 1 FROM identities WHERE person = ? LIMIT 1", (sender_id,)
+            ).fetchone()
+            person = f"{channel}:{sender_id}" if taken else sender_id
+            conn.execute(
+                "INSERT INTO identities (channel, sender_id, person, created_at) "
+                "VALUES (?, ?, ?, ?)",
+                (channel, sender_id, person, utc_now()),
+            )
+            return person
+
+    def link_identity(self, channel: str, sender_id: str, to_channel: str, to_id: str) -> str:
+        """Make `channel:sender_id` the same person as `to_channel:to_id` from now on; return
+        that person. What the linked id said before stays under its old key."""
+        person = self.person_of(to_channel, to_id)
+        self.person_of(channel, sender_id)
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE identities SET person = ? WHERE channel = ? AND sender_id = ?",
+                (person, channel, sender_id),
+            )
+        return person
+
+    def identities(self) -> list[tuple[str, str, str]]:
+        """Every known (channel, id, person), by person."""
+        rows = self._query(
+            "SELECT channel, sender_id, person FROM identities ORDER BY person, channel"
+        )
+        return [(row["channel"], row["sender_id"], row["person"]) for row in rows]
+
+    def set_fact(self, sender_id: str, key: str, value: str) -> None:
+        """Remember (or update) one fact about a sender."""
+        now = utc_now()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO facts (sender_id, key, value, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (sender_id, key) "
+                "DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (sender_id, key, value, now, now),
+            )
+
+    def set_learned_fact(self, sender_id: str, key: str, value: str) -> bool:
+        """Remember a fact a model extracted; Omega's own state (SYSTEM_FACT_KEYS) is refused."""
+        if key in SYSTEM_FACT_KEYS:
+            return False
+        self.set_fact(sender_id, key, value)
+        return True
+
+    def facts(self, sender_id: str) -> dict[str, str]:
+        """Every fact known about a sender, in the order they were learned."""
+        rows = self._query(
+            "SELECT key, value FROM facts WHERE sender_id = ? ORDER BY id", (sender_id,)
+        )
+        return {row["key"]: row["value"] for row in rows}
+
+    def get_fact(self, sender_id: str, key: str) -> str | None:
+        """One fact about a sender, or None."""
+        rows = self._query(
+            "SELECT value FROM facts WHERE sender_id = ? AND key = ?", (sender_id, key)
+        )
+        return str(rows[0]["value"]) if rows else None
+
+    def delete_fact(self, sender_id: str, key: str) -> bool:
+        """Forget one fact; True when it existed."""
+        with self._tx() as conn:
+            cursor = conn.execute(
+                "DELETE FROM facts WHERE sender_id = ? AND key = ?", (sender_id, key)
+            )
+            return cursor.rowcount > 0
+
+    def delete_facts(self, sender_id: str, keep: tuple[str, ...] = ()) -> int:
+        """Forget every fact about a sender except the `keep` keys; return how many went."""
+        marks = ",".join("?" * len(keep))
+        sql = "DELETE FROM facts WHERE sender_id = ?" + (
+            f" AND key NOT IN ({marks})" if keep else ""
+        )
+        with self._tx() as conn:
+            return conn.execute(sql, (sender_id, *keep)).rowcount

@@ -1,0 +1,273 @@
+"""Scheduled tasks: reminders and actions, their claiming, retries and recurrence anchor."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from datetime import UTC, datetime, tzinfo
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from omega.memory.db import Database, from_db_time, to_db_time, utc_now
+
+
+@dataclass(frozen=True)
+class Task:
+    """A scheduled reminder or action."""
+
+    id: str
+    channel: str
+    sender_id: str
+    reply_target: str
+    description: str
+    task_type: Literal["reminder", "action"]
+    due_at: datetime
+    repeat: str
+    timezone: str
+    status: str
+    retry_count: int = 0
+    anchor_local: datetime | None = None  # first occurrence, naive wall-clock in `timezone`
+    origin_id: str = ""  # the creator's channel id when `sender_id` is their person key
+
+
+def _anchor(due_at: datetime, timezone: str) -> str:
+    """The wall-clock time of an occurrence in the task's zone (what repeats keep)."""
+    try:
+        zone: tzinfo = ZoneInfo(timezone)
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = UTC
+    return due_at.astimezone(zone).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+def _task(row: sqlite3.Row) -> Task:
+    anchor = row["anchor_local"]
+    return Task(
+        anchor_local=datetime.fromisoformat(anchor) if anchor else None,
+        id=row["id"],
+        channel=row["channel"],
+        sender_id=row["sender_id"],
+        reply_target=row["reply_target"],
+        description=row["description"],
+        task_type=row["task_type"],
+        due_at=from_db_time(row["due_at"]),
+        repeat=row["repeat"],
+        timezone=row["timezone"],
+        status=row["status"],
+        retry_count=row["retry_count"],
+        origin_id=row["origin_id"],
+    )
+
+
+class TaskLookupError(LookupError):
+    """No task, or more than one, matches an id prefix."""
+
+
+class Tasks(Database):
+    """Scheduled reminders and actions."""
+
+    def create_task(
+        self,
+        *,
+        channel: str,
+        sender_id: str,
+        reply_target: str,
+        description: str,
+        due_at: datetime,
+        repeat: str = "once",
+        task_type: str = "reminder",
+        timezone: str = "UTC",
+        anchor_local: datetime | None = None,
+        origin_id: str = "",
+    ) -> tuple[str, bool]:
+        """Schedule a task; return (id, created). An identical pending task is not duplicated.
+
+        `anchor_local` is the wall-clock time repeats keep (naive, in `timezone`); without it,
+        the due time read in `timezone` is the anchor."""
+        due = to_db_time(due_at)
+        anchor = (
+            anchor_local.replace(tzinfo=None).isoformat(timespec="seconds")
+            if anchor_local is not None
+            else _anchor(due_at, timezone)
+        )
+        with self._tx() as conn:
+            row = conn.execute(
+                "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND channel = ? AND "
+                "description = ? AND due_at = ? AND task_type = ? AND status = 'pending'",
+                (sender_id, channel, description, due, task_type),
+            ).fetchone()
+            if row:
+                return str(row[0]), False
+            task_id = uuid.uuid4().hex
+            conn.execute(
+                "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
+                "task_type, due_at, anchor_local, repeat, timezone, created_at, origin_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    task_id,
+                    channel,
+                    sender_id,
+                    reply_target,
+                    description,
+                    task_type,
+                    due,
+                    anchor,
+                    repeat,
+                    timezone,
+                    utc_now(),
+                    origin_id,
+                ),
+            )
+            return task_id, True
+
+    def pending_tasks(self, sender_id: str) -> list[Task]:
+        """The sender's pending tasks, soonest first."""
+        rows = self._query(
+            "SELECT * FROM scheduled_tasks WHERE sender_id = ? AND status = 'pending' "
+            "ORDER BY due_at",
+            (sender_id,),
+        )
+        return [_task(row) for row in rows]
+
+    def _task_by_prefix(self, conn: sqlite3.Connection, sender_id: str, prefix: str) -> str:
+        # Exact prefix match on the id (no LIKE, so no wildcards), pending tasks of this sender.
+        prefix = prefix.strip().lower()
+        if not prefix:
+            raise TaskLookupError("no task id given")
+        rows = conn.execute(
+            "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND status = 'pending' "
+            "AND substr(id, 1, ?) = ?",
+            (sender_id, len(prefix), prefix),
+        ).fetchall()
+        if not rows:
+            raise TaskLookupError(f"no pending task starts with {prefix!r}")
+        if len(rows) > 1:
+            raise TaskLookupError(f"{len(rows)} tasks start with {prefix!r}; give more of the id")
+        return str(rows[0][0])
+
+    def find_pending_task(self, sender_id: str, prefix: str) -> Task:
+        """The one pending task of this sender whose id starts with `prefix`."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+        task = self.task(task_id)
+        if task is None:  # cancelled between the two reads
+            raise TaskLookupError(f"no pending task starts with {prefix!r}")
+        return task
+
+    def cancel_task(self, sender_id: str, prefix: str) -> Task:
+        """Cancel the one pending task of this sender whose id starts with `prefix`."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+            conn.execute("UPDATE scheduled_tasks SET status = 'cancelled' WHERE id = ?", (task_id,))
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+                return _task(row.fetchone())
+            finally:
+                conn.row_factory = None
+
+    def update_task(
+        self,
+        sender_id: str,
+        prefix: str,
+        *,
+        description: str = "",
+        due_at: datetime | None = None,
+        repeat: str = "",
+        anchor_local: datetime | None = None,
+        timezone: str = "",
+    ) -> Task:
+        """Change the given fields of one pending task (matched by exact id prefix)."""
+        with self._tx() as conn:
+            task_id = self._task_by_prefix(conn, sender_id, prefix)
+            if description:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET description = ? WHERE id = ?",
+                    (description, task_id),
+                )
+            if due_at is not None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET due_at = ? WHERE id = ?",
+                    (to_db_time(due_at), task_id),
+                )
+            if repeat:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET repeat = ? WHERE id = ?", (repeat, task_id)
+                )
+            if anchor_local is not None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET anchor_local = ? WHERE id = ?",
+                    (anchor_local.replace(tzinfo=None).isoformat(timespec="seconds"), task_id),
+                )
+            if timezone:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET timezone = ? WHERE id = ?", (timezone, task_id)
+                )
+            conn.row_factory = sqlite3.Row
+            try:
+                row = conn.execute("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+                return _task(row.fetchone())
+            finally:
+                conn.row_factory = None
+
+    def due_tasks(self, now: datetime, limit: int = 100) -> list[Task]:
+        """Pending tasks due at or before `now`, oldest first."""
+        rows = self._query(
+            "SELECT * FROM scheduled_tasks WHERE status = 'pending' AND due_at <= ? "
+            "ORDER BY due_at LIMIT ?",
+            (to_db_time(now), limit),
+        )
+        return [_task(row) for row in rows]
+
+    def next_due_at(self) -> datetime | None:
+        """When the soonest pending task is due (None when nothing is pending)."""
+        rows = self._query(
+            "SELECT MIN(due_at) AS due FROM scheduled_tasks WHERE status = 'pending'"
+        )
+        due = rows[0]["due"] if rows else None
+        return from_db_time(due) if due else None
+
+    def claim_task(self, task_id: str) -> bool:
+        """Mark a pending task as being delivered; False if someone else has it or it changed."""
+        with self._tx() as conn:
+            cursor = conn.execute(
+                "UPDATE scheduled_tasks SET status = 'delivering' "
+                "WHERE id = ? AND status = 'pending'",
+                (task_id,),
+            )
+            return cursor.rowcount == 1
+
+    def finish_task(self, task_id: str, next_due: datetime | None) -> None:
+        """After delivery: a one-shot task is done; a repeating one waits for `next_due`."""
+        with self._tx() as conn:
+            if next_due is None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'delivered', delivered_at = ?, "
+                    "last_error = NULL WHERE id = ? AND status = 'delivering'",
+                    (utc_now(), task_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'pending', due_at = ?, retry_count = 0, "
+                    "delivered_at = ?, last_error = NULL WHERE id = ? AND status = 'delivering'",
+                    (to_db_time(next_due), utc_now(), task_id),
+                )
+
+    def retry_task(self, task_id: str, error: str, retry_at: datetime, give_up: bool) -> None:
+        """A failed delivery: back to pending at `retry_at` (never delivered), or failed."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE scheduled_tasks SET status = ?, due_at = ?, retry_count = retry_count + 1, "
+                "last_error = ? WHERE id = ? AND status = 'delivering'",
+                ("failed" if give_up else "pending", to_db_time(retry_at), error[:1000], task_id),
+            )
+
+    def interrupted_tasks(self) -> list[Task]:
+        """Tasks claimed by a run that died before its bookkeeping."""
+        rows = self._query("SELECT * FROM scheduled_tasks WHERE status = 'delivering'")
+        return [_task(row) for row in rows]
+
+    def task(self, task_id: str) -> Task | None:
+        """One task by its full id."""
+        rows = self._query("SELECT * FROM scheduled_tasks WHERE id = ?", (task_id,))
+        return _task(rows[0]) if rows else None

@@ -1,0 +1,99 @@
+"""`omega ask` on the lean path: one tool-less chat completion with the standard library
+(no pydantic-ai, no OpenAI SDK imported), retried and classified like the SDK path;
+`--tools` keeps the full tool loop."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from omega.providers.base import ProviderError
+from omega.providers.lean import LeanChatProvider
+from omega.types import ChatMessage, Context
+from tests.conftest import openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, Step
+
+
+def test_ask_imports_no_sdk(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    fake_openai.script = [Step(text="Paris.")]
+    env = dict(os.environ, **openai_env(fake_openai))
+    code = (
+        "import sys; from omega.cli import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic_ai', 'openai', 'httpx', 'anthropic', 'google'))\n"
+        "print('HEAVY', heavy)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["Paris.", "HEAVY []"]
+    [request] = fake_openai.requests
+    assert request.path == "/v1/chat/completions"
+    assert [m["role"] for m in request.messages] == ["system", "user"]
+    assert request.messages[1]["content"] == "Capital?"
+    assert request.headers["authorization"] == "Bearer sk-test-secret-key-0123456789"
+    assert "tools" not in request.body
+
+
+def test_ask_with_tools_offers_them(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    fake_openai.script = [Step(text="Listed.")]
+    result = run_omega("ask", "--tools", "What is in my workspace?", env=openai_env(fake_openai))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "Listed."
+    names = {t["function"]["name"] for t in fake_openai.requests[0].body["tools"]}
+    assert {"read_file", "list_files"} <= names
+
+
+def _context() -> Context:
+    return Context(
+        system_prompt="Be brief.",
+        messages=[
+            ChatMessage("user", "one"),
+            ChatMessage("assistant", "two"),
+            ChatMessage("user", "three"),
+        ],
+        max_tokens=20,
+    )
+
+
+def _lean(server: FakeOpenAI, **kwargs: float) -> LeanChatProvider:
+    return LeanChatProvider("openai", "fake-model", "sk-x", server.base_url, **kwargs)  # type: ignore[arg-type]
+
+
+def test_lean_provider_request_usage_and_retries(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script = [Step(status=503), Step(status=500), Step(text="answer")]
+    reply = asyncio.run(_lean(fake_openai).complete(_context()))
+    assert reply.text == "answer" and reply.provider == "openai"
+    assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
+    assert len(fake_openai.requests) == 3  # two retries, as the SDK does
+    body = fake_openai.requests[-1].body
+    assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
+    assert body["max_tokens"] == 20 and body["model"] == "fake-model"
+
+
+def test_lean_provider_errors_are_classified(fake_openai: FakeOpenAI) -> None:
+    fake_openai.script = [Step(status=429)] * 3
+    with pytest.raises(ProviderError) as err:
+        asyncio.run(_lean(fake_openai).complete(_context()))
+    assert err.value.kind == "rate_limit" and len(fake_openai.requests) == 3
+    fake_openai.script = [Step(status=401, text="bad key")]
+    with pytest.raises(ProviderError) as err:
+        asyncio.run(_lean(fake_openai).complete(_context()))
+    assert err.value.kind == "error" and "401" in str(err.value)
+    fake_openai.script = [Step(hang_secs=5)]
+    with pytest.raises(ProviderError) as err:
+        asyncio.run(_lean(fake_openai, timeout_secs=0.5).complete(_context()))
+    assert err.value.kind == "timeout"
+    closed = LeanChatProvider("openai", "m", "", "http://127.0.0.1:9/v1", max_retries=0)
+    with pytest.raises(ProviderError) as err:
+        asyncio.run(closed.complete(_context()))
+    assert err.value.kind == "unavailable"
+    with pytest.raises(ProviderError, match="no tools"):
+        asyncio.run(closed.complete(Context("s", [ChatMessage("user", "x")], use_tools=True)))
