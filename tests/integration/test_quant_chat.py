@@ -8,12 +8,12 @@ import re
 from pathlib import Path
 
 from omega.app import bootstrap, pipeline_deps
-from omega.turn.auth import local_owner_id
 from omega.gateway.pipeline import PipelineDeps, handle_message
 from omega.memory import Store
 from omega.owner import OWNER
 from omega.quant.commands import quant_command
 from omega.quant.settings import QuantStateStore
+from omega.turn.auth import local_owner_id
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
 
 
