@@ -197,7 +197,13 @@ def test_a_skills_mcp_server_is_reached(
     )
     assert run_omega("skills", "add", str(skill)).returncode == 0
     api.script = [
-        Step(tool_calls=[{"id": "m1", "name": "mcp__echo__shout", "arguments": {"text": "hey"}}]),
+        # The CLI connects MCP servers while the first request is out; a real model takes a
+        # few seconds to answer, and an instant one found the server "still connecting" on a
+        # loaded machine.
+        Step(
+            tool_calls=[{"id": "m1", "name": "mcp__echo__shout", "arguments": {"text": "hey"}}],
+            hang_secs=4.0,
+        ),
         Step(text="It shouted back."),
     ]
     bin_dir = home.home.parent / "bin"
