@@ -21,7 +21,7 @@ def test_start_with_quant_enabled_runs_and_says_when_ib_async_is_missing(
     running = Running(openai_env(fake_openai, OMEGA_QUANT__ENABLED="true"))
     missing = importlib.util.find_spec("ib_async") is None
     deadline = time.monotonic() + (20 if missing else 3)
-    while time.monotonic() < deadline and not any("quant" in line for line in running.stderr):
+    while time.monotonic() < deadline and not any("[quant]" in line for line in running.stderr):
         time.sleep(0.05)
     code, stderr = running.terminate()
     assert code == 0, stderr
@@ -31,14 +31,25 @@ def test_start_with_quant_enabled_runs_and_says_when_ib_async_is_missing(
         assert "[quant]" not in stderr
 
 
-def test_build_feed_uses_the_configured_limits_and_no_live_broker(
+def test_build_feed_uses_the_configured_limits_and_a_closed_live_broker(
     tmp_path: object, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from pathlib import Path
 
+    pytest.importorskip("ib_async")
+    from omega.quant.live import IbLiveBroker
+
+    made: list[object] = []
     store = Store(Path(str(tmp_path)) / "m.db")
-    feed = service.build_feed(store, QuantSection(max_daily_orders=3, daily_loss_limit=0.01))
-    assert feed.executor.live is None
+    config = QuantSection(
+        max_daily_orders=3, daily_loss_limit=0.01, limit_slippage=0.002, fill_timeout_secs=9
+    )
+    feed = service.build_feed(store, config, ib_factory=lambda: made.append(1))
+    live = feed.executor.live
+    assert isinstance(live, IbLiveBroker) and not live.is_open and not made  # not connected
+    assert (live.client_id, live.slippage, live.fill_timeout) == (18, 0.002, 9)
+    with pytest.raises(ValueError, match="order_client_id"):
+        QuantSection(client_id=5, order_client_id=5)
     assert feed.executor.limits.max_daily_orders == 3
     assert feed.executor.limits.daily_loss_limit == 0.01
     monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)

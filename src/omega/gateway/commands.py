@@ -376,7 +376,7 @@ def _reject(ctx: CommandContext, args: str) -> str:
 def _quant(ctx: CommandContext, args: str) -> str:
     from omega.quant.commands import quant_command
 
-    return quant_command(ctx.store, args, ctx.message.channel)
+    return quant_command(ctx.store, args, ctx.message.channel, ctx.config.quant)
 
 
 async def _whatsapp(ctx: CommandContext, args: str) -> str:

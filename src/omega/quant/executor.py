@@ -33,7 +33,7 @@ from omega.memory.store import Store, utc_now
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
 
 Side = Literal["BUY", "SELL"]
-FINAL = frozenset({"filled", "rejected", "failed"})
+FINAL = frozenset({"filled", "partial", "cancelled", "rejected", "failed"})
 
 
 @dataclass(frozen=True)
@@ -45,22 +45,46 @@ class OrderRequest:
     side: Side
     quantity: int
     reference_price: float
+    signal_price: float = 0.0  # a live broker's limit is set from it (0: use reference_price)
 
 
 @dataclass(frozen=True)
 class BrokerResult:
-    """What the broker says happened to an order."""
+    """What the broker says happened to an order: `filled` (all of it), `partial` (part
+    filled, the rest cancelled), `cancelled` (nothing filled, e.g. a fill timeout) or
+    `rejected`. `filled_qty` is what really executed, whatever the status."""
 
-    status: Literal["filled", "rejected"]
+    status: Literal["filled", "partial", "cancelled", "rejected"]
     broker_order_id: str = ""
     fill_price: float = 0.0
     filled_qty: int = 0
     error: str = ""
 
 
+class OrderUnresolvedError(Exception):
+    """The order reached the broker but its outcome is unknown (e.g. the connection dropped
+    while it was working): the intent stays pending and is looked up again later."""
+
+
 class Broker(Protocol):
     """An order venue. `place` must be idempotent by client order id; `lookup` says what
-    became of an id (None: the broker never received it)."""
+    became of an id (None: the broker never received it); `open`/`close` manage its
+    connection (no-ops for the paper broker)."""
+
+    name: str
+
+    @property
+    def is_open(self) -> bool:
+        """Whether its connection is open."""
+        ...
+
+    async def open(self) -> None:
+        """Open the connection (raise on failure)."""
+        ...
+
+    async def close(self) -> None:
+        """Close the connection (never raises)."""
+        ...
 
     async def place(self, order: OrderRequest) -> BrokerResult:
         """Place one order (idempotent by client order id)."""
@@ -74,10 +98,23 @@ class Broker(Protocol):
 class PaperBroker:
     """An in-process simulated venue: fills at the reference price plus slippage."""
 
+    name = "paper"
+
     def __init__(self, slippage: float = 0.0) -> None:
         self.slippage = slippage
         self.orders: dict[str, BrokerResult] = {}
         self.placed: list[OrderRequest] = []
+
+    @property
+    def is_open(self) -> bool:
+        """Always: there is no connection."""
+        return True
+
+    async def open(self) -> None:
+        """Nothing to open."""
+
+    async def close(self) -> None:
+        """Nothing to close."""
 
     async def place(self, order: OrderRequest) -> BrokerResult:
         """Fill immediately (or return the earlier result for a known id)."""
@@ -114,7 +151,17 @@ class Limits:
 class Outcome:
     """What the executor did with one signal."""
 
-    status: Literal["skipped", "blocked", "filled", "rejected", "failed", "duplicate"]
+    status: Literal[
+        "skipped",
+        "blocked",
+        "filled",
+        "partial",
+        "cancelled",
+        "rejected",
+        "failed",
+        "duplicate",
+        "unresolved",
+    ]
     reason: str = ""
     client_order_id: str = ""
     side: Side | None = None
@@ -209,6 +256,53 @@ class QuantExecutor:
         qty, avg = self.position(symbol, mode)
         return float(rows[0]["p"]) + qty * (price - avg)
 
+    # ---- the broker in use ------------------------------------------------------------------
+
+    def active_broker(self, mode: Mode) -> Broker | None:
+        """The paper broker in paper mode, the live one (if any) in live mode."""
+        return self.paper if mode == "paper" else self.live
+
+    async def sync_mode(self) -> str:
+        """Open the live broker's connection when the owner confirmed live mode (and quant
+        is enabled); close it otherwise. Paper mode never opens it. Returns the active
+        broker's name ("paper", "live" or "none"). Transitions are audited and kept in
+        memory.db for /quant status."""
+        settings = self.state.settings()
+        want_live = settings.mode == "live" and settings.enabled
+        live = self.live
+        error = ""
+        previous = self.state._get("broker")
+        if live is not None and want_live and not live.is_open:
+            try:
+                await live.open()
+                audit_quant(self.store, "quant_live_connected", {"broker": live.name})
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+                if not (isinstance(previous, dict) and previous.get("error") == error):
+                    audit_quant(self.store, "quant_live_connect_error", {"error": error}, "error")
+        elif live is not None and not want_live and live.is_open:
+            await live.close()
+            audit_quant(self.store, "quant_live_closed", {"mode": settings.mode})
+        active = "paper" if settings.mode == "paper" else ("live" if live else "none")
+        record = {
+            "active": active,
+            "live_connected": bool(live is not None and live.is_open),
+            "live_broker": live.name if live is not None else "",
+            "error": error,
+        }
+        if previous != record:
+            self.state._put("broker", record)
+        return active
+
+    async def close(self) -> None:
+        """Close the live connection, if open (at shutdown)."""
+        if self.live is not None and self.live.is_open:
+            await self.live.close()
+            audit_quant(self.store, "quant_live_closed", {"reason": "shutdown"})
+        record = self.state._get("broker")
+        if isinstance(record, dict) and record.get("live_connected"):
+            self.state._put("broker", {**record, "live_connected": False})
+
     # ---- the one entry point -------------------------------------------------------------
 
     async def on_signal(
@@ -217,7 +311,7 @@ class QuantExecutor:
         """Decide and (maybe) place one order for `signal` (a QuantSignal.as_dict())."""
         settings = self.state.settings()
         mode: Mode = settings.mode
-        broker = self.paper if mode == "paper" else self.live
+        broker = self.active_broker(mode)
         if broker is None:
             return self._blocked(symbol, mode, "live mode has no live broker configured")
         direction = str(signal.get("direction", "Flat"))
@@ -225,65 +319,155 @@ class QuantExecutor:
         strategy = str(plan.get("strategy", "NoTrade")) if isinstance(plan, dict) else "NoTrade"
         slices = int(plan.get("slices", 1)) if isinstance(plan, dict) else 1
         target_abs = int(str(signal.get("quantity", 0)))
+        signal_time = str(signal.get("time", ""))
+        signal_price = float(str(signal.get("price", 0.0)))
+
+        directional = direction != "Flat" and target_abs > 0 and strategy != "NoTrade"
+        before = self._plan(symbol, mode, direction, target_abs, strategy, slices, signal_time)
+        # Intents left without a result (a crash, a dropped connection) are settled first:
+        # the position must be known before a new order is sized on it.
+        settled, unresolved = await self._reconcile(broker, mode, symbol, market_price)
+        if directional and before[2] in settled:  # this very signal's order was pending
+            return settled[before[2]]
+        if unresolved:
+            return self._blocked(
+                symbol, mode, f"an earlier order's outcome is still unknown: {unresolved}"
+            )
         if direction == "Flat" or target_abs <= 0:
             return Outcome("skipped", "no directional signal")
         if strategy == "NoTrade":
             return Outcome("skipped", "execution plan: NoTrade")
+        side, quantity, coid = self._plan(
+            symbol, mode, direction, target_abs, strategy, slices, signal_time
+        )
+        if quantity == 0:
+            return Outcome("skipped", "already at the target position")
+
+        existing = self._order(coid)
+        if existing is not None:
+            return Outcome("duplicate", "this signal's order was already handled", coid, side)
+
+        b = self.breaker()
+        if b.get("open"):
+            return self._blocked(symbol, mode, f"circuit breaker open: {b.get('reason')}")
+        if signal_price <= 0 or not math.isfinite(market_price) or market_price <= 0:
+            return self._blocked(symbol, mode, "no valid price")
+        deviation = abs(market_price - signal_price) / signal_price
+        if deviation > self.limits.max_deviation:
+            self._failure(f"price deviation {deviation:.2%} from the signal")
+            return self._blocked(
+                symbol,
+                mode,
+                f"price deviation {deviation:.2%} > {self.limits.max_deviation:.0%}",
+            )
+        if self.orders_today(mode) >= self.limits.max_daily_orders:
+            return self._blocked(symbol, mode, "daily order limit reached")
+        pnl = self.pnl_today(symbol, mode, market_price)
+        if pnl <= -self.limits.daily_loss_limit * settings.portfolio:
+            return self._blocked(symbol, mode, f"daily loss limit reached ({pnl:.2f})")
+        self._write_intent(coid, mode, symbol, side, quantity, signal_time, signal_price)
+        request = OrderRequest(coid, symbol, side, quantity, market_price, signal_price)
+        return await self._place_and_record(broker, request, mode)
+
+    def _plan(
+        self,
+        symbol: str,
+        mode: Mode,
+        direction: str,
+        target_abs: int,
+        strategy: str,
+        slices: int,
+        signal_time: str,
+    ) -> tuple[Side, int, str]:
+        """(side, quantity, client order id) toward the target from the recorded position."""
         held, _ = self.position(symbol, mode)
         target = target_abs if direction == "Long" else -target_abs
         delta = target - held
-        if delta == 0:
-            return Outcome("skipped", "already at the target position")
         quantity = abs(delta)
-        if strategy == "TWAP" and slices > 1:
+        if strategy == "TWAP" and slices > 1 and quantity:
             quantity = max(1, math.ceil(quantity / slices))
         side: Side = "BUY" if delta > 0 else "SELL"
-        signal_time = str(signal.get("time", ""))
-        signal_price = float(str(signal.get("price", 0.0)))
-        coid = client_order_id(symbol, signal_time, side, quantity, mode)
+        return side, quantity, client_order_id(symbol, signal_time, side, quantity, mode)
 
-        existing = self._order(coid)
-        if existing is not None and existing["status"] in FINAL:
-            return Outcome("duplicate", "this signal's order was already handled", coid, side)
-
-        if existing is None:
-            b = self.breaker()
-            if b.get("open"):
-                return self._blocked(symbol, mode, f"circuit breaker open: {b.get('reason')}")
-            if signal_price <= 0 or not math.isfinite(market_price) or market_price <= 0:
-                return self._blocked(symbol, mode, "no valid price")
-            deviation = abs(market_price - signal_price) / signal_price
-            if deviation > self.limits.max_deviation:
-                self._failure(f"price deviation {deviation:.2%} from the signal")
-                return self._blocked(
-                    symbol,
-                    mode,
-                    f"price deviation {deviation:.2%} > {self.limits.max_deviation:.0%}",
+    async def _reconcile(
+        self, broker: Broker, mode: Mode, symbol: str, market_price: float
+    ) -> tuple[dict[str, Outcome], str]:
+        """Settle this mode's pending intents: ask the broker about each (by client order
+        id); record what it says; place one it never received (only today's, for the symbol
+        being traded, within the deviation limit), exactly once. Returns the outcomes by id
+        and the id of one still unresolved ("" if none)."""
+        rows = self.store.query(
+            "SELECT * FROM quant_orders WHERE status = 'intent' AND mode = ? ORDER BY created_at",
+            (mode,),
+        )
+        outcomes: dict[str, Outcome] = {}
+        for row in rows:
+            coid = str(row["client_order_id"])
+            side: Side = "BUY" if row["side"] == "BUY" else "SELL"
+            qty, sym = int(row["quantity"]), str(row["symbol"])
+            signal_price = float(row["signal_price"])
+            try:
+                found = await broker.lookup(coid)
+            except Exception as exc:
+                audit_quant(
+                    self.store,
+                    "quant_order_unresolved",
+                    {"client_order_id": coid, "error": f"{type(exc).__name__}: {exc}"},
+                    "error",
                 )
-            if self.orders_today(mode) >= self.limits.max_daily_orders:
-                return self._blocked(symbol, mode, "daily order limit reached")
-            pnl = self.pnl_today(symbol, mode, market_price)
-            if pnl <= -self.limits.daily_loss_limit * settings.portfolio:
-                return self._blocked(symbol, mode, f"daily loss limit reached ({pnl:.2f})")
-            self._write_intent(coid, mode, symbol, side, quantity, signal_time, signal_price)
-            result = await self._place(broker, coid, symbol, side, quantity, market_price)
-        else:
-            # An intent without a result: we crashed between writing it and recording the
-            # broker's answer. Ask the broker before anything else: never place it twice.
-            found = await broker.lookup(coid)
-            if found is None:
-                result = await self._place(broker, coid, symbol, side, quantity, market_price)
-            else:
-                result = found
-        return self._record(coid, mode, symbol, side, quantity, result)
+                return outcomes, coid
+            if found is not None:
+                outcomes[coid] = self._record(coid, mode, sym, side, qty, found)
+                continue
+            # The broker never received it: we died between the intent and the call.
+            if str(row["day"]) != self.today():
+                outcomes[coid] = self._record(
+                    coid,
+                    mode,
+                    sym,
+                    side,
+                    qty,
+                    BrokerResult("rejected", error="never reached the broker; stale, not placed"),
+                )
+                continue
+            if sym != symbol:
+                return outcomes, coid  # no current price for it: wait for its symbol
+            deviation = abs(market_price - signal_price) / signal_price if signal_price else 1.0
+            if deviation > self.limits.max_deviation:
+                outcomes[coid] = self._record(
+                    coid,
+                    mode,
+                    sym,
+                    side,
+                    qty,
+                    BrokerResult("rejected", error=f"price moved {deviation:.2%}; not placed"),
+                )
+                continue
+            request = OrderRequest(coid, sym, side, qty, market_price, signal_price)
+            outcomes[coid] = await self._place_and_record(broker, request, mode)
+            if outcomes[coid].status == "unresolved":
+                return outcomes, coid
+        return outcomes, ""
 
-    async def _place(
-        self, broker: Broker, coid: str, symbol: str, side: Side, qty: int, price: float
-    ) -> BrokerResult:
+    async def _place_and_record(self, broker: Broker, order: OrderRequest, mode: Mode) -> Outcome:
         try:
-            return await broker.place(OrderRequest(coid, symbol, side, qty, price))
+            result = await broker.place(order)
+        except OrderUnresolvedError as exc:  # it may be working at the broker: keep the intent
+            self._failure(f"order outcome unknown: {exc}")
+            audit_quant(
+                self.store,
+                "quant_order_unresolved",
+                {"client_order_id": order.client_order_id, "error": str(exc)},
+                "error",
+            )
+            return Outcome(
+                "unresolved", str(exc), order.client_order_id, order.side, order.quantity
+            )
         except Exception as exc:  # the broker failing is a result, audited, not a crash
-            return BrokerResult(status="rejected", error=f"{type(exc).__name__}: {exc}")
+            result = BrokerResult(status="rejected", error=f"{type(exc).__name__}: {exc}")
+        return self._record(
+            order.client_order_id, mode, order.symbol, order.side, order.quantity, result
+        )
 
     # ---- persistence ----------------------------------------------------------------------
 
@@ -319,36 +503,47 @@ class QuantExecutor:
     def _record(
         self, coid: str, mode: Mode, symbol: str, side: Side, qty: int, result: BrokerResult
     ) -> Outcome:
+        # The status follows what really executed, whatever the broker called it.
+        filled = max(0, min(result.filled_qty, qty))
+        status: str = result.status
+        if filled >= qty:
+            status = "filled"
+        elif filled > 0:
+            status = "partial"
+        elif status in {"filled", "partial"}:
+            status = "rejected"  # "filled" with nothing executed is not a fill
         realized = 0.0
         with self.store.transaction() as conn:
-            if result.status == "filled" and result.filled_qty > 0:
-                realized = self._apply_fill(conn, symbol, mode, side, result)
+            if filled > 0:
+                fill = BrokerResult("filled", result.broker_order_id, result.fill_price, filled)
+                realized = self._apply_fill(conn, symbol, mode, side, fill)
             conn.execute(
                 "UPDATE quant_orders SET status = ?, broker_order_id = ?, fill_price = ?, "
                 "filled_qty = ?, realized_pnl = ?, error = ?, updated_at = ? "
                 "WHERE client_order_id = ?",
                 (
-                    result.status,
+                    status,
                     result.broker_order_id,
                     result.fill_price or None,
-                    result.filled_qty,
+                    filled,
                     realized,
                     result.error,
                     utc_now(),
                     coid,
                 ),
             )
-        ok = result.status == "filled"
+        ok = filled > 0  # a partial fill is a working broker; the remainder is audited
         audit_quant(
             self.store,
             "quant_order_result",
             {
                 "client_order_id": coid,
                 "mode": mode,
-                "status": result.status,
+                "status": status,
+                "quantity": qty,
                 "broker_order_id": result.broker_order_id,
                 "fill_price": result.fill_price,
-                "filled_qty": result.filled_qty,
+                "filled_qty": filled,
                 "realized_pnl": realized,
                 "error": result.error,
             },
@@ -356,9 +551,13 @@ class QuantExecutor:
         )
         if ok:
             self._success()
-            return Outcome("filled", "", coid, side, result.filled_qty)
-        self._failure(result.error or "rejected")
-        return Outcome("rejected", result.error, coid, side, qty)
+            return Outcome(
+                "filled" if status == "filled" else "partial", result.error, coid, side, filled
+            )
+        self._failure(result.error or status)
+        return Outcome(
+            "cancelled" if status == "cancelled" else "rejected", result.error, coid, side, qty
+        )
 
     def _apply_fill(
         self, conn: sqlite3.Connection, symbol: str, mode: Mode, side: Side, r: BrokerResult

@@ -6,7 +6,9 @@ implementation, `IbAsyncClient`, is a thin adapter over `ib_async` (reqRealTimeB
 - waits while /quant is disabled, and follows the symbol the owner picks;
 - restores the engine's state for that symbol from memory.db and saves it as it goes;
 - keeps the latest signal in memory.db (the owner's next message gets it as an advisory);
-- hands each signal to the guarded executor (paper unless the owner confirmed live);
+- hands each signal to the guarded executor (paper unless the owner confirmed live); before
+  each bar's order, and each time round its loop, it lets the executor open or close the live
+  order connection to follow the mode the owner set;
 - reconnects after any error or disconnection with exponential backoff (1 s doubling to 60 s,
   back to 1 s after a bar arrives).
 """
@@ -69,8 +71,20 @@ class QuantFeed:
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop` is set."""
+        try:
+            await self._run(stop)
+        finally:
+            with contextlib.suppress(Exception):
+                await self.executor.close()
+
+    async def _sync_mode(self) -> None:
+        """Open or close the live order connection to follow the owner's mode."""
+        await self.executor.sync_mode()
+
+    async def _run(self, stop: asyncio.Event) -> None:
         backoff = BACKOFF_START
         while not stop.is_set():
+            await self._sync_mode()
             settings = await self.store.call(self.state.settings)
             if not settings.enabled:
                 await self._wait(stop, IDLE_POLL)
@@ -139,6 +153,7 @@ class QuantFeed:
             await self.store.call(self.state.save_signal, symbol, data, signal.advisory())
             if engine.bars_processed % SAVE_STATE_EVERY == 0:
                 await self.store.call(self.state.save_engine_state, symbol, engine.to_state())
+            await self._sync_mode()  # /quant live confirm or /quant paper since the last bar
             await self.executor.on_signal(data, symbol, bar.close)
             current = await self.store.call(self.state.settings)
             if stop.is_set() or not current.enabled or current.symbol != symbol:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import importlib.util
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from omega.config import QuantSection
 from omega.memory.store import Store
@@ -19,16 +20,30 @@ def feed_unavailable() -> str:
     return ""
 
 
-def build_feed(store: Store, config: QuantSection) -> QuantFeed:
-    """The feed over IB Gateway/TWS, with a paper executor. There is no live broker in this
-    version: live mode (after the owner's confirmation) blocks every order, audited."""
+def build_feed(
+    store: Store, config: QuantSection, ib_factory: Callable[[], Any] | None = None
+) -> QuantFeed:
+    """The feed over IB Gateway/TWS (read-only connection), with the guarded executor: the
+    paper broker, and the IB live broker whose own order connection the executor opens only
+    once the owner confirmed live mode. `ib_factory` replaces `ib_async.IB` (tests)."""
     from omega.quant.executor import Limits, PaperBroker, QuantExecutor
     from omega.quant.feed import IbAsyncClient, QuantFeed
+    from omega.quant.live import IbLiveBroker
 
     limits = Limits(
         max_daily_orders=config.max_daily_orders, daily_loss_limit=config.daily_loss_limit
     )
-    executor = QuantExecutor(store, PaperBroker(), live=None, limits=limits)
+    live = IbLiveBroker(
+        config.host,
+        config.port,
+        config.order_client_id,
+        config.exchange,
+        config.currency,
+        slippage=config.limit_slippage,
+        fill_timeout=config.fill_timeout_secs,
+        ib_factory=ib_factory,
+    )
+    executor = QuantExecutor(store, PaperBroker(), live=live, limits=limits)
 
     def client() -> IbAsyncClient:
         return IbAsyncClient(
