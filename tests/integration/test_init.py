@@ -95,7 +95,7 @@ def test_every_answer_as_a_flag(
 ) -> None:
     fake_openai.script = [Step(text="OK")]
     result = run_omega(
-        *_every_flag(fake_openai), env={"OMEGA_CHANNEL__TELEGRAM__API_BASE": telegram.url}
+        *_every_flag(fake_openai), env={"OMEGA_CHANNEL__TELEGRAM__API_URL": telegram.url}
     )
     assert result.returncode == 0, result.stderr
     assert "Telegram bot: @omega_bot" in result.stdout
@@ -244,7 +244,7 @@ def test_bad_answers_write_nothing(
         "--non-interactive",
         "--telegram-token",
         "999:wrong",
-        env={"OMEGA_CHANNEL__TELEGRAM__API_BASE": telegram.url},
+        env={"OMEGA_CHANNEL__TELEGRAM__API_URL": telegram.url},
     )
     assert refused.returncode == 1 and "Unauthorized" in refused.stderr
     assert "999:wrong" not in refused.stderr

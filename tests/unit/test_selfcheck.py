@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
+from omega.channel_health import write_health
 from omega.config import Config
 from omega.memory import Store
 from omega.ops import selfcheck
@@ -138,7 +139,32 @@ def test_enabled_channels_need_credentials(paths: OmegaPaths) -> None:
     telegram = selfcheck.check_telegram(CheckContext(config, paths))
     assert telegram is not None and telegram.ok and telegram.warning  # nobody allowed yet
     whatsapp = selfcheck.check_whatsapp(CheckContext(config, paths))
-    assert whatsapp is not None and not whatsapp.ok and "pair" in whatsapp.fix
+    assert whatsapp is not None and not whatsapp.ok and "/whatsapp" in whatsapp.fix
+
+
+def test_channel_checks_follow_what_the_running_channel_reported(paths: OmegaPaths) -> None:
+    config = _config(
+        channel={
+            "telegram": {"enabled": True, "bot_token": "1:x", "allowed_users": [42]},
+            "whatsapp": {"enabled": True},
+        }
+    )
+    # A session folder alone is no pairing: neonize creates session.db before any QR scan.
+    paths.whatsapp.mkdir(parents=True, exist_ok=True)
+    (paths.whatsapp / "session.db").write_bytes(b"x")
+    assert not selfcheck.check_whatsapp(CheckContext(config, paths)).ok  # type: ignore[union-attr]
+    write_health(paths.channel_health("whatsapp"), account="+351900000000", state="connected")
+    whatsapp = selfcheck.check_whatsapp(CheckContext(config, paths))
+    assert whatsapp is not None and whatsapp.ok and "+351900000000" in whatsapp.detail
+    write_health(paths.channel_health("whatsapp"), account="+351900000000", state="logged out")
+    whatsapp = selfcheck.check_whatsapp(CheckContext(config, paths))
+    assert whatsapp is not None and not whatsapp.ok and "logged out" in whatsapp.detail
+    write_health(paths.channel_health("telegram"), account="", state="token rejected")
+    telegram = selfcheck.check_telegram(CheckContext(config, paths))
+    assert telegram is not None and not telegram.ok and "@BotFather" in telegram.fix
+    write_health(paths.channel_health("telegram"), account="@omega_bot", state="polling")
+    telegram = selfcheck.check_telegram(CheckContext(config, paths))
+    assert telegram is not None and telegram.ok and "@omega_bot" in telegram.detail
 
 
 def test_channels_register_their_own_checks(paths: OmegaPaths, store: Store) -> None:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from omega.channel_health import read_health
 from omega.config import PROVIDER_NAMES, Config
 from omega.logs import redact
 from omega.memory.migrations import latest_version
@@ -227,18 +228,35 @@ def check_telegram(ctx: CheckContext) -> Check | None:
             "add your Telegram user id to [channel.telegram] allowed_users",
             warning=True,
         )
-    return Check("telegram", True, "token set")
+    report = read_health(ctx.paths.channel_health("telegram")) or {}
+    if report.get("state") == "token rejected":
+        return Check(
+            "telegram",
+            False,
+            "Telegram rejected the bot token (getMe)",
+            "set a valid [channel.telegram] bot_token from @BotFather (or TELEGRAM_BOT_TOKEN)",
+        )
+    account = str(report.get("account") or "")
+    return Check("telegram", True, f"token set ({account})" if account else "token set")
 
 
 def check_whatsapp(ctx: CheckContext) -> Check | None:
-    """An enabled WhatsApp channel has been paired."""
+    """An enabled WhatsApp channel is paired, as the running channel last reported."""
     if not ctx.config.channel.whatsapp.enabled:
         return None
-    if not ctx.paths.whatsapp.exists() or not any(ctx.paths.whatsapp.iterdir()):
-        return Check(
-            "whatsapp", False, "enabled but not paired", "pair it with `omega init` (WhatsApp)"
-        )
-    return Check("whatsapp", True, "paired")
+    report = read_health(ctx.paths.channel_health("whatsapp")) or {}
+    account = str(report.get("account") or "")
+    state = str(report.get("state") or "")
+    if account and state != "logged out":
+        return Check("whatsapp", True, f"paired as {account}")
+    what = "logged out on the phone" if state == "logged out" else "not paired"
+    return Check(
+        "whatsapp",
+        False,
+        what,
+        "run `omega start` and scan the QR it prints (WhatsApp > Linked devices), or send "
+        "/whatsapp from the terminal or Telegram",
+    )
 
 
 BUILTIN: dict[str, CheckFn] = {
