@@ -15,6 +15,33 @@ _BREAKS = ("\n\n", "\n", " ")
 FENCE = re.compile(r"^[ \t]*```[ \t]*([\w+#.-]*)[ \t]*$")
 
 
+# The inline Markdown models write, shared by the channels that re-render it: each style group
+# (`bold`, `bold2` for __x__, `strike`, `italic`, `italic2` for _x_) has its content in
+# `<name>_in`; `code` and `link` (with `label` and `url`) are kept apart.
+STYLES = ("bold", "bold2", "strike", "italic", "italic2")
+HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
+BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+")
+
+
+def markdown_inline(link_schemes: str) -> re.Pattern[str]:
+    """The inline Markdown pattern; links only to URLs starting with `link_schemes` (a regex
+    alternation such as `https?://|mailto:`), anything else stays text."""
+    return re.compile(
+        r"(?P<code>`[^`\n]+`)"
+        rf"|(?P<link>\[(?P<label>[^\]\n]+)\]\((?P<url>(?:{link_schemes})[^)\s]+)\))"
+        r"|(?P<bold>\*\*(?=\S)(?P<bold_in>.+?)(?<=\S)\*\*)"
+        r"|(?P<bold2>(?<!\w)__(?=\S)(?P<bold2_in>.+?)(?<=\S)__(?!\w))"
+        r"|(?P<strike>~~(?=\S)(?P<strike_in>.+?)(?<=\S)~~)"
+        r"|(?P<italic>(?<![\w*])\*(?=[^\s*])(?P<italic_in>[^*\n]+?)(?<=[^\s*])\*(?![\w*]))"
+        r"|(?P<italic2>(?<![\w_])_(?=[^\s_])(?P<italic2_in>[^_\n]+?)(?<=[^\s_])_(?![\w_]))"
+    )
+
+
+def style_of(match: re.Match[str]) -> str:
+    """Which style group of `markdown_inline` matched (its content is `<style>_in`)."""
+    return next(name for name in STYLES if match.group(name) is not None)
+
+
 def utf16_len(text: str) -> int:
     """The length of `text` in UTF-16 code units (as Telegram counts it)."""
     return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)

@@ -16,7 +16,16 @@ from __future__ import annotations
 import html
 import re
 
-from omega.channels.text import FENCE, MAX_MESSAGE_UNITS, split_text, utf16_len
+from omega.channels.text import (
+    BULLET,
+    FENCE,
+    HEADING,
+    MAX_MESSAGE_UNITS,
+    markdown_inline,
+    split_text,
+    style_of,
+    utf16_len,
+)
 
 MAX_CAPTION_UNITS = 1024
 
@@ -25,18 +34,8 @@ __all__ = ["MAX_CAPTION_UNITS", "MAX_MESSAGE_UNITS", "render_html", "split_text"
 
 # -- Markdown to Telegram HTML -------------------------------------------------------------
 
-_INLINE = re.compile(
-    r"(?P<code>`[^`\n]+`)"
-    r"|(?P<link>\[(?P<label>[^\]\n]+)\]\((?P<url>(?:https?://|mailto:|tg://)[^)\s]+)\))"
-    r"|(?P<bold>\*\*(?=\S)(?P<bold_in>.+?)(?<=\S)\*\*)"
-    r"|(?P<bold2>(?<!\w)__(?=\S)(?P<bold2_in>.+?)(?<=\S)__(?!\w))"
-    r"|(?P<strike>~~(?=\S)(?P<strike_in>.+?)(?<=\S)~~)"
-    r"|(?P<italic>(?<![\w*])\*(?=[^\s*])(?P<italic_in>[^*\n]+?)(?<=[^\s*])\*(?![\w*]))"
-    r"|(?P<italic2>(?<![\w_])_(?=[^\s_])(?P<italic2_in>[^_\n]+?)(?<=[^\s_])_(?![\w_]))"
-)
+_INLINE = markdown_inline(r"https?://|mailto:|tg://")
 _TAGS = {"bold": "b", "bold2": "b", "strike": "s", "italic": "i", "italic2": "i"}
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+")
 _QUOTE = re.compile(r"^>[ \t]?")
 
 
@@ -57,7 +56,7 @@ def render_inline(text: str) -> str:
             url = html.escape(match.group("url"), quote=True)
             out.append(f'<a href="{url}">{_escape(match.group("label"))}</a>')
         else:
-            kind = next(name for name in _TAGS if match.group(name) is not None)
+            kind = style_of(match)
             tag = _TAGS[kind]
             out.append(f"<{tag}>{render_inline(match.group(f'{kind}_in'))}</{tag}>")
         position = match.end()
@@ -66,10 +65,10 @@ def render_inline(text: str) -> str:
 
 
 def _render_line(line: str) -> str:
-    heading = _HEADING.match(line)
+    heading = HEADING.match(line)
     if heading:
         return f"<b>{render_inline(heading.group(1))}</b>"
-    bullet = _BULLET.match(line)
+    bullet = BULLET.match(line)
     if bullet:
         return f"{bullet.group(1)}• {render_inline(line[bullet.end() :])}"
     return render_inline(line)

@@ -9,24 +9,21 @@ monospace blocks, and shows `> ` quotes; it has no headings, links with labels o
 
 from __future__ import annotations
 
-import re
-
-from omega.channels.text import FENCE, MAX_MESSAGE_UNITS, split_text, utf16_len
+from omega.channels.text import (
+    BULLET,
+    FENCE,
+    HEADING,
+    MAX_MESSAGE_UNITS,
+    markdown_inline,
+    split_text,
+    style_of,
+    utf16_len,
+)
 
 __all__ = ["MAX_MESSAGE_UNITS", "render_whatsapp", "split_text", "utf16_len"]
 
-_INLINE = re.compile(
-    r"(?P<code>`[^`\n]+`)"
-    r"|(?P<link>\[(?P<label>[^\]\n]+)\]\((?P<url>(?:https?://|mailto:)[^)\s]+)\))"
-    r"|(?P<bold>\*\*(?=\S)(?P<bold_in>.+?)(?<=\S)\*\*)"
-    r"|(?P<bold2>(?<!\w)__(?=\S)(?P<bold2_in>.+?)(?<=\S)__(?!\w))"
-    r"|(?P<strike>~~(?=\S)(?P<strike_in>.+?)(?<=\S)~~)"
-    r"|(?P<italic>(?<![\w*])\*(?=[^\s*])(?P<italic_in>[^*\n]+?)(?<=[^\s*])\*(?![\w*]))"
-    r"|(?P<italic2>(?<![\w_])_(?=[^\s_])(?P<italic2_in>[^_\n]+?)(?<=[^\s_])_(?![\w_]))"
-)
+_INLINE = markdown_inline(r"https?://|mailto:")
 _MARKS = {"bold": "*", "bold2": "*", "strike": "~", "italic": "_", "italic2": "_"}
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.*?)[ \t#]*$")
-_BULLET = re.compile(r"^([ \t]*)[-*+][ \t]+")
 
 
 def render_inline(text: str) -> str:
@@ -42,7 +39,7 @@ def render_inline(text: str) -> str:
             label, url = match.group("label"), match.group("url")
             out.append(url if label.strip() == url else f"{render_inline(label)} ({url})")
         else:
-            kind = next(name for name in _MARKS if match.group(name) is not None)
+            kind = style_of(match)
             mark = _MARKS[kind]
             inner = render_inline(match.group(f"{kind}_in"))
             out.append(f"{mark}{inner}{mark}")
@@ -52,11 +49,11 @@ def render_inline(text: str) -> str:
 
 
 def _render_line(line: str) -> str:
-    heading = _HEADING.match(line)
+    heading = HEADING.match(line)
     if heading:
         title = render_inline(heading.group(1))
         return f"*{title}*" if title and not title.startswith("*") else title
-    bullet = _BULLET.match(line)
+    bullet = BULLET.match(line)
     if bullet:
         return f"{bullet.group(1)}• {render_inline(line[bullet.end() :])}"
     return render_inline(line)
