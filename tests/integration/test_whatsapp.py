@@ -460,3 +460,30 @@ async def test_pairing_by_phone_code_and_whatsapp_refused_to_others(
         await client.push(message_from("351911111111", "/whatsapp", "W1"))
         await until(lambda: OWNER_ONLY in client.texts("351911111111@s.whatsapp.net"))
     assert client.texts("351911111111@s.whatsapp.net")[-1] == OWNER_ONLY
+
+
+def test_omega_start_runs_the_real_neonize_channel_beside_the_others_and_stops_cleanly(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """The wiring in `omega start`, with the real library: the channel starts (unpaired, with
+    no way out to WhatsApp from here), the terminal is still answered, status shows WhatsApp,
+    its session folder is private, and SIGTERM ends everything with exit 0."""
+    from tests.conftest import run_omega
+    from tests.integration.test_start import Running
+
+    env = openai_env(
+        fake_openai,
+        OMEGA_CHANNEL__WHATSAPP__ENABLED="true",
+        OMEGA_CHANNEL__WHATSAPP__ALLOWED_USERS='["+351900000000"]',
+    )
+    omega = Running(env)
+    omega.say("are you there?")
+    omega.wait_for("reply", timeout=60)
+    status = run_omega("status", env=env)
+    code, stderr = omega.terminate()
+    assert code == 0, stderr
+    assert "Traceback" not in stderr
+    assert "whatsapp" in status.stdout.lower()
+    assert "check whatsapp" in status.stdout and "not paired" in status.stdout
+    session = isolated_env / "whatsapp_session"
+    assert session.is_dir() and session.stat().st_mode & 0o777 == 0o700
