@@ -8,8 +8,7 @@ import logging
 from pathlib import Path
 
 from omega.gateway import attachments
-from omega.memory.store import AuditEntry
-from omega.turn.core import Outbox, PipelineDeps, db_call, elapsed_ms, record_audit
+from omega.turn.core import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms
 from omega.types import (
     IncomingMessage,
     OutgoingKind,
@@ -108,23 +107,18 @@ async def conclude(
         text,
     )
     usage = reply.usage if reply else None
-    await record_audit(
+    await audit_message(
         deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            output_text=text,
-            provider=reply.provider if reply else deps.provider.name,
-            model=reply.model if reply else "",
-            status="ok",
-            event=event,
-            input_tokens=usage.input_tokens if usage else 0,
-            output_tokens=usage.output_tokens if usage else 0,
-            cost_usd=usage.cost_usd if usage else None,
-            processing_ms=elapsed_ms(started),
-            detail=detail[:2000],
-        ),
+        message,
+        output_text=text,
+        provider=reply.provider if reply else deps.provider.name,
+        model=reply.model if reply else "",
+        status="ok",
+        event=event,
+        input_tokens=usage.input_tokens if usage else 0,
+        output_tokens=usage.output_tokens if usage else 0,
+        cost_usd=usage.cost_usd if usage else None,
+        processing_ms=elapsed_ms(started),
+        detail=detail[:2000],
     )
     await send_stored(deps, message.id, out, answer, names)

@@ -34,7 +34,7 @@ from omega.gateway.steps import execute_steps
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import ContextRequest, build_context
-from omega.memory.store import AuditEntry, Store
+from omega.memory.store import Store
 from omega.providers.base import ProviderError, friendly_error
 from omega.skills import Skill, match_triggers
 from omega.turn.auth import check_auth
@@ -43,6 +43,7 @@ from omega.turn.core import (
     PipelineDeps,
     Turn,
     ask_provider,
+    audit_message,
     db_call,
     elapsed_ms,
     load_turn,
@@ -50,7 +51,6 @@ from omega.turn.core import (
     marker_context,
     models_for,
     person_workspace,
-    record_audit,
 )
 from omega.turn.privileges import (
     allowed_tools,
@@ -86,17 +86,12 @@ MAX_SKILL_CHARS = 2000
 
 async def _deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
     log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
-    await record_audit(
+    await audit_message(
         deps,
-        AuditEntry(
-            channel=message.channel,
-            sender_id=message.sender_id,
-            sender_name=message.sender_name,
-            input_text=message.text,
-            status="denied",
-            detail=reason,
-            event="denied",
-        ),
+        message,
+        status="denied",
+        detail=reason,
+        event="denied",
     )
     await out.send(
         OutgoingMessage(
@@ -419,17 +414,13 @@ async def _answer(
                 text = await run_command(command, ctx)
             else:
                 text = OWNER_ONLY
-                await record_audit(
+                await audit_message(
                     deps,
-                    AuditEntry(
-                        channel=message.channel,
-                        sender_id=message.sender_id,
-                        sender_name=message.sender_name,
-                        input_text=message.text[:500],
-                        status="denied",
-                        event="command_refused",
-                        detail=f"/{command.name} is the owner's; role: {turn.role}",
-                    ),
+                    message,
+                    input_text=message.text[:500],
+                    status="denied",
+                    event="command_refused",
+                    detail=f"/{command.name} is the owner's; role: {turn.role}",
                 )
         except Exception:
             log.exception("command /%s failed", command.name)
@@ -511,20 +502,15 @@ async def _respond(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
         )
         text = friendly_error(exc, turn.language)
-        await record_audit(
+        await audit_message(
             deps,
-            AuditEntry(
-                channel=message.channel,
-                sender_id=message.sender_id,
-                sender_name=message.sender_name,
-                input_text=message.text,
-                output_text=text,
-                provider=deps.provider.name,
-                status="error",
-                detail=str(exc)[:2000],
-                processing_ms=elapsed_ms(started),
-                event="exchange" if cause == "reply" else cause,
-            ),
+            message,
+            output_text=text,
+            provider=deps.provider.name,
+            status="error",
+            detail=str(exc)[:2000],
+            processing_ms=elapsed_ms(started),
+            event="exchange" if cause == "reply" else cause,
         )
         if raise_errors:
             raise

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import tzinfo
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from omega.config import Config
 from omega.memory.store import AuditEntry, Store
@@ -95,6 +95,19 @@ async def db_call(
 async def record_audit(deps: PipelineDeps, entry: AuditEntry) -> None:
     """Write an audit row; a failing audit is logged, never raised."""
     await db_call(deps, "audit", None, deps.store.audit, entry)
+
+
+async def audit_message(deps: PipelineDeps, message: IncomingMessage, **fields: Any) -> None:
+    """Audit what happened to `message`: who sent it and what it said are filled in, the rest
+    (status, event, output, usage...) comes from `fields`; never raises."""
+    entry = {
+        "channel": message.channel,
+        "sender_id": message.sender_id,
+        "sender_name": message.sender_name,
+        "input_text": message.text,
+        **fields,
+    }
+    await record_audit(deps, AuditEntry(**entry))
 
 
 def elapsed_ms(started: float) -> int:
