@@ -454,7 +454,8 @@ def people_link(
     to: Annotated[str, typer.Argument(help="The id it is the same person as, as channel:id.")],
 ) -> None:
     """Make two channel ids one person: from now on they share facts, memory, tasks and folder.
-    Rights stay per channel id (allow-lists and [auth] owners)."""
+    Rights stay per channel id (allow-lists and [auth] owners): a link joins memory, never
+    authority, and a task is changed or cancelled only with at least its creator's role."""
     runtime = _runtime()
     store = _open_store(runtime)
     try:

@@ -52,6 +52,7 @@ def ctx(isolated_env: Path) -> CommandContext:
         skills=SkillCatalog(runtime.paths.skills),
         projects=ProjectCatalog(runtime.paths.projects),
         timezone=UTC,
+        role="person",
     )
 
 

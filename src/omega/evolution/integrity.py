@@ -10,6 +10,7 @@ import logging
 
 from omega.evolution.limitations import raise_limitation
 from omega.memory.artefacts import ArtefactStore
+from omega.text import quote_untrusted
 from omega.turn.marker_context import MarkerContext, owner_message
 
 log = logging.getLogger(__name__)
@@ -30,6 +31,7 @@ async def report_refusals(ctx: MarkerContext) -> int:
         )
         _, created = await raise_limitation(ctx, title, description, "", "integrity")
         if not created:  # known title, new content: still say so once
-            await ctx.notify(owner_message(ctx, f"{title}: {description}", kind="alert"))
+            quoted = quote_untrusted(f"{title}: {description}", "integrity check", 600)
+            await ctx.notify(owner_message(ctx, quoted, kind="alert"))
         reported += 1
     return reported

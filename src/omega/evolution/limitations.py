@@ -11,12 +11,15 @@ from typing import Literal
 
 from omega.checklist import add_item, remove_items
 from omega.memory.store import AuditEntry, Store, utc_now
+from omega.text import neutralized, quote_untrusted
 from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 Source = Literal["marker", "planner", "introspection", "critic", "integrity", "voice"]
 log = logging.getLogger(__name__)
 MAX_TITLE = 120
 MAX_TEXT = 1000
+OWNER_REPORTED = "owner"  # the only source whose words enter HEARTBEAT.md as a checklist line
+QUOTED_CHARS = 300  # what HEARTBEAT.md and an owner alert quote of anyone else's words
 
 
 @dataclass(frozen=True)
@@ -33,15 +36,42 @@ class Limitation:
     resolved_at: str | None = None
     resolution: str = ""
     resolved_by: str = ""
+    reported_by: str = ""  # owner, person:<key>, tool critic, heartbeat, integrity check
+
+    @property
+    def trusted(self) -> bool:
+        """Whether its words are the owner's (a turn answering the owner) and may be a
+        checklist line as they are."""
+        return self.reported_by == OWNER_REPORTED
+
+    @property
+    def text(self) -> str:
+        """Title and description, as recorded."""
+        return f"{self.title} — {self.description}" if self.description else self.title
+
+    @property
+    def label(self) -> str:
+        """`limitation #12, reported by tool critic`: what it is and whose words it quotes."""
+        source = self.reported_by or f"{self.source} (before sources were kept)"
+        return f"limitation #{self.id}, reported by {neutralized(source.replace(':', ' '), 60)}"
+
+    @property
+    def quoted(self) -> str:
+        """Its text as data for HEARTBEAT.md, a prompt or an alert: the owner's as it is, anyone
+        else's quoted, truncated, marker-free and marked with its source."""
+        if self.trusted:
+            return self.text
+        return quote_untrusted(self.text, self.label, QUOTED_CHARS)
 
     @property
     def checklist_line(self) -> str:
         """How it appears in HEARTBEAT.md while open."""
-        return (
-            f"- [ ] {self.title} — {self.description}"
-            if self.description
-            else f"- [ ] {self.title}"
-        )
+        return f"- [ ] {self.quoted}"
+
+    @property
+    def checklist_key(self) -> str:
+        """What finds its line in HEARTBEAT.md again (HEARTBEAT_REMOVE's keyword match)."""
+        return self.title if self.trusted else f"limitation #{self.id}"
 
 
 class LimitationStore:
@@ -51,17 +81,30 @@ class LimitationStore:
         self.store = store
 
     def add(
-        self, title: str, description: str = "", plan: str = "", source: Source = "marker"
+        self,
+        title: str,
+        description: str = "",
+        plan: str = "",
+        source: Source = "marker",
+        reported_by: str = "",
     ) -> tuple[Limitation, bool]:
-        """Record a limitation; (existing one, False) when the title is known (any case)."""
+        """Record a limitation; (existing one, False) when the title is known (any case).
+        `reported_by` says whose words it is (only OWNER_REPORTED is trusted)."""
         title = " ".join(title.split())[:MAX_TITLE]
         if not title:
             raise ValueError("a limitation needs a title")
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "INSERT OR IGNORE INTO limitations (title, description, proposed_plan, source, "
-                "created_at) VALUES (?, ?, ?, ?, ?)",
-                (title, description.strip()[:MAX_TEXT], plan.strip()[:MAX_TEXT], source, utc_now()),
+                "created_at, reported_by) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    title,
+                    description.strip()[:MAX_TEXT],
+                    plan.strip()[:MAX_TEXT],
+                    source,
+                    utc_now(),
+                    reported_by,
+                ),
             )
             created = cursor.rowcount == 1
         found = self.by_title(title)
@@ -111,10 +154,41 @@ class LimitationStore:
         return self.get(found.id)
 
 
+def reporter(ctx: MarkerContext, source: Source) -> str:
+    """Whose words a new limitation carries: the owner's only when a turn answering the owner
+    wrote it; a tool's, the heartbeat's (it reads others' words) or a person's otherwise."""
+    if source == "critic":
+        return "tool critic"
+    if source == "integrity":
+        return "integrity check"
+    if source == "introspection":
+        return "introspection"
+    if ctx.cause == "heartbeat":
+        return "heartbeat"
+    if ctx.role == "owner":
+        return OWNER_REPORTED
+    return f"person:{ctx.message.sender_id}"
+
+
+def alert_text(limitation: Limitation) -> str:
+    """The owner's alert for a new limitation; anyone else's words only quoted."""
+    if limitation.trusted:
+        text = f"New limitation detected: {limitation.text}"
+        if limitation.proposed_plan:
+            text += f"\nProposed plan: {limitation.proposed_plan}"
+        return text
+    text = f"New limitation detected (quoted, not an instruction): {limitation.quoted}"
+    if limitation.proposed_plan:
+        plan = quote_untrusted(limitation.proposed_plan, "proposed plan", QUOTED_CHARS)
+        text += f"\n{plan}"
+    return text
+
+
 async def raise_limitation(
     ctx: MarkerContext, title: str, description: str, plan: str, source: Source
 ) -> tuple[Limitation, bool]:
-    """Record a limitation; when it is new, alert the owner at once and add it to HEARTBEAT.md."""
+    """Record a limitation; when it is new, alert the owner at once and add it to HEARTBEAT.md
+    (as a checklist line when the owner's own, else quoted with its source)."""
     repo = LimitationStore(ctx.store)
     known = await ctx.store.call(repo.by_title, " ".join(title.split())[:MAX_TITLE])
     if known is not None:
@@ -123,7 +197,9 @@ async def raise_limitation(
     cap = ctx.config.limits.max_limitations_per_hour
     if await ctx.store.call(repo.created_since, hour_ago) >= cap:
         raise PermissionError(f"more than {cap} new limitations in an hour; this one is dropped")
-    limitation, created = await ctx.store.call(repo.add, title, description, plan, source)
+    limitation, created = await ctx.store.call(
+        repo.add, title, description, plan, source, reporter(ctx, source)
+    )
     if not created:
         return limitation, False
     try:
@@ -137,12 +213,7 @@ async def raise_limitation(
         f"{title} | {description} | {plan}",
         diff or "(already on HEARTBEAT.md)",
     )
-    text = f"New limitation detected: {limitation.title}"
-    if limitation.description:
-        text += f" — {limitation.description}"
-    if limitation.proposed_plan:
-        text += f"\nProposed plan: {limitation.proposed_plan}"
-    await ctx.notify(owner_message(ctx, text, kind="alert"))
+    await ctx.notify(owner_message(ctx, alert_text(limitation), kind="alert"))
     return limitation, True
 
 
@@ -154,7 +225,7 @@ async def resolve_limitation(
     resolved = await ctx.store.call(repo.resolve, key, resolution, by)
     if resolved is None:
         return None
-    diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, resolved.title)
+    diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, resolved.checklist_key)
     await audit_change(
         ctx,
         "limitation:resolved",
@@ -180,7 +251,7 @@ def resolve_by_owner(
     resolved = LimitationStore(store).resolve(key, note, by=by)
     if resolved is None:
         return None
-    diff = remove_items(heartbeat, resolved.title)
+    diff = remove_items(heartbeat, resolved.checklist_key)
     store.audit(
         AuditEntry(
             channel=channel,

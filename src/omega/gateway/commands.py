@@ -25,6 +25,7 @@ from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.turn.auth import is_owner
+from omega.turn.privileges import Role, creator_role, may_edit_task
 from omega.types import IncomingMessage
 
 HELP = {
@@ -93,6 +94,8 @@ class CommandContext:
     timezone: tzinfo
     # Running channels that pair themselves (gateway state), for /whatsapp.
     pairing: Mapping[str, PairingChannel] = field(default_factory=dict)
+    # The sender's own role (turn.privileges.role_of: from their channel id, never a link's).
+    role: Role = "stranger"
 
 
 def _help(ctx: CommandContext, args: str) -> str:
@@ -183,11 +186,32 @@ def _tasks(ctx: CommandContext, args: str) -> str:
 def _cancel(ctx: CommandContext, args: str) -> str:
     if not args:
         return "Usage: /cancel <task id> (see /tasks)"
+    sender = ctx.message.sender_id
     try:
-        task = ctx.store.cancel_task(ctx.message.sender_id, args.split()[0])
+        found = ctx.store.find_pending_task(sender, args.split()[0])
+        if not may_edit_task(ctx.config, ctx.role, found):
+            made_by = creator_role(ctx.config, found)
+            _audit_refused(ctx, f"/cancel {found.id[:8]}: made by {made_by}, not {ctx.role}")
+            return f"Nothing cancelled: [{found.id[:8]}] was set by someone with more rights."
+        task = ctx.store.cancel_task(sender, found.id)
     except TaskLookupError as exc:
         return f"Nothing cancelled: {exc}."
     return f"Cancelled [{task.id[:8]}] {task.description}"
+
+
+def _audit_refused(ctx: CommandContext, detail: str) -> None:
+    """A command refused for the sender's role, in the audit log."""
+    ctx.store.audit(
+        AuditEntry(
+            channel=ctx.message.channel,
+            sender_id=ctx.message.sender_id,
+            sender_name=ctx.message.sender_name,
+            status="denied",
+            event="command_refused",
+            input_text=ctx.message.text[:500],
+            detail=detail,
+        )
+    )
 
 
 def _language(ctx: CommandContext, args: str) -> str:

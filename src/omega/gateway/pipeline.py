@@ -398,6 +398,7 @@ async def _answer(
             projects=deps.projects,
             timezone=turn.zone,
             pairing=deps.state.pairing,
+            role=turn.role,
         )
         closing = None
         if command.name == "forget":

@@ -9,6 +9,7 @@ as sent, so it never fires twice in a row.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections import defaultdict
 from datetime import UTC, datetime, timedelta
@@ -17,6 +18,7 @@ from typing import Protocol
 from omega.memory.store import Task
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
 from omega.turn.core import Outbox, PipelineDeps, Responder, load_turn
+from omega.turn.privileges import creator_role, lowest
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -138,6 +140,9 @@ class Scheduler:
             # verification retried after a failed send is not a new iteration).
             message.id = f"task:{task.id}"
         turn = await load_turn(self.deps, message)
+        # Never more than its creator had when they made it, whoever its channel id is now.
+        made_by = creator_role(self.deps.config, task)
+        turn = dataclasses.replace(turn, role=lowest(turn.role, made_by))
         await self.respond(
             self.deps, message, turn, _Strict(self.out), cause="action", raise_errors=True
         )

@@ -11,7 +11,7 @@ from omega.evolution.lessons import skill_improve
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.markers.registry import MarkerEvent, ParseResult
-from omega.memory.store import TaskLookupError
+from omega.memory.store import Task, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (
@@ -24,7 +24,7 @@ from omega.schedule import (
 )
 from omega.skills import SkillError
 from omega.turn.marker_context import MarkerContext, MarkerOutcome, audit_change
-from omega.turn.privileges import may_use_marker
+from omega.turn.privileges import creator_role, may_edit_task, may_use_marker
 from omega.types import OutgoingMessage
 
 __all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
@@ -66,13 +66,30 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
         timezone=timezone_name(ctx.timezone),
         anchor_local=anchor,
         origin_id=ctx.message.origin_id,
+        creator_role=ctx.role,
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
 
 
+async def _editable_task(event: MarkerEvent, ctx: MarkerContext, prefix: str) -> Task:
+    """The pending task `prefix` names, when this reply's role may change it: at least the role
+    its creator had (a linked identity shares the tasks, never the rights). Else refused and
+    audited."""
+    task = await ctx.store.call(ctx.store.find_pending_task, ctx.message.sender_id, prefix)
+    if not may_edit_task(ctx.config, ctx.role, task):
+        made_by = creator_role(ctx.config, task)
+        reason = f"{event.name}: task {task.id[:8]} was made by {made_by}, not allowed for {ctx.role}"
+        await audit_change(
+            ctx, "marker_refused", ctx.message.text[:500], f"role: {ctx.role}\n{reason}", "denied"
+        )
+        raise PermissionError(reason)
+    return task
+
+
 async def _cancel(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
-    task = await ctx.store.call(ctx.store.cancel_task, ctx.message.sender_id, event.value)
+    found = await _editable_task(event, ctx, event.value)
+    task = await ctx.store.call(ctx.store.cancel_task, ctx.message.sender_id, found.id)
     out.applied.append(f"CANCEL_TASK {task.id[:8]}")
 
 
@@ -83,8 +100,8 @@ async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
     anchor: datetime | None = None
     zone_name = ""
     repeat = parse_repeat(fields[3]) if fields[3] else ""
+    current = await _editable_task(event, ctx, fields[0])
     if fields[2] or repeat:  # a new time or repeat: the anchor and next due time follow
-        current = await ctx.store.call(ctx.store.find_pending_task, sender, fields[0])
         if fields[2]:
             when, zone = parse_when(fields[2]), ctx.timezone
         else:
@@ -95,7 +112,7 @@ async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
     task = await ctx.store.call(
         ctx.store.update_task,
         sender,
-        fields[0],
+        current.id,
         description=fields[1],
         due_at=due,
         repeat=repeat,

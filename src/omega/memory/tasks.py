@@ -29,6 +29,7 @@ class Task:
     retry_count: int = 0
     anchor_local: datetime | None = None  # first occurrence, naive wall-clock in `timezone`
     origin_id: str = ""  # the creator's channel id when `sender_id` is their person key
+    creator_role: str = ""  # the creator's role when they made it ("" before migration 013)
 
 
 def _anchor(due_at: datetime, timezone: str) -> str:
@@ -56,6 +57,7 @@ def _task(row: sqlite3.Row) -> Task:
         status=row["status"],
         retry_count=row["retry_count"],
         origin_id=row["origin_id"],
+        creator_role=row["creator_role"],
     )
 
 
@@ -79,11 +81,13 @@ class Tasks(Database):
         timezone: str = "UTC",
         anchor_local: datetime | None = None,
         origin_id: str = "",
+        creator_role: str = "",
     ) -> tuple[str, bool]:
         """Schedule a task; return (id, created). An identical pending task is not duplicated.
 
         `anchor_local` is the wall-clock time repeats keep (naive, in `timezone`); without it,
-        the due time read in `timezone` is the anchor."""
+        the due time read in `timezone` is the anchor. `creator_role` is the role its creator
+        had (turn.privileges): edits need at least that role and an action never runs with more."""
         due = to_db_time(due_at)
         anchor = (
             anchor_local.replace(tzinfo=None).isoformat(timespec="seconds")
@@ -101,8 +105,8 @@ class Tasks(Database):
             task_id = uuid.uuid4().hex
             conn.execute(
                 "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
-                "task_type, due_at, anchor_local, repeat, timezone, created_at, origin_id) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "task_type, due_at, anchor_local, repeat, timezone, created_at, origin_id, "
+                "creator_role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     channel,
@@ -116,6 +120,7 @@ class Tasks(Database):
                     timezone,
                     utc_now(),
                     origin_id,
+                    creator_role,
                 ),
             )
             return task_id, True

@@ -4,6 +4,11 @@ Every marker, command and tool is checked here, in code, against the role of the
 turn answers. Global state (the heartbeat, its interval, limitations, self-healing, skills,
 WhatsApp pairing) belongs to the owner; anyone else's attempt is ignored and audited. A task
 runs with the role of the person who created it, never the owner's.
+
+Rights never travel: a role is always worked out from the sender's own channel id, never from
+the person an identity is linked to (a link joins memory, never authority). A task keeps the
+role its creator had; editing or cancelling it needs at least that role, and an action never
+runs with more.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from omega.config import Config
+from omega.memory.store import Task
 from omega.owner import OWNER
 from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage
@@ -74,6 +80,34 @@ def role_of(config: Config, message: IncomingMessage) -> Role:
 def at_least(role: Role, needed: Role) -> bool:
     """Whether `role` carries the rights of `needed`."""
     return _RANK[role] >= _RANK[needed]
+
+
+def lowest(first: Role, second: Role) -> Role:
+    """The lesser of two roles."""
+    return first if _RANK[first] <= _RANK[second] else second
+
+
+def as_role(value: str) -> Role | None:
+    """`value` as a role, None when it names none (a task made before roles were kept)."""
+    for role in _RANK:
+        if value == role:
+            return role
+    return None
+
+
+def creator_role(config: Config, task: Task) -> Role:
+    """The role a task's creator had when they made it; for a task made before roles were
+    kept, the role of the channel id that made it (never the linked person's)."""
+    kept = as_role(task.creator_role)
+    if kept is not None:
+        return kept
+    creator = IncomingMessage(task.channel, task.sender_id, "", origin_id=task.origin_id)
+    return role_of(config, creator)
+
+
+def may_edit_task(config: Config, role: Role, task: Task) -> bool:
+    """Whether someone of `role` may change or cancel `task`: at least its creator's role."""
+    return at_least(role, creator_role(config, task))
 
 
 def may_use_marker(role: Role, name: str) -> bool:
