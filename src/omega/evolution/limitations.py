@@ -70,8 +70,10 @@ class Limitation:
 
     @property
     def checklist_key(self) -> str:
-        """What finds its line in HEARTBEAT.md again (HEARTBEAT_REMOVE's keyword match)."""
-        return self.title if self.trusted else f"limitation #{self.id}"
+        """What finds its line in HEARTBEAT.md again (HEARTBEAT_REMOVE's keyword match); a
+        limitation from before sources were kept is found by its title, as it was written."""
+        quoted = self.reported_by and not self.trusted
+        return f"limitation #{self.id}" if quoted else self.title
 
 
 class LimitationStore:

@@ -96,9 +96,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         tools = describe_tools(deps.config.provider.claude_code, sandbox)
         prompt += f"\nClaude Code tools: {tools}."
     if limitations:
-        prompt += "\n\nOpen limitations:\n" + "\n".join(
-            f"- {item.quoted}" for item in limitations
-        )
+        prompt += "\n\nOpen limitations:\n" + "\n".join(f"- {item.quoted}" for item in limitations)
     profile = profile_lines(facts)
     if profile:
         prompt += "\n\nKnown about the owner:\n" + "\n".join(profile)

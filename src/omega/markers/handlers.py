@@ -79,7 +79,9 @@ async def _editable_task(event: MarkerEvent, ctx: MarkerContext, prefix: str) ->
     task = await ctx.store.call(ctx.store.find_pending_task, ctx.message.sender_id, prefix)
     if not may_edit_task(ctx.config, ctx.role, task):
         made_by = creator_role(ctx.config, task)
-        reason = f"{event.name}: task {task.id[:8]} was made by {made_by}, not allowed for {ctx.role}"
+        reason = (
+            f"{event.name}: task {task.id[:8]} was made by {made_by}, not allowed for {ctx.role}"
+        )
         await audit_change(
             ctx, "marker_refused", ctx.message.text[:500], f"role: {ctx.role}\n{reason}", "denied"
         )
