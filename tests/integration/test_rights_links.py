@@ -199,10 +199,12 @@ def test_owner_commands_from_a_linked_guest_are_refused(
 ) -> None:
     owners_action(fake_openai, isolated_env)
     fake_openai.script = [
-        Step(text="Noted.\nLIMITATION: Printing | cannot print | add a printer tool"),
+        Step(
+            match="print", text="Noted.\nLIMITATION: Printing | cannot print | add a printer tool"
+        ),
         Step(match="lesson", text="Noted.\nSKILL_IMPROVE: skill-creator | keep it short"),
     ]
-    chat(fake_openai, {"text": "print this"}, as_guest("a lesson for you"))
+    chat(fake_openai, {"text": "print this"}, {"text": "a lesson for you", "sender_id": "bob"})
     tables = ("limitations", "proposals", "skill_lessons", "scheduled_tasks")
     before = {t: [dict(r) for r in db(isolated_env, f"SELECT * FROM {t}")] for t in tables}
     assert before["limitations"] and before["proposals"]
