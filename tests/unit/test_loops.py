@@ -399,12 +399,12 @@ def test_heartbeat_carries_open_limitations_and_can_resolve_them(
     provider = Scripted("LIMITATION_RESOLVED: No email | SMTP skill installed\nHEARTBEAT_OK")
     deps = heartbeat_deps(isolated_env, provider, monkeypatch)
     repo = LimitationStore(deps.store)
-    repo.add("No email", "Cannot send emails", "Add SMTP")
+    repo.add("No email", "Cannot send emails", "Add SMTP", "marker", reported_by="owner")
     deps.paths.heartbeat.write_text("- [ ] No email — Cannot send emails\n- Check disk\n")
     assert asyncio.run(run_heartbeat(deps, Outbox())) is None
     assert "## Self-Audit" in provider.prompts[0]
     assert "OS sandbox of your commands: sandbox (landlock ABI" in provider.prompts[0]
-    assert "- No email: Cannot send emails" in provider.prompts[0]
+    assert "Open limitations:\n- No email — Cannot send emails" in provider.prompts[0]
     [item] = repo.list()
     assert item.status == "resolved"
     assert "No email" not in deps.paths.heartbeat.read_text()
