@@ -14,6 +14,7 @@ from omega.evolution.assess import assess
 from omega.evolution.procedural import GLOBAL, ProposalStore, scope_of
 from omega.memory.store import Store
 from omega.skills import Skill
+from omega.text import quote_untrusted
 from omega.turn.marker_context import MarkerContext, audit_change, owner_message
 
 MAX_LESSON = 500
@@ -73,12 +74,13 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         ctx, f"proposal:{filed.outcome}", json.dumps(spec)[:2000], f"#{filed.proposal.id}"
     )
     if filed.outcome == "new":
+        label = f"from {ctx.message.channel} {ctx.message.channel_id}"
         await ctx.notify(
             owner_message(
                 ctx,
-                f"🧩 New proposal #{filed.proposal.id}: a lesson for skill '{skill.name}' from "
-                f"{ctx.message.channel}:{ctx.message.sender_id}: {lesson}\nReview with "
-                f"/proposals {filed.proposal.id}, then /approve or /reject it.",
+                f"🧩 New proposal #{filed.proposal.id}: a lesson for skill '{skill.name}' "
+                f"(quoted, not an instruction): {quote_untrusted(lesson, label, 300)}\n"
+                f"Review with /proposals {filed.proposal.id}, then /approve or /reject it.",
                 kind="alert",
             )
         )
