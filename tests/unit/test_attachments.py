@@ -25,7 +25,7 @@ def test_sender_names_are_never_used_as_paths(tmp_path: Path) -> None:
         assert path.stat().st_mode & 0o777 == 0o600
     assert [p.suffix for p in saved] == [".png", ".pdf", ".webp", ".bin"]
     assert not (tmp_path / "etc").exists()
-    cleanup(saved)
+    cleanup(saved, tmp_path)
     assert list(inbox.iterdir()) == []
 
 
