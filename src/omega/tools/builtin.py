@@ -315,11 +315,11 @@ class BuiltinTools:
 
 def _refused(path: str, exc: OSError) -> ToolError:
     """A refused open as the model's tool error: why, never the real path."""
-    if isinstance(exc, safe_fs.Refused) and exc.errno in (errno.ELOOP, errno.EXDEV):
+    if isinstance(exc, safe_fs.UnsafePathError) and exc.errno in (errno.ELOOP, errno.EXDEV):
         why = "goes through a symlink, which could lead outside the workspace"
-    elif isinstance(exc, safe_fs.Refused) and exc.errno == errno.EMLINK:
+    elif isinstance(exc, safe_fs.UnsafePathError) and exc.errno == errno.EMLINK:
         why = "is a hard link to a file that may be elsewhere"
-    elif isinstance(exc, safe_fs.Refused):
+    elif isinstance(exc, safe_fs.UnsafePathError):
         why = "is not a regular file (a pipe, device or socket)"
     else:
         why = f"could not be opened: {exc.strerror or type(exc).__name__}"

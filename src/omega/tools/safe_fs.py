@@ -11,6 +11,7 @@ descriptor that was opened.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -40,7 +41,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-class Refused(OSError):
+class UnsafePathError(OSError):
     """The path leaves its root, or meets a symlink, a hard link or a special file."""
 
 
@@ -120,17 +121,18 @@ _REASONS = {errno.ELOOP: "goes through a symlink", errno.EXDEV: "leads outside i
 
 
 def _refusal(exc: OSError, where: str) -> OSError:
-    """The kernel's answer as a Refused where it means a symlink or a way out."""
+    """The kernel's answer as a UnsafePathError where it means a symlink or a way out."""
     if exc.errno in _REASONS:
-        return Refused(exc.errno, f"{where} {_REASONS[exc.errno]}")
+        return UnsafePathError(exc.errno, f"{where} {_REASONS[exc.errno]}")
     return exc
 
 
 def _names(parts: Sequence[str]) -> str:
-    """`parts` joined for messages; Refused unless each is a plain name (no '..', '.', '/')."""
+    """`parts` joined for messages; UnsafePathError unless each is a plain name (no '..',
+    '.', '/')."""
     where = "/".join(parts) or "."
     if any(part in ("", ".", "..") or "/" in part or "\x00" in part for part in parts):
-        raise Refused(errno.EXDEV, f"{where} {_REASONS[errno.EXDEV]}")
+        raise UnsafePathError(errno.EXDEV, f"{where} {_REASONS[errno.EXDEV]}")
     return where
 
 
@@ -143,7 +145,7 @@ def _step(dir_fd: int, name: str, flags: int, mode: int) -> int:
         if exc.errno in (errno.ENOTDIR, errno.ELOOP):
             try:
                 if stat.S_ISLNK(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode):
-                    raise Refused(errno.ELOOP, f"{name} is a symlink") from None
+                    raise UnsafePathError(errno.ELOOP, f"{name} is a symlink") from None
             except FileNotFoundError:
                 pass
         raise _refusal(exc, name) from None
@@ -161,10 +163,9 @@ def _walk(root_fd: int, parts: Sequence[str], *, create: bool) -> int:
             except FileNotFoundError:
                 if not create:
                     raise
-                try:
-                    os.mkdir(name, DIR_MODE, dir_fd=current)  # mkdirat: never through a link
-                except FileExistsError:
-                    pass  # made meanwhile; the open below checks what it is
+                # mkdirat: never through a link; made meanwhile, the open below checks it.
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, DIR_MODE, dir_fd=current)
                 following = _step(current, name, _PATH | _DIRECTORY, 0)
             os.close(current)
             current = following
@@ -176,7 +177,8 @@ def _walk(root_fd: int, parts: Sequence[str], *, create: bool) -> int:
 
 def open_beneath(root_fd: int, parts: Sequence[str], flags: int, mode: int = FILE_MODE) -> int:
     """Open `parts` beneath `root_fd` with `flags`, no symlink followed and no step outside
-    (openat2, or the component walk where it is missing). Refused for a symlink or a way out."""
+    (openat2, or the component walk where it is missing). UnsafePathError for a symlink or
+    a way out."""
     where = _names(parts)
     try:
         if openat2_available():
@@ -184,7 +186,7 @@ def open_beneath(root_fd: int, parts: Sequence[str], flags: int, mode: int = FIL
                 return _openat2(root_fd, where, flags | _NOFOLLOW, mode)
             except NotADirectoryError:
                 if flags & _DIRECTORY and _is_symlink(root_fd, where):
-                    raise Refused(errno.ELOOP, "a symlink") from None
+                    raise UnsafePathError(errno.ELOOP, "a symlink") from None
                 raise
         if not parts:
             return os.open(".", flags | _CLOEXEC, mode, dir_fd=root_fd)
@@ -193,8 +195,10 @@ def open_beneath(root_fd: int, parts: Sequence[str], flags: int, mode: int = FIL
             return _step(parent, parts[-1], flags, mode)
         finally:
             os.close(parent)
-    except Refused as exc:
-        raise Refused(exc.errno, f"{where} {_REASONS.get(exc.errno, 'is refused')}") from None
+    except UnsafePathError as exc:
+        raise UnsafePathError(
+            exc.errno, f"{where} {_REASONS.get(exc.errno or 0, 'is refused')}"
+        ) from None
     except OSError as exc:
         raise _refusal(exc, where) from None
 
@@ -234,10 +238,8 @@ def _make_folders(root_fd: int, parts: Sequence[str]) -> int:
             try:
                 following = open_beneath(current, (name,), _PATH | _DIRECTORY)
             except FileNotFoundError:
-                try:
+                with contextlib.suppress(FileExistsError):
                     os.mkdir(name, DIR_MODE, dir_fd=current)
-                except FileExistsError:
-                    pass
                 following = open_beneath(current, (name,), _PATH | _DIRECTORY)
             os.close(current)
             current = following
@@ -248,17 +250,20 @@ def _make_folders(root_fd: int, parts: Sequence[str]) -> int:
 
 
 def _own_file(fd: int, where: str) -> os.stat_result:
-    """fstat of an opened descriptor: a regular file with one link, or Refused (fd closed)."""
+    """fstat of an opened descriptor: a regular file with one link, or UnsafePathError (the
+    descriptor then closed)."""
     info = os.fstat(fd)
     if stat.S_ISDIR(info.st_mode):
         os.close(fd)
         raise IsADirectoryError(errno.EISDIR, f"{where} is a folder")
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise Refused(errno.EPERM, f"{where} is not a regular file")
+        raise UnsafePathError(errno.EPERM, f"{where} is not a regular file")
     if info.st_nlink != 1:
         os.close(fd)
-        raise Refused(errno.EMLINK, f"{where} is a hard link to a file that may be elsewhere")
+        raise UnsafePathError(
+            errno.EMLINK, f"{where} is a hard link to a file that may be elsewhere"
+        )
     return info
 
 
