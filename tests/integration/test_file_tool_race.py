@@ -8,6 +8,7 @@ followed at any step, none does. Also as an unprivileged user (uid 65534)."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import shutil
@@ -15,6 +16,8 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -200,3 +203,51 @@ def test_the_race_fails_for_an_unprivileged_user_too(fake_openai: FakeOpenAI) ->
         check(fake_openai, home)
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+def test_a_linked_inbox_never_takes_an_attachment_out_of_the_workspace(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """`workspace/inbox` is the model's to change: its shell replaces it with a link to `..`;
+    the next message's attachment is still never written into $OMEGA_HOME (watched while
+    the turn runs: the saved file is removed after it)."""
+    prepare(isolated_env)
+    planted = "planted by a sender 4747"
+    fake_openai.script = [
+        Step(tool_calls=[tool_call("l", "run_shell", command="rm -rf inbox && ln -s .. inbox")]),
+        Step(text="Linked."),
+        Step(text="Seen.", hang_secs=3),  # the attachment is saved while this runs
+    ]
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.is_set():
+            for path in isolated_env.iterdir():
+                if path.is_file() and path.name.startswith("document-"):
+                    seen.add(path.name)
+            time.sleep(0.05)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    attachment = {
+        "kind": "document",
+        "mime_type": "text/plain",
+        "data": base64.b64encode(planted.encode()).decode(),
+    }
+    try:
+        result = run_omega(
+            "chat",
+            "--jsonl",
+            env=openai_env(fake_openai),
+            stdin=jsonl({"text": "link it"}, {"text": "here", "attachments": [attachment]}),
+            timeout=120,
+        )
+    finally:
+        done.set()
+        watcher.join()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert replies(result.events) == ["Linked.", "Seen."]
+    assert (isolated_env / "workspace" / "inbox").is_symlink()  # the attack was in place
+    assert not seen, f"an attachment was written into $OMEGA_HOME: {seen}"
+    assert not [p for p in isolated_env.iterdir() if p.name.startswith("document-")]
