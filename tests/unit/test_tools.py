@@ -28,7 +28,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from omega.memory import Store
 from omega.providers import ProviderError, api
 from omega.providers.api import ApiProvider, ApiSettings
-from omega.tools import BuiltinTools, ToolDeps, ToolError, ToolRegistry, builtin_registry
+from omega.tools import BuiltinTools, ToolDeps, ToolError, ToolRegistry, builtin_registry, safe_fs
 from omega.tools.builtin import (
     MAX_FETCH_BYTES,
     MAX_READ_BYTES,
@@ -130,11 +130,55 @@ def test_symlinks_out_of_the_workspace_are_refused(
         tools.list_files("door")
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert (outside / "secret.txt").read_text() == "top secret"
-    # A symlink that stays inside is fine, and listing shows it without following it.
+    # No symlink is followed, not even one that stays inside (it could be swapped for one
+    # that does not between a check and the open, issue 24); listing shows it, unfollowed.
     (workspace / "real.txt").write_text("inside")
     (workspace / "alias.txt").symlink_to(workspace / "real.txt")
-    assert tools.read_file("alias.txt") == "inside"
+    with pytest.raises(ToolError, match="goes through a symlink"):
+        tools.read_file("alias.txt")
     assert "door@" in tools.list_files().splitlines()
+    assert "alias.txt@" in tools.list_files().splitlines()
+
+
+def test_hard_links_and_special_files_are_refused(
+    tools: BuiltinTools, workspace: Path, tmp_path: Path
+) -> None:
+    """Checked with fstat on the opened descriptor: a hard link to a file elsewhere is neither
+    read nor emptied, and a pipe never blocks a read."""
+    secret = tmp_path / "config.toml"
+    secret.write_text("top secret")
+    workspace.mkdir()
+    os.link(secret, workspace / "hard.txt")
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(ToolError, match="hard link"):
+        tools.read_file("hard.txt")
+    with pytest.raises(ToolError, match="hard link"):
+        tools.write_file("hard.txt", "overwritten")
+    assert secret.read_text() == "top secret"
+    started = time.monotonic()
+    with pytest.raises(ToolError, match="not a regular file"):
+        tools.read_file("pipe")
+    assert time.monotonic() - started < 5
+
+
+def test_the_file_tools_work_on_the_walk_without_openat2(
+    tools: BuiltinTools, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the kernel has no openat2, every folder is opened from its parent's descriptor
+    with O_NOFOLLOW: the same answers, the same refusals."""
+    monkeypatch.setattr(safe_fs, "openat2_available", lambda: False)
+    assert tools.write_file("a/b.txt", "walked") == "wrote 6 bytes to a/b.txt"
+    assert tools.read_file("a/b.txt") == "walked"
+    assert tools.list_files("a") == "b.txt (6 bytes)"
+    (tmp_path / "secret.txt").write_text("top secret")
+    (workspace / "up").symlink_to("..")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        tools.read_file("up/secret.txt")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        tools.write_file("up/secret.txt", "overwritten")
+    with pytest.raises(ToolError, match="outside the workspace"):
+        tools.list_files("up")
+    assert (tmp_path / "secret.txt").read_text() == "top secret"
 
 
 def test_reads_are_capped_and_say_so(tools: BuiltinTools, workspace: Path) -> None:

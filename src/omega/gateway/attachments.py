@@ -8,7 +8,7 @@ import stat
 import uuid
 from pathlib import Path
 
-from omega.paths import PRIVATE_FILE_MODE
+from omega.tools import safe_fs
 from omega.types import Attachment
 
 log = logging.getLogger(__name__)
@@ -47,37 +47,77 @@ def _extension(attachment: Attachment) -> str:
 
 
 def save_attachments(inbox: Path, attachments: list[Attachment]) -> list[Path]:
-    """Write each attachment to `inbox` under a fresh random name (0600); return the paths."""
+    """Write each attachment to `inbox` under a fresh random name (0600); return the paths.
+
+    `inbox` lies in the workspace, which the model's commands may change: it is reached from
+    its parent's descriptor without following a symlink, so a swapped-in link to `..` never
+    takes an attachment elsewhere."""
     saved: list[Path] = []
     if not attachments:
         return saved
-    inbox.mkdir(parents=True, exist_ok=True)
-    for attachment in attachments:
-        if len(attachment.data) > MAX_ATTACHMENT_BYTES:
-            log.warning(
-                "attachment of %d bytes skipped (limit %d)",
-                len(attachment.data),
-                MAX_ATTACHMENT_BYTES,
-            )
-            continue
-        path = inbox / f"{attachment.kind}-{uuid.uuid4().hex}{_extension(attachment)}"
-        try:
-            path.write_bytes(attachment.data)
-            path.chmod(PRIVATE_FILE_MODE)
-        except OSError as exc:
-            log.warning("could not save attachment: %s", exc)
-            continue
-        saved.append(path)
+    try:
+        folder = _open_folder(inbox)
+    except OSError as exc:
+        log.warning("could not open the inbox folder: %s", exc)
+        return saved
+    try:
+        for attachment in attachments:
+            if len(attachment.data) > MAX_ATTACHMENT_BYTES:
+                log.warning(
+                    "attachment of %d bytes skipped (limit %d)",
+                    len(attachment.data),
+                    MAX_ATTACHMENT_BYTES,
+                )
+                continue
+            name = f"{attachment.kind}-{uuid.uuid4().hex}{_extension(attachment)}"
+            try:
+                fd = safe_fs.open_for_writing(folder, (name,))
+                with os.fdopen(fd, "wb") as handle:
+                    handle.write(attachment.data)
+            except OSError as exc:
+                log.warning("could not save attachment: %s", exc)
+                continue
+            saved.append(inbox / name)
+    finally:
+        os.close(folder)
     return saved
 
 
-def cleanup(paths: list[Path]) -> None:
-    """Remove temporary files; failures are logged, never raised."""
+def _open_folder(folder: Path) -> int:
+    """A descriptor of `folder` (made 0700 if missing), reached from its parent's without a
+    symlink: the parent is Omega's (the workspace), the folder itself the model's to change."""
+    parent = safe_fs.open_root(folder.parent)
+    try:
+        return safe_fs.open_folder(parent, (folder.name,), create=True)
+    finally:
+        os.close(parent)
+
+
+def cleanup(paths: list[Path], root: Path) -> None:
+    """Remove files beneath `root` (the workspace), reached without a symlink; failures are
+    logged, never raised."""
     for path in paths:
         try:
-            path.unlink(missing_ok=True)
-        except OSError as exc:
+            parts = _parts_beneath(path, root)
+            fd = safe_fs.open_root(root)
+            try:
+                safe_fs.unlink_beneath(fd, parts)
+            finally:
+                os.close(fd)
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:
             log.warning("could not remove %s: %s", path, exc)
+
+
+def _parts_beneath(path: Path, root: Path) -> tuple[str, ...]:
+    """`path` as components beneath `root`; ValueError if it is not beneath it."""
+    if not path.is_relative_to(root):
+        raise ValueError(f"{path} is not in {root}")
+    parts = safe_fs.parts_of(path.relative_to(root).as_posix() or ".")
+    if not parts:
+        raise ValueError(f"{path} is {root} itself")
+    return parts
 
 
 def snapshot_images(workspace: Path) -> dict[Path, int]:
@@ -99,20 +139,22 @@ def snapshot_images(workspace: Path) -> dict[Path, int]:
     return found
 
 
-def read_own_file(path: Path, limit: int = 50 * 1024 * 1024) -> bytes:
-    """Read a regular file that is no link (O_NOFOLLOW, one hard link), at most `limit` bytes;
-    OSError otherwise, so a file swapped for a link after the snapshot is not sent."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+def read_own_file(path: Path, root: Path, limit: int = 50 * 1024 * 1024) -> bytes:
+    """Read a regular file with one link beneath `root` (the workspace), at most `limit`
+    bytes, opened without following a symlink at any step; OSError otherwise, so a file or a
+    folder swapped for a link after the snapshot is not sent."""
+    parts = _parts_beneath(path, root) if path.is_relative_to(root) else None
+    if parts is None:
+        raise OSError(f"{path.name} is not in the workspace")
+    base = safe_fs.open_root(root)
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
-            raise OSError(f"{path.name} is not a plain file of the workspace")
-        if info.st_size > limit:
-            raise OSError(f"{path.name} is larger than {limit} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit)
+        fd = safe_fs.open_for_reading(base, parts)
     finally:
-        os.close(fd)
+        os.close(base)
+    with os.fdopen(fd, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise OSError(f"{path.name} is larger than {limit} bytes")
+        return handle.read(limit)
 
 
 def new_images(before: dict[Path, int], after: dict[Path, int]) -> list[Path]:

@@ -36,7 +36,8 @@ async def send_stored(
     for name in images:
         path = Path(name)
         try:
-            data = await asyncio.to_thread(attachments.read_own_file, path)  # never a link
+            # Beneath the workspace, no symlink at any step, one link: never Omega's files.
+            data = await asyncio.to_thread(attachments.read_own_file, path, deps.paths.workspace)
         except OSError as exc:
             log.warning("could not read workspace image %s: %s", path, exc)
             continue
@@ -44,7 +45,7 @@ async def send_stored(
             await out.send(
                 OutgoingMessage(target.channel, target.target, path.name, kind="photo", photo=data)
             )
-        attachments.cleanup([path])
+        attachments.cleanup([path], deps.paths.workspace)
     await db_call(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)
 
 

@@ -356,7 +356,7 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
     try:
         await _answer(deps, _with_attachment_notes(message, [str(p) for p in saved]), out, started)
     finally:
-        attachments.cleanup(saved)
+        attachments.cleanup(saved, deps.paths.workspace)
 
 
 async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMessage:

@@ -9,17 +9,19 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import html
 import os
 import re
 import signal
-from collections.abc import Mapping
-from pathlib import Path, PurePosixPath
+from collections.abc import Iterator, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omega.config import SandboxSection
-from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, OmegaPaths
+from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
 from omega.sandbox import Sandbox
+from omega.tools import safe_fs
 from omega.tools.fetch import fetch
 from omega.tools.registry import ToolError, ToolRegistry, current_deps
 
@@ -113,46 +115,61 @@ class BuiltinTools:
         return folder
 
     def root(self) -> Path:
-        """The person's workspace folder (created owner-only if missing), symlinks resolved."""
+        """The person's workspace folder (created owner-only if missing), symlinks resolved;
+        the shell's working folder. The file tools open beneath `_root_fd` instead."""
         folder = self.current_workspace()
         folder.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
         return folder.resolve()
 
-    def resolve(self, path: str) -> Path:
-        """A model-given path as a real path inside the workspace; ToolError if it would leave."""
-        raw = path.strip()
-        if not raw or "\x00" in raw:
-            raise ToolError("refused: give a non-empty path relative to the workspace")
-        relative = PurePosixPath(raw)
-        if relative.is_absolute() or raw.startswith("~"):
-            raise ToolError(
-                f"refused: {path!r} is an absolute path; use a path relative to the workspace"
-            )
-        if ".." in relative.parts:
-            raise ToolError(f"refused: {path!r} contains '..'; paths must stay in the workspace")
-        root = self.root()
-        target = (root / relative).resolve()
-        if not target.is_relative_to(root):
-            raise ToolError(f"refused: {path!r} leads outside the workspace (through a symlink)")
-        if target.is_file() and target.stat().st_nlink > 1:
-            # A hard link may be a file outside the workspace ($OMEGA_HOME/config.toml).
-            raise ToolError(f"refused: {path!r} is a hard link to a file that may be elsewhere")
-        return target
+    def _folder_parts(self) -> tuple[str, ...]:
+        """The person's folder as components beneath the workspace."""
+        folder = self.current_workspace()
+        base = self.workspace
+        if not folder.is_relative_to(base):  # the same folder spelt through a symlink
+            folder, base = folder.resolve(), base.resolve()
+        return safe_fs.parts_of(folder.relative_to(base).as_posix() or ".")
 
-    def _shown(self, target: Path) -> str:
-        relative = target.relative_to(self.root()).as_posix()
-        return relative or "."
+    @contextlib.contextmanager
+    def _root_fd(self) -> Iterator[int]:
+        """A descriptor of the person's folder, reached from the workspace's without a
+        symlink (and created 0700 if missing); every file tool opens beneath it."""
+        self.workspace.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        base = safe_fs.open_root(self.workspace)
+        try:
+            try:
+                fd = safe_fs.open_folder(base, self._folder_parts(), create=True)
+            except (OSError, ValueError):
+                raise ToolError("refused: this person's folder is not a plain folder") from None
+        finally:
+            os.close(base)
+        try:
+            yield fd
+        finally:
+            os.close(fd)
+
+    def parts(self, path: str) -> tuple[str, ...]:
+        """A model-given path as components beneath the person's folder; ToolError for an
+        absolute path, a '..' or an empty one. Nothing is resolved here: opens do it."""
+        try:
+            return safe_fs.parts_of(path)
+        except ValueError as exc:
+            raise ToolError(f"refused: {path!r}: {exc}") from None
 
     # ---- tools -----------------------------------------------------------------------------
 
     def read_file(self, path: str) -> str:
         """Read a text file in the workspace."""
-        target = self.resolve(path)
-        if target.is_dir():
-            raise ToolError(f"{path!r} is a folder; use list_files")
-        if not target.is_file():  # missing, or a device or pipe that could block
-            raise ToolError(f"no file {path!r} in the workspace")
-        with target.open("rb") as handle:
+        parts = self.parts(path)
+        with self._root_fd() as root:
+            try:
+                fd = safe_fs.open_for_reading(root, parts)
+            except IsADirectoryError:
+                raise ToolError(f"{path!r} is a folder; use list_files") from None
+            except (FileNotFoundError, NotADirectoryError):
+                raise ToolError(f"no file {path!r} in the workspace") from None
+            except OSError as exc:
+                raise _refused(path, exc) from None
+        with os.fdopen(fd, "rb") as handle:
             data = handle.read(MAX_READ_BYTES + 1)
             size = os.fstat(handle.fileno()).st_size
         text = data[:MAX_READ_BYTES].decode("utf-8", errors="replace")
@@ -165,32 +182,48 @@ class BuiltinTools:
         data = content.encode("utf-8")
         if len(data) > MAX_WRITE_BYTES:
             raise ToolError(f"refused: content is over {MAX_WRITE_BYTES} bytes")
-        target = self.resolve(path)
-        if target.is_dir():
-            raise ToolError(f"{path!r} is a folder")
-        target.parent.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
-        # The path is resolved; O_NOFOLLOW refuses a symlink swapped in since.
-        flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
-        fd = os.open(target, flags, PRIVATE_FILE_MODE)
+        parts = self.parts(path)
+        with self._root_fd() as root:
+            try:
+                # Folders made from descriptors; the file opened without O_TRUNC, checked
+                # (regular, one link) on its descriptor, only then emptied and made 0600.
+                fd = safe_fs.open_for_writing(root, parts)
+            except IsADirectoryError:
+                raise ToolError(f"{path!r} is a folder") from None
+            except NotADirectoryError:
+                raise ToolError(f"refused: a part of {path!r} is a file, not a folder") from None
+            except OSError as exc:
+                raise _refused(path, exc) from None
         with os.fdopen(fd, "wb") as handle:
-            os.fchmod(handle.fileno(), PRIVATE_FILE_MODE)  # also for a file that existed
             handle.write(data)
-        return f"wrote {len(data)} bytes to {self._shown(target)}"
+        return f"wrote {len(data)} bytes to {'/'.join(parts)}"
 
     def list_files(self, path: str = ".") -> str:
         """List a folder in the workspace (folders end with /)."""
-        target = self.resolve(path)
-        if not target.is_dir():
-            raise ToolError(f"no folder {path!r} in the workspace")
-        entries = sorted(target.iterdir(), key=lambda p: p.name)
-        lines: list[str] = []
-        for entry in entries[:MAX_LIST_ENTRIES]:
-            if entry.is_symlink():
-                lines.append(f"{entry.name}@")
-            elif entry.is_dir():
-                lines.append(f"{entry.name}/")
-            else:
-                lines.append(f"{entry.name} ({entry.stat().st_size} bytes)")
+        parts = self.parts(path) if path.strip() not in ("", ".") else ()
+        with self._root_fd() as root:
+            try:
+                fd = safe_fs.open_folder(root, parts)
+            except (FileNotFoundError, NotADirectoryError):
+                raise ToolError(f"no folder {path!r} in the workspace") from None
+            except OSError as exc:
+                raise _refused(path, exc) from None
+        try:
+            with os.scandir(fd) as found:  # entries are looked at from this descriptor
+                entries = sorted(found, key=lambda entry: entry.name)
+            lines: list[str] = []
+            for entry in entries[:MAX_LIST_ENTRIES]:
+                if entry.is_symlink():
+                    lines.append(f"{entry.name}@")
+                elif entry.is_dir(follow_symlinks=False):
+                    lines.append(f"{entry.name}/")
+                else:
+                    size = entry.stat(follow_symlinks=False).st_size
+                    lines.append(f"{entry.name} ({size} bytes)")
+        except OSError as exc:
+            raise ToolError(f"could not list {path!r}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
         listing = "\n".join(lines) if lines else "(empty)"
         if len(entries) > MAX_LIST_ENTRIES:
             return _truncated(listing, MAX_LIST_ENTRIES, len(entries), "entries")
@@ -278,6 +311,19 @@ class BuiltinTools:
         if page.truncated:
             text += f"\n[truncated: only the first {MAX_FETCH_BYTES} bytes were read]"
         return f"HTTP {page.status} {page.content_type}\n\n{text}"
+
+
+def _refused(path: str, exc: OSError) -> ToolError:
+    """A refused open as the model's tool error: why, never the real path."""
+    if isinstance(exc, safe_fs.UnsafePathError) and exc.errno in (errno.ELOOP, errno.EXDEV):
+        why = "goes through a symlink, which could lead outside the workspace"
+    elif isinstance(exc, safe_fs.UnsafePathError) and exc.errno == errno.EMLINK:
+        why = "is a hard link to a file that may be elsewhere"
+    elif isinstance(exc, safe_fs.UnsafePathError):
+        why = "is not a regular file (a pipe, device or socket)"
+    else:
+        why = f"could not be opened: {exc.strerror or type(exc).__name__}"
+    return ToolError(f"refused: {path!r} {why}")
 
 
 def _kill_group(process: asyncio.subprocess.Process) -> None:
