@@ -1,9 +1,11 @@
 """The launcher: `python -I launch.py <policy json> -- command args...`.
 
-It confines itself (resource limits, root's capabilities dropped, Landlock) and then executes
-the command, which inherits every restriction; nothing it runs can lift them. When the policy
-asks for Landlock and it cannot be enforced, the command is not run (exit 126): fail closed.
-Only the standard library and the two stdlib-only sandbox modules are imported.
+It confines itself (resource limits, root's capabilities dropped, Landlock, the seccomp filter
+refusing new Unix sockets) and then executes the command, which inherits every restriction;
+nothing it runs can lift them. When the policy asks for Landlock or the filter and either
+cannot be enforced, the command is not run (exit 126): fail closed. On Linux it usually runs
+inside a bubblewrap namespace already (see bwrap.py). Only the standard library and the
+stdlib-only sandbox modules are imported.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if __package__ in (None, ""):  # run as a file with -I: find the `omega` package
 
 from omega.sandbox.landlock import LandlockError, abi_version
 from omega.sandbox.modes import Policy, ruleset
+from omega.sandbox.seccomp import SeccompError, refuse_unix_sockets
 
 EXIT_REFUSED = 126
 EXIT_NOT_FOUND = 127
@@ -89,7 +92,9 @@ def main(argv: list[str] | None = None) -> int:
             drop_root_capabilities()
         if policy.landlock:
             ruleset(policy, abi_version()).enforce()
-    except (LandlockError, OSError, ValueError, KeyError, TypeError) as exc:
+        if policy.unix_filter:
+            refuse_unix_sockets()  # last: the launcher itself needs no socket after this
+    except (LandlockError, SeccompError, OSError, ValueError, KeyError, TypeError) as exc:
         print(f"omega sandbox: refusing to run the command unconfined: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     try:

@@ -1,5 +1,6 @@
 """`Sandbox`: wraps every command Omega starts for the model (shell, `claude`, MCP servers) in
-the launcher, and says honestly how the configured mode is enforced on this system."""
+the launcher (and on Linux in a bubblewrap namespace), and says honestly which walls enforce the
+configured mode on this system and which are missing."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit
 
 import omega
 from omega.paths import PRIVATE_DIR_MODE
-from omega.sandbox import landlock, seatbelt
+from omega.sandbox import bwrap, landlock, seatbelt, seccomp
 from omega.sandbox.modes import Layout, Mode, Policy, build_policy, inside, real
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ log = logging.getLogger(__name__)
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 TMP_NAME = ".tmp"
+BACKUP_PREFIX = "omega-backup-"  # the folders `omega backup` writes (ops/backup.py)
 Profile = Literal["tool", "claude"]
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 # Where the `claude` CLI sends its API requests when not to Anthropic's public endpoint.
@@ -35,12 +37,24 @@ _CLAUDE_URL_VARS = ("ANTHROPIC_BASE_URL",)
 
 @dataclass(frozen=True)
 class SandboxStatus:
-    """The configured mode and what enforces it here."""
+    """The configured mode and the walls that enforce it here."""
 
     mode: Mode
     enforcement: str  # "landlock ABI 7", "seatbelt", or "none"
     degraded: bool  # the mode asks for confinement this system cannot give
     detail: str = ""
+    namespace: str = ""  # the `bwrap` program when commands run in its namespace
+    unix_filter: bool = False  # the seccomp filter refusing new Unix sockets is applied
+    missing: tuple[str, ...] = ()  # walls this system could have and lacks, with the fix
+
+    def walls(self) -> list[str]:
+        """The walls up, the main one first."""
+        found = [self.enforcement]
+        if self.namespace:
+            found.append("bubblewrap namespace")
+        if self.unix_filter:
+            found.append("seccomp unix-socket filter")
+        return found
 
     def describe(self) -> str:
         """One line for `omega status` and `/status`."""
@@ -48,18 +62,62 @@ class SandboxStatus:
             return "rwx - UNRESTRICTED: commands can read and write everything you can"
         if self.degraded:
             return f"{self.mode} - DEGRADED, commands run unconfined: {self.detail}"
-        return f"{self.mode} ({self.enforcement})"
+        line = f"{self.mode} ({', '.join(self.walls())})"
+        if self.missing:
+            line += "; missing: " + "; ".join(self.missing)
+        return line
 
 
-def probe(mode: Mode, *, platform: str | None = None, abi: int | None = None) -> SandboxStatus:
-    """How `mode` can be enforced on this system (Landlock's ABI is asked of the kernel)."""
+def _linux_walls(
+    mode: Mode, abi: int, namespace: str | None, filter_ok: bool | None
+) -> tuple[str, bool, tuple[str, ...]]:
+    """The namespace program ('' when none), whether the seccomp filter applies, and what is
+    missing. The filter applies wherever the namespace does not hide path sockets: without
+    it, in `rx` (all of `/` is shown, and sockets live in more places than /tmp and /run),
+    and below Landlock ABI 6 (abstract sockets are not scoped, and the network namespace
+    is shared). In `sandbox` mode with the namespace it stays off, so sockets a command
+    makes in its own workspace keep working (tmux, ssh ControlMaster, test databases)."""
+    program = bwrap.find() if namespace is None else namespace
+    missing = []
+    works, why = bwrap.usable(program) if program else (False, "")
+    if not program:
+        missing.append("bubblewrap namespace (install the bubblewrap package)")
+    elif not works:
+        missing.append(f"bubblewrap namespace (bwrap cannot create namespaces here: {why})")
+        program = ""
+    if filter_ok is None:
+        filter_ok = seccomp.available()
+    wanted = mode == "rx" or not program or abi < 6
+    if wanted and not filter_ok:
+        missing.append("seccomp unix-socket filter (not supported on this machine)")
+    return program, wanted and filter_ok, tuple(missing)
+
+
+def probe(
+    mode: Mode,
+    *,
+    platform: str | None = None,
+    abi: int | None = None,
+    namespace: str | None = None,
+    unix_filter: bool | None = None,
+) -> SandboxStatus:
+    """How `mode` can be enforced on this system (Landlock's ABI is asked of the kernel,
+    bubblewrap is looked for on PATH and tried once; `namespace`="" means no bubblewrap)."""
     system = platform or sys.platform
     if mode == "rwx":
         return SandboxStatus(mode, "none", degraded=False, detail="unrestricted by configuration")
     if system.startswith("linux"):
         version = landlock.abi_version() if abi is None else abi
         if version >= 1:
-            return SandboxStatus(mode, f"landlock ABI {version}", degraded=False)
+            program, use_filter, missing = _linux_walls(mode, version, namespace, unix_filter)
+            return SandboxStatus(
+                mode,
+                f"landlock ABI {version}",
+                degraded=False,
+                namespace=program,
+                unix_filter=use_filter,
+                missing=missing,
+            )
         return SandboxStatus(
             mode, "none", degraded=True, detail="this Linux kernel does not offer Landlock"
         )
@@ -173,7 +231,26 @@ class Sandbox:
             workspace=real(self.workspace),
             tmpdir=real(self.tmpdir),
             user_home="" if user_home == "/" else user_home,
+            backups=tuple(self.backups()),
         )
+
+    def backups(self) -> list[str]:
+        """Omega's backups in the folders `omega backup` wrote into (read at every command,
+        so a backup made since is closed too); those inside the workspace stay open."""
+        try:
+            places = self.paths.backup_places.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for place in (p.strip() for p in places):
+            if not place.startswith("/"):
+                continue
+            try:
+                names = sorted(os.listdir(place))
+            except OSError:
+                continue
+            found += [real(os.path.join(place, n)) for n in names if n.startswith(BACKUP_PREFIX)]
+        return found
 
     def own_paths(self) -> list[str]:
         """Omega's own interpreter and package: readable so commands can run Python (and the
@@ -226,6 +303,7 @@ class Sandbox:
             claude=profile == "claude",
             tcp_ports=self.tcp_ports(profile),
             limits=self.limits(profile),
+            unix_filter=self.status.unix_filter and self._platform.startswith("linux"),
         )
 
     def prepare(self) -> None:
@@ -235,13 +313,16 @@ class Sandbox:
     def command(
         self, argv: Sequence[str], *, profile: Profile = "tool", extra_read: Sequence[str] = ()
     ) -> list[str]:
-        """The argv that runs `argv` confined: the launcher (limits, Landlock) and on macOS
-        `sandbox-exec` with the generated profile in front of it."""
+        """The argv that runs `argv` confined: the launcher (limits, Landlock, seccomp), on
+        Linux inside a bubblewrap namespace where one works, on macOS under `sandbox-exec`."""
         if not argv:
             raise ValueError("empty command")
         extra = self.safe_extra(extra_read)
         policy = self.policy(profile=profile, extra_read=extra, program=argv[0])
         wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
+        if self.status.namespace and policy.mode != "rwx":
+            runtime = self._environ.get("XDG_RUNTIME_DIR", "").strip()
+            wrapped = bwrap.wrap(self.status.namespace, policy, wrapped, runtime_dir=runtime)
         if self._platform == "darwin" and self.mode != "rwx" and not self.status.degraded:
             text = seatbelt.profile(
                 self.mode,
