@@ -43,6 +43,7 @@ CARGO = "cargo-token-secret-8181"
 DOCKER = "docker-auth-secret-9191"
 CONFIG_SECRET = "sk-backed-up-config-3131"
 WORKSPACE_OK = "workspace-socket-ok"
+NOTES = "ordinary-notes-rx-may-read"
 # A listener that lives in the workspace and a client that talks to it: ordinary work.
 WORKSPACE_SOCKET = f"""cat > ws.py <<'EOF'
 import socket, threading
@@ -197,6 +198,7 @@ def user_home() -> Iterator[Path]:
     (home / ".cargo").mkdir(parents=True)
     (home / ".docker").mkdir()
     (home / ".pgpass").write_text(PGPASS + "\n")
+    (home / "notes.txt").write_text(NOTES + "\n")
     (home / ".cargo" / "credentials.toml").write_text(f'[registry]\ntoken = "{CARGO}"\n')
     (home / ".docker" / "config.json").write_text(json.dumps({"auths": {"x": DOCKER}}))
     yield home
@@ -212,7 +214,7 @@ def credential_attack(fake: FakeOpenAI, omega_home: Path, home: Path, mode: str)
     assert made.returncode == 0, made.stderr
     command = (
         f"cat {home}/.pgpass {home}/.cargo/credentials.toml {home}/.docker/config.json; "
-        f"cat {home}/backups/omega-backup-*/config.toml"
+        f"cat {home}/backups/omega-backup-*/config.toml; cat {home}/notes.txt"
     )
     calls = [tool_call("c", "run_shell", command=command)]
     return chat(fake, calls, OMEGA_SANDBOX__MODE=mode, HOME=str(home))["c"]
@@ -224,6 +226,7 @@ def test_rx_keeps_credential_files_and_backups_closed(
     out = credential_attack(fake_openai, isolated_env, user_home, "rx")
     for secret in ("pg-secret-7171", CARGO, DOCKER, CONFIG_SECRET):
         assert secret not in out, out
+    assert NOTES in out  # the rest of $HOME stays readable in rx
     assert CONFIG_SECRET not in json.dumps([r.body for r in fake_openai.requests])
 
 

@@ -139,6 +139,11 @@ def arguments(
         build.bind("--bind-try", path)
     for path, rights in policy.files:
         build.bind("--bind-try" if rights & WRITE_FILE else "--ro-bind-try", path)
+    # A program folder inside a writable grant stays read-only (stricter than Landlock, which
+    # can only add rights): what the command may not change cannot be replaced for later.
+    for path in policy.read_own:
+        if any(inside(real(path), w) and real(path) != w for w in policy.write):
+            build.bind("--ro-bind-try", path)
     return build.args
 
 
