@@ -271,7 +271,7 @@ def _offer_bubblewrap(*, interactive: bool) -> None:
     from rich.prompt import Confirm
 
     if Confirm.ask(f"Run `{shlex.join(command)}` now?", default=True):
-        done = subprocess.run(command, check=False)  # noqa: S603 (a fixed package command)
+        done = subprocess.run(command, check=False)
         typer.echo("bubblewrap installed." if done.returncode == 0 else "The install failed.")
 
 

@@ -307,7 +307,7 @@ async def test_the_seccomp_filter_alone_refuses_unix_sockets(place: Place) -> No
     assert BUS_SECRET not in out and "Permission denied" in out, out
     out = await tools.run_shell(WORKSPACE_SOCKET)
     assert WORKSPACE_OK not in out and "Permission denied" in out, out
-    pair = "import socket, subprocess; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4))"
+    pair = "import socket; a, b = socket.socketpair(); a.send(b'pair'); print(b.recv(4))"
     out = await tools.run_shell(f'{PY} -c "{pair}" && echo piped | cat')
     assert "b'pair'" in out and "piped" in out, out
     without = await _tools(place, LANDLOCK_ONLY).run_shell(_connect(place.bus))
@@ -338,8 +338,9 @@ def _namespace_only(place: Place, argv: list[str]) -> subprocess.CompletedProces
     policy = sandbox.policy()
     policy = type(policy)(**{**policy.__dict__, "landlock": False, "unix_filter": False})
     launcher = [PY, "-I", str(LAUNCHER), policy.to_json(), "--"]
+    namespace = [bwrap.find(), *bwrap.arguments(policy)]
     return subprocess.run(
-        bwrap.wrap(bwrap.find(), policy, [*launcher, *argv]),
+        bwrap.wrap(namespace, [*launcher, *argv]),
         cwd=place.workspace,
         capture_output=True,
         text=True,

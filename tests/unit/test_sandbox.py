@@ -17,8 +17,7 @@ import pytest
 
 from omega.config import Config, SandboxSection, load_config
 from omega.paths import OmegaPaths
-from omega.sandbox import Sandbox, SandboxStatus, degraded_alert, probe
-from omega.sandbox import bwrap, seccomp
+from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, seccomp
 from omega.sandbox import landlock as ll
 from omega.sandbox.modes import Layout, Policy, build_policy, expand, ruleset
 from omega.sandbox.seatbelt import profile
@@ -376,13 +375,15 @@ def test_probe_names_the_walls_up_and_missing(monkeypatch: pytest.MonkeyPatch) -
 def test_commands_run_in_the_namespace_only_when_it_is_up(tmp_path: Path) -> None:
     up = SandboxStatus("sandbox", "landlock ABI 7", degraded=False, namespace="/usr/bin/bwrap")
     argv = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=up).command(["ls"])
-    assert argv[0] == "/usr/bin/bwrap" and "--unshare-pid" in argv and argv[-2:] == ["--", "ls"]
-    assert not Policy.from_json(argv[-3]).unix_filter
+    assert argv[0] == sys.executable and argv[-2:] == ["--", "ls"]  # the launcher runs bwrap
+    policy = Policy.from_json(argv[-3])
+    assert policy.namespace[0] == "/usr/bin/bwrap" and "--unshare-pid" in policy.namespace
+    assert not policy.unix_filter
     down = SandboxStatus("sandbox", "landlock ABI 7", degraded=False, unix_filter=True)
     argv = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=down).command(["ls"])
-    assert argv[0] == sys.executable and Policy.from_json(argv[-3]).unix_filter
+    assert Policy.from_json(argv[-3]).unix_filter and not Policy.from_json(argv[-3]).namespace
     rwx = Sandbox(SandboxSection(mode="rwx"), OmegaPaths(tmp_path), status=up).command(["ls"])
-    assert rwx[0] == sys.executable
+    assert not Policy.from_json(rwx[-3]).namespace
 
 
 def test_the_namespace_binds_grants_at_their_paths_and_covers_the_rest(layout: Layout) -> None:
@@ -400,7 +401,7 @@ def test_the_namespace_binds_grants_at_their_paths_and_covers_the_rest(layout: L
     assert rx[rx.index("--ro-bind-try") + 1 : rx.index("--ro-bind-try") + 3] == ["/", "/"]
     for hidden in ("/tmp", "/run"):  # (this test's $OMEGA_HOME and $HOME lie in /tmp)
         assert ["--tmpfs", hidden] == rx[rx.index(hidden) - 1 : rx.index(hidden) + 1], hidden
-    assert ["--ro-bind", "/dev/null", "/etc/shadow"] == rx[rx.index("/etc/shadow") - 2 :][:3]
+    assert rx[rx.index("/etc/shadow") - 2 :][:3] == ["--ro-bind", "/dev/null", "/etc/shadow"]
     # the workspace (in the hidden /tmp) is bound again after the cover
     assert rx.index(layout.workspace) > rx.index("/tmp")
 
@@ -437,6 +438,11 @@ def test_omega_init_offers_bubblewrap() -> None:
 
     found = {"apt-get": "/usr/bin/apt-get"}
     assert bubblewrap_install(found.get, "linux") == ["apt-get", "install", "-y", "bubblewrap"]
-    assert bubblewrap_install({"dnf": "/usr/bin/dnf"}.get, "linux")[:2] == ["dnf", "install"]
+    assert bubblewrap_install({"dnf": "/usr/bin/dnf"}.get, "linux") == [
+        "dnf",
+        "install",
+        "-y",
+        "bubblewrap",
+    ]
     assert bubblewrap_install({"bwrap": "/usr/bin/bwrap", **found}.get, "linux") is None
     assert bubblewrap_install(found.get, "darwin") is None

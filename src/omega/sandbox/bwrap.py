@@ -8,6 +8,10 @@ the protected paths, plus the folders where Unix sockets with a path live (`/tmp
 `/run`, `/var/run`, `$XDG_RUNTIME_DIR`; `/dev/shm` is part of the fresh `/dev`), are covered
 by empty tmpfs. The network namespace stays shared: TCP is filtered by Landlock's port rules.
 
+The launcher enters the namespace itself (it runs `bwrap`, which runs the launcher again to
+confine and exec), so a launcher started inside one (an MCP server of the confined `claude`)
+stays in it instead of nesting another: there the seccomp filter is always applied.
+
 `--new-session`: every caller already starts its command in a new session without a terminal
 (a timeout kills the process group: the outer `bwrap`, whose death takes the PID namespace
 down, `--die-with-parent`), so job control is unaffected; it keeps an MCP server started by an
@@ -27,7 +31,7 @@ from omega.sandbox.landlock import WRITE_FILE
 from omega.sandbox.modes import SYSTEM_PATHS, Policy, inside, real
 
 # Where path sockets usually live; never shown to a command (its own grants inside excepted).
-SOCKET_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")
+SOCKET_PLACES = ("/tmp", "/var/tmp", "/run", "/var/run")  # noqa: S108 (hidden, not used)
 RESOLV_CONF = "/etc/resolv.conf"
 # Provided by bwrap itself (a fresh /dev, a new /proc).
 _OWN_MOUNTS = ("/dev", "/proc")
@@ -40,6 +44,10 @@ FLAGS = (
     "--unshare-cgroup-try",
 )
 _PROBE_TIMEOUT = 10
+# Made in every namespace: a launcher that finds it is inside one already (an MCP server the
+# confined `claude` starts) does not nest another; Landlock forbids mounting there anyway.
+MARKER = "/run/omega-sandbox"
+_MAX_LINKS = 40
 
 
 def find(path: str | None = None) -> str:
@@ -53,7 +61,7 @@ def usable(program: str) -> tuple[bool, str]:
     why not; asked once per process."""
     argv = [program, *FLAGS, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "true"]
     try:
-        done = subprocess.run(  # noqa: S603 (a fixed probe)
+        done = subprocess.run(
             argv, capture_output=True, text=True, timeout=_PROBE_TIMEOUT, check=False
         )
     except (OSError, subprocess.SubprocessError) as exc:
@@ -108,10 +116,12 @@ class _Builder:
 
 
 def arguments(
-    policy: Policy, *, runtime_dir: str = "", resolv_conf: str = RESOLV_CONF
+    policy: Policy, *, runtime_dir: str = "", program: str = "", resolv_conf: str = RESOLV_CONF
 ) -> list[str]:
     """The `bwrap` options (before the command) that show a command only what `policy`
-    grants; `runtime_dir` is $XDG_RUNTIME_DIR (hidden with the other socket places)."""
+    grants; `runtime_dir` is $XDG_RUNTIME_DIR (hidden with the other socket places);
+    `program` is the command's executable, whose symlinks are recreated where they are not
+    shown (npm's `node_modules/.bin/claude`: Landlock follows them without a grant)."""
     places = [real(p) for p in SOCKET_PLACES if os.path.lexists(p)]
     if runtime_dir:
         places.append(real(runtime_dir))
@@ -132,9 +142,9 @@ def arguments(
     for path in policy.exclude:
         build.hide(path)
     target = real(resolv_conf)
-    if os.path.isfile(target) and not any(inside(target, e) for e in policy.exclude):
-        if any(inside(target, p) for p in places) and not build.visible(target):
-            build.bind("--ro-bind-try", target)
+    shown = not any(inside(target, e) for e in policy.exclude) and not build.visible(target)
+    if os.path.isfile(target) and shown and any(inside(target, p) for p in places):
+        build.bind("--ro-bind-try", target)
     for path in policy.write:
         build.bind("--bind-try", path)
     for path, rights in policy.files:
@@ -144,9 +154,29 @@ def arguments(
     for path in policy.read_own:
         if any(inside(real(path), w) and real(path) != w for w in policy.write):
             build.bind("--ro-bind-try", path)
+    if program:
+        _links(build, program)
     return build.args
 
 
-def wrap(program: str, policy: Policy, argv: Sequence[str], *, runtime_dir: str = "") -> list[str]:
-    """`argv` run by `program` (bwrap) in the namespace of `policy`."""
-    return [program, *arguments(policy, runtime_dir=runtime_dir), "--", *argv]
+def _links(build: _Builder, program: str) -> None:
+    """Recreate the symlinks leading to `program` that the namespace does not show."""
+    path = os.path.abspath(program)
+    for _ in range(_MAX_LINKS):
+        if not os.path.islink(path):
+            return
+        target = os.readlink(path)
+        shown = os.path.join(real(os.path.dirname(path)), os.path.basename(path))
+        if not build.visible(shown):  # (/bin/sh: /bin is a link to /usr/bin, which is shown)
+            build.args += ["--symlink", target, path]
+        path = os.path.normpath(os.path.join(os.path.dirname(path), target))
+
+
+def wrap(namespace: Sequence[str], argv: Sequence[str]) -> list[str]:
+    """`argv` run in the namespace (`bwrap` and its options from `arguments`)."""
+    return [*namespace, "--dir", MARKER, "--", *argv]
+
+
+def inside_one() -> bool:
+    """Whether this process already runs in a namespace Omega made."""
+    return os.path.isdir(MARKER)

@@ -161,6 +161,7 @@ class Policy:
     tcp_ports: tuple[int, ...] | None = None  # None: TCP is not restricted
     limits: dict[str, int] = field(default_factory=dict)
     unix_filter: bool = False  # refuse socket(AF_UNIX) with seccomp (see seccomp.py)
+    namespace: tuple[str, ...] = ()  # `bwrap` and its options: the launcher runs in it first
 
     def to_json(self) -> str:
         """The policy as one compact JSON string."""
@@ -183,6 +184,7 @@ class Policy:
             tcp_ports=None if ports is None else tuple(int(p) for p in ports),
             limits={str(k): int(v) for k, v in data.get("limits", {}).items()},
             unix_filter=bool(data.get("unix_filter", False)),
+            namespace=tuple(str(a) for a in data.get("namespace", ())),
         )
 
 

@@ -9,7 +9,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -319,10 +319,12 @@ class Sandbox:
             raise ValueError("empty command")
         extra = self.safe_extra(extra_read)
         policy = self.policy(profile=profile, extra_read=extra, program=argv[0])
-        wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
         if self.status.namespace and policy.mode != "rwx":
             runtime = self._environ.get("XDG_RUNTIME_DIR", "").strip()
-            wrapped = bwrap.wrap(self.status.namespace, policy, wrapped, runtime_dir=runtime)
+            program = shutil.which(argv[0], path=self._environ.get("PATH")) or argv[0]
+            options = bwrap.arguments(policy, runtime_dir=runtime, program=program)
+            policy = replace(policy, namespace=(self.status.namespace, *options))
+        wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
         if self._platform == "darwin" and self.mode != "rwx" and not self.status.degraded:
             text = seatbelt.profile(
                 self.mode,
