@@ -387,3 +387,57 @@ async def test_ordinary_tools_run_in_the_namespace(place: Place) -> None:
     for name, (command, expected) in commands.items():
         out = await tools.run_shell(command, timeout_secs=60)
         assert out.startswith("exit code 0\n") and expected in out, (name, out)
+
+
+USER_DRIVER = """
+import asyncio, json, sys
+from pathlib import Path
+from omega.config import SandboxSection
+from omega.paths import OmegaPaths
+from omega.sandbox import Sandbox
+from omega.tools.builtin import BuiltinTools
+paths = OmegaPaths(Path(sys.argv[1]))
+found = {}
+for mode in ("sandbox", "rx", "rwx"):
+    tools = BuiltinTools(paths.workspace, sandbox=Sandbox(SandboxSection(mode=mode), paths))
+    found[mode] = asyncio.run(tools.run_shell(sys.argv[2]))
+print(json.dumps(found))
+"""
+
+
+def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
+    """Omega run by an unprivileged user (root plays `nobody`): bubblewrap then builds its
+    namespace in a user namespace; a socket that user may connect to stays out of reach."""
+    from tests.integration.test_claude_real import user_python
+
+    root = os.geteuid() == 0
+    python = user_python() if root else PY
+    assert python, "no Python interpreter that user 65534 may run"
+    uid = 65534 if root else os.geteuid()
+    base = Path(tempfile.mkdtemp(prefix="omega-user-"))
+    try:
+        OmegaPaths(base / "omega").ensure()
+        for path in [base, *base.rglob("*")]:
+            os.chown(path, uid, uid)
+        os.chmod(base, 0o755)
+        with _listener(base, BUS_SECRET) as bus:
+            os.chmod(bus, 0o777)  # the user may connect: only the walls stand in the way
+            site = str(Path(seccomp.__file__).parents[2])
+            purelib = next(p for p in sys.path if p.endswith("site-packages"))
+            prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+            done = subprocess.run(
+                [*(prefix if root else []), python, "-c", USER_DRIVER, str(base / "omega")]
+                + [_connect(bus).replace(PY, python)],
+                env={**os.environ, "HOME": str(base), "PYTHONPATH": f"{site}:{purelib}"},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+                cwd=base,
+            )
+        assert done.returncode == 0, done.stderr[-3000:]
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        assert BUS_SECRET not in found["sandbox"] and BUS_SECRET not in found["rx"], found
+        assert BUS_SECRET in found["rwx"]  # the attack is real
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

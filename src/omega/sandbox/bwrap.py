@@ -178,5 +178,13 @@ def wrap(namespace: Sequence[str], argv: Sequence[str]) -> list[str]:
 
 
 def inside_one() -> bool:
-    """Whether this process already runs in a namespace Omega made."""
-    return os.path.isdir(MARKER)
+    """Whether this process already runs confined in a namespace Omega made: the marker is
+    there and the process may not gain privileges (a stray /run/omega-sandbox on the host
+    alone never switches the namespace off)."""
+    if not os.path.isdir(MARKER):
+        return False
+    try:
+        with open("/proc/self/status", encoding="ascii", errors="replace") as status:
+            return any(line.split() == ["NoNewPrivs:", "1"] for line in status)
+    except OSError:
+        return False
