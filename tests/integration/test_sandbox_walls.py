@@ -425,9 +425,9 @@ def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
             site = str(Path(seccomp.__file__).parents[2])
             purelib = next(p for p in sys.path if p.endswith("site-packages"))
             prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
+            attack = _connect(bus).replace(PY, python)
             done = subprocess.run(
-                [*(prefix if root else []), python, "-c", USER_DRIVER, str(base / "omega")]
-                + [_connect(bus).replace(PY, python)],
+                [*(prefix if root else []), python, "-c", USER_DRIVER, str(base / "omega"), attack],
                 env={**os.environ, "HOME": str(base), "PYTHONPATH": f"{site}:{purelib}"},
                 capture_output=True,
                 text=True,
