@@ -349,17 +349,18 @@ def _namespace_only(place: Place, argv: list[str]) -> subprocess.CompletedProces
 
 
 def test_bubblewrap_alone_hides_what_the_policy_does_not_grant(place: Place) -> None:
-    script = f"cat ../config.toml; {_connect(place.bus)}; echo x > /usr/dropped; {WORKSPACE_SOCKET}"
+    dropped = place.home.parent / "dropped.txt"  # outside the workspace
+    script = f"cat ../config.toml; {_connect(place.bus)}; echo x > {dropped}; {WORKSPACE_SOCKET}"
     done = _namespace_only(place, ["/bin/sh", "-c", script])
     out = done.stdout + done.stderr
     assert CONFIG_SECRET not in out and BUS_SECRET not in out, out
-    assert not Path("/usr/dropped").exists()
+    assert not dropped.exists()
     assert WORKSPACE_OK in out, out  # the workspace is the same folder, at the same path
     bare = subprocess.run(
         ["/bin/sh", "-c", script], cwd=place.workspace, capture_output=True, text=True
     )
     assert CONFIG_SECRET in bare.stdout and BUS_SECRET in bare.stdout  # the attack is real
-    Path("/usr/dropped").unlink(missing_ok=True)
+    assert dropped.exists()
 
 
 async def test_ordinary_tools_run_in_the_namespace(place: Place) -> None:
