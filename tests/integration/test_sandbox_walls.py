@@ -126,7 +126,9 @@ def sockets() -> Iterator[tuple[str, str]]:
     with contextlib.ExitStack() as stack:
         tmp = Path(tempfile.mkdtemp(prefix="ssh-", dir="/tmp"))
         stack.callback(shutil.rmtree, tmp, True)
-        run = Path(tempfile.mkdtemp(prefix="omega-walls-", dir="/run"))
+        runtime = os.environ.get("XDG_RUNTIME_DIR", "") or "/tmp"
+        run_dir = "/run" if os.access("/run", os.W_OK) else runtime  # /run/user/<uid> if not root
+        run = Path(tempfile.mkdtemp(prefix="omega-walls-", dir=run_dir))
         stack.callback(shutil.rmtree, run, True)
         agent = stack.enter_context(_ssh_agent(tmp))
         bus = stack.enter_context(_listener(run, BUS_SECRET))
