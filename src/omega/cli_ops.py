@@ -251,6 +251,30 @@ def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) 
         )
 
 
+def _offer_bubblewrap(*, interactive: bool) -> None:
+    """Say how to install bubblewrap when it is missing (the sandbox's second wall on Linux);
+    when interactive and root, ask and run the package manager."""
+    import shlex
+    import subprocess
+
+    from omega.ops.setup import bubblewrap_install
+
+    command = bubblewrap_install()
+    if command is None:
+        return
+    typer.echo(
+        "bubblewrap is not installed: commands run under Landlock alone, without the mount "
+        f"namespace that hides the rest of the system. Install it with: {shlex.join(command)}"
+    )
+    if not interactive or os.geteuid() != 0:
+        return
+    from rich.prompt import Confirm
+
+    if Confirm.ask(f"Run `{shlex.join(command)}` now?", default=True):
+        done = subprocess.run(command, check=False)
+        typer.echo("bubblewrap installed." if done.returncode == 0 else "The install failed.")
+
+
 def init(
     non_interactive: Annotated[
         bool,
@@ -379,6 +403,8 @@ def init(
     typer.echo(f"{'Updated' if existed else 'Wrote'} {paths.config} (only you can read it).")
     if paths.home != default_home().expanduser().resolve():
         typer.echo(f"Omega finds this folder with: export OMEGA_HOME={paths.home}")
+    if config.sandbox.mode != "rwx":
+        _offer_bubblewrap(interactive=not non_interactive)
     if service is None and not non_interactive:
         from rich.prompt import Confirm
 

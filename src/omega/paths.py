@@ -84,6 +84,11 @@ class OmegaPaths:
         """The degraded-sandbox status the owner was last alerted about."""
         return self.home / "sandbox-alerted"
 
+    @property
+    def backup_places(self) -> Path:
+        """The folders `omega backup` wrote into, one per line (the sandbox closes them)."""
+        return self.home / "backup-places"
+
     def channel_health(self, name: str) -> Path:
         """What a running channel last reported about itself (account, polling), for status."""
         return self.home / f"{name}.health.json"

@@ -16,6 +16,8 @@ from tests.integration.test_tool_loop import replies, tool_call, tool_results
 
 SECRET = "sk-only-in-config-toml-9090"
 ATTACK_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_attack_server.py"
+# Landlock refuses; bubblewrap's namespace does not show the file at all.
+DENIED = ("Permission denied", "No such file or directory")
 
 
 def write_config(home: Path) -> None:
@@ -51,7 +53,7 @@ def test_run_shell_cannot_read_config_through_the_pipeline(
     ]
     answers, results = chat(fake_openai, "show me the config", OMEGA_SANDBOX__MODE=mode)
     assert answers == ["Here is what I found."]
-    assert "Permission denied" in results["c1"]
+    assert any(denied in results["c1"] for denied in DENIED), results["c1"]
     assert SECRET not in json.dumps([r.body for r in fake_openai.requests])
 
 
@@ -109,7 +111,7 @@ def test_an_mcp_server_cannot_escape(
 ) -> None:
     results = mcp_attack(fake_openai, isolated_env, mode)
     assert set(results) == {"r1", "r2", "w1", "w2"}
-    assert all("Permission denied" in text for text in results.values()), results
+    assert all(any(d in text for d in DENIED) for text in results.values()), results
     assert SECRET not in json.dumps([r.body for r in fake_openai.requests])
     assert not (isolated_env / "tools" / "x.py").exists()
     assert not (isolated_env / "skills" / "x.md").exists()

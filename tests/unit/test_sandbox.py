@@ -17,7 +17,7 @@ import pytest
 
 from omega.config import Config, SandboxSection, load_config
 from omega.paths import OmegaPaths
-from omega.sandbox import Sandbox, SandboxStatus, degraded_alert, probe
+from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, seccomp
 from omega.sandbox import landlock as ll
 from omega.sandbox.modes import Layout, Policy, build_policy, expand, ruleset
 from omega.sandbox.seatbelt import profile
@@ -159,7 +159,11 @@ def test_macos_commands_go_through_sandbox_exec(tmp_path: Path) -> None:
 
 
 def test_probe_reports_landlock_or_a_degraded_mode() -> None:
-    assert probe("sandbox", platform="linux", abi=7).describe() == "sandbox (landlock ABI 7)"
+    alone = probe("sandbox", platform="linux", abi=7, namespace="", unix_filter=True)
+    assert alone.describe() == (
+        "sandbox (landlock ABI 7, seccomp unix-socket filter); "
+        "missing: bubblewrap namespace (install the bubblewrap package)"
+    )
     degraded = probe("rx", platform="linux", abi=0)
     assert degraded.degraded and "DEGRADED" in degraded.describe()
     assert "does not offer Landlock" in degraded.describe()
@@ -343,3 +347,102 @@ def test_extra_read_grants_never_open_protected_places(tmp_path: Path) -> None:
         os.path.dirname(os.path.realpath(shutil.which("true") or "")),
         str(tool),
     ]
+
+
+# ---- the walls beside Landlock -----------------------------------------------------------
+
+
+def test_probe_names_the_walls_up_and_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bwrap, "usable", lambda program: (True, ""))
+    both = probe("rx", platform="linux", abi=7, namespace="/usr/bin/bwrap", unix_filter=True)
+    assert both.describe() == (
+        "rx (landlock ABI 7, bubblewrap namespace, seccomp unix-socket filter)"
+    )
+    # `sandbox` with the namespace keeps workspace sockets usable: no filter needed...
+    sandbox = probe("sandbox", platform="linux", abi=7, namespace="/usr/bin/bwrap")
+    assert sandbox.describe() == "sandbox (landlock ABI 7, bubblewrap namespace)"
+    # ...unless Landlock cannot scope abstract sockets (ABI < 6, shared network namespace).
+    assert probe("sandbox", platform="linux", abi=5, namespace="/usr/bin/bwrap").unix_filter
+    none = probe("sandbox", platform="linux", abi=7, namespace="", unix_filter=False)
+    assert "missing: bubblewrap namespace" in none.describe()
+    assert "seccomp unix-socket filter (not supported" in none.describe()
+    monkeypatch.setattr(bwrap, "usable", lambda program: (False, "No permissions to create"))
+    broken = probe("sandbox", platform="linux", abi=7, namespace="/usr/bin/bwrap")
+    assert not broken.namespace and broken.unix_filter is seccomp.available()
+    assert "bwrap cannot create namespaces here: No permissions" in broken.describe()
+
+
+def test_commands_run_in_the_namespace_only_when_it_is_up(tmp_path: Path) -> None:
+    up = SandboxStatus("sandbox", "landlock ABI 7", degraded=False, namespace="/usr/bin/bwrap")
+    argv = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=up).command(["ls"])
+    assert argv[0] == sys.executable and argv[-2:] == ["--", "ls"]  # the launcher runs bwrap
+    policy = Policy.from_json(argv[-3])
+    assert policy.namespace[0] == "/usr/bin/bwrap" and "--unshare-pid" in policy.namespace
+    assert not policy.unix_filter
+    down = SandboxStatus("sandbox", "landlock ABI 7", degraded=False, unix_filter=True)
+    argv = Sandbox(SandboxSection(), OmegaPaths(tmp_path), status=down).command(["ls"])
+    assert Policy.from_json(argv[-3]).unix_filter and not Policy.from_json(argv[-3]).namespace
+    rwx = Sandbox(SandboxSection(mode="rwx"), OmegaPaths(tmp_path), status=up).command(["ls"])
+    assert not Policy.from_json(rwx[-3]).namespace
+
+
+def test_the_namespace_binds_grants_at_their_paths_and_covers_the_rest(layout: Layout) -> None:
+    (Path(layout.omega_home) / "config.toml").write_text("secret")
+    policy = build_policy("sandbox", layout, own=[sys.prefix])
+    args = bwrap.arguments(policy)
+    pairs = list(zip(args, args[1:], args[2:], strict=False))
+    assert ("--ro-bind-try", "/usr", "/usr") in pairs
+    assert ("--bind-try", layout.workspace, layout.workspace) in pairs
+    dev = args.index("--dev")
+    assert args[dev : dev + 4] == ["--dev", "/dev", "--proc", "/proc"]
+    assert layout.omega_home not in args and layout.user_home not in args  # never bound
+    assert not any(a.startswith("/run") or a == "/tmp" for a in args)
+    rx = bwrap.arguments(build_policy("rx", layout), runtime_dir="/run/user/1000")
+    assert rx[rx.index("--ro-bind-try") + 1 : rx.index("--ro-bind-try") + 3] == ["/", "/"]
+    for hidden in ("/tmp", "/run"):  # (this test's $OMEGA_HOME and $HOME lie in /tmp)
+        assert ["--tmpfs", hidden] == rx[rx.index(hidden) - 1 : rx.index(hidden) + 1], hidden
+    assert rx[rx.index("/etc/shadow") - 2 :][:3] == ["--ro-bind", "/dev/null", "/etc/shadow"]
+    # the workspace (in the hidden /tmp) is bound again after the cover
+    assert rx.index(layout.workspace) > rx.index("/tmp")
+
+
+def test_the_seccomp_program_checks_the_arch_and_the_domain() -> None:
+    for arch in ("x86_64", "aarch64"):
+        code = seccomp.program(arch)
+        assert 10 <= len(code) < 20 and all(len(insn) == 8 for insn in code)
+    words = [int.from_bytes(insn[4:], "little") for insn in seccomp.program("x86_64")]
+    assert 0xC000003E in words and 0x40000003 in words  # x86-64 and i386
+    assert seccomp.X32_SYSCALL_BIT in words  # x32 refused outright
+
+
+def test_rx_closes_the_common_credential_files(layout: Layout) -> None:
+    protected = layout.protected()
+    for name in (".pgpass", ".cargo/credentials.toml", ".docker", ".config/gh", ".mozilla"):
+        assert os.path.join(layout.user_home, name) in protected
+
+
+def test_backups_written_anywhere_are_closed(tmp_path: Path) -> None:
+    paths = OmegaPaths(tmp_path / "omega")
+    paths.ensure()
+    place = tmp_path / "elsewhere"
+    (place / "omega-backup-20260101-000000").mkdir(parents=True)
+    (place / "holiday-photos").mkdir()
+    paths.backup_places.write_text(f"{place}\nnot-absolute\n{tmp_path / 'gone'}\n")
+    sandbox = Sandbox(SandboxSection(mode="rx"), paths)
+    assert sandbox.layout.backups == (str((place / "omega-backup-20260101-000000").resolve()),)
+    assert sandbox.layout.backups[0] in sandbox.policy().exclude
+
+
+def test_omega_init_offers_bubblewrap() -> None:
+    from omega.ops.setup import bubblewrap_install
+
+    found = {"apt-get": "/usr/bin/apt-get"}
+    assert bubblewrap_install(found.get, "linux") == ["apt-get", "install", "-y", "bubblewrap"]
+    assert bubblewrap_install({"dnf": "/usr/bin/dnf"}.get, "linux") == [
+        "dnf",
+        "install",
+        "-y",
+        "bubblewrap",
+    ]
+    assert bubblewrap_install({"bwrap": "/usr/bin/bwrap", **found}.get, "linux") is None
+    assert bubblewrap_install(found.get, "darwin") is None

@@ -4,7 +4,9 @@ A backup is a folder `omega-backup-YYYYmmdd-HHMMSS/` (0700) holding a consistent
 memory.db made with SQLite's online backup API (safe while Omega runs), config.toml, the
 owner's own files (SYSTEM_PROMPT.md, WELCOME.toml, HEARTBEAT.md, skills/, projects/, tools/),
 all 0600, and `manifest.json` (Omega version, schema version, sha256 of every file). The
-workspace is not included: it is the agent's scratch space and can be large.
+workspace is not included: it is the agent's scratch space and can be large. Every folder
+backups were written into is listed in `$OMEGA_HOME/backup-places`; the OS sandbox keeps the
+`omega-backup-*` folders found there closed to commands in every confined mode.
 
 Restoring checks the backup (manifest, hashes, SQLite integrity, schema not newer than this
 Omega), refuses while Omega runs on the home, moves what it replaces aside into
@@ -25,7 +27,7 @@ from pathlib import Path
 from omega import __version__
 from omega.memory.migrations import latest_version, schema_version
 from omega.ops.runlock import exclusive
-from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, OmegaPaths
+from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, OmegaPaths, write_private
 
 MANIFEST = "manifest.json"
 DB_NAME = "memory.db"
@@ -86,6 +88,17 @@ def _private_tree(folder: Path) -> None:
             os.chmod(Path(root) / name, PRIVATE_FILE_MODE)
 
 
+def _remember_place(paths: OmegaPaths, destination: Path) -> None:
+    """Add `destination` to the folders the OS sandbox keeps closed (its backups inside)."""
+    place = os.path.realpath(destination)
+    try:
+        known = paths.backup_places.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        known = []
+    if place not in known:
+        write_private(paths.backup_places, "".join(f"{p}\n" for p in [*known, place]))
+
+
 def create_backup(paths: OmegaPaths, destination: Path) -> BackupInfo:
     """Write a new timestamped backup folder under `destination` (created if needed)."""
     if not paths.db.exists():
@@ -97,6 +110,7 @@ def create_backup(paths: OmegaPaths, destination: Path) -> BackupInfo:
         n += 1
         folder = base.with_name(f"{base.name}-{n}")
     folder.mkdir(mode=PRIVATE_DIR_MODE)
+    _remember_place(paths, destination)
     schema = _copy_db(paths.db, folder / DB_NAME)
     for name in FILES:
         if (paths.home / name).is_file():

@@ -170,7 +170,8 @@ def check_provider(ctx: CheckContext) -> Check:
 
 
 def check_sandbox(ctx: CheckContext) -> Check:
-    """Commands the model runs are confined as configured."""
+    """Commands the model runs are confined as configured; says which walls are up and
+    warns about a missing one (bubblewrap, the seccomp filter)."""
     from omega.sandbox import probe
 
     status = probe(ctx.config.sandbox.mode)
@@ -188,6 +189,16 @@ def check_sandbox(ctx: CheckContext) -> Check:
             True,
             status.describe(),
             'set [sandbox] mode = "sandbox" to confine commands',
+            warning=True,
+        )
+    if status.missing:
+        return Check(
+            "sandbox",
+            True,
+            status.describe(),
+            "install bubblewrap (e.g. `apt install bubblewrap`, or run `omega init`)"
+            if not status.namespace
+            else "",
             warning=True,
         )
     return Check("sandbox", True, status.describe())

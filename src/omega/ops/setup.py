@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
+import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,30 @@ class Detected:
             if name in self.keys:
                 return name
         return "local"
+
+
+# How each package manager installs bubblewrap (the sandbox's namespace wall on Linux).
+_BWRAP_INSTALL = (
+    ("apt-get", ["apt-get", "install", "-y", "bubblewrap"]),
+    ("dnf", ["dnf", "install", "-y", "bubblewrap"]),
+    ("yum", ["yum", "install", "-y", "bubblewrap"]),
+    ("zypper", ["zypper", "--non-interactive", "install", "bubblewrap"]),
+    ("pacman", ["pacman", "-S", "--noconfirm", "bubblewrap"]),
+    ("apk", ["apk", "add", "bubblewrap"]),
+)
+
+
+def bubblewrap_install(
+    which: Callable[[str], str | None] = shutil.which, platform: str = sys.platform
+) -> list[str] | None:
+    """The command installing bubblewrap with this system's package manager; None when it is
+    installed, not Linux, or no known package manager is found."""
+    if not platform.startswith("linux") or which("bwrap"):
+        return None
+    for manager, command in _BWRAP_INSTALL:
+        if which(manager):
+            return list(command)
+    return None
 
 
 def detect(environ: Mapping[str, str] | None = None) -> Detected:

@@ -1,9 +1,11 @@
 """The launcher: `python -I launch.py <policy json> -- command args...`.
 
-It confines itself (resource limits, root's capabilities dropped, Landlock) and then executes
-the command, which inherits every restriction; nothing it runs can lift them. When the policy
-asks for Landlock and it cannot be enforced, the command is not run (exit 126): fail closed.
-Only the standard library and the two stdlib-only sandbox modules are imported.
+It confines itself (resource limits, root's capabilities dropped, Landlock, the seccomp filter
+refusing new Unix sockets) and then executes the command, which inherits every restriction;
+nothing it runs can lift them. When the policy asks for Landlock or the filter and either
+cannot be enforced, the command is not run (exit 126): fail closed. When the policy names a
+bubblewrap namespace, the launcher first runs `bwrap`, which runs the launcher again inside it
+(see bwrap.py). Only the standard library and the stdlib-only sandbox modules are imported.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ import ctypes
 import os
 import resource
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 if __package__ in (None, ""):  # run as a file with -I: find the `omega` package it belongs to
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from omega.sandbox.bwrap import inside_one, wrap
 from omega.sandbox.landlock import LandlockError, abi_version
 from omega.sandbox.modes import Policy, ruleset
+from omega.sandbox.seccomp import SeccompError, refuse_unix_sockets
 
 EXIT_REFUSED = 126
 EXIT_NOT_FOUND = 127
@@ -84,12 +89,21 @@ def main(argv: list[str] | None = None) -> int:
     command = args[2:]
     try:
         policy = Policy.from_json(args[0])
+        if policy.namespace and not inside_one():
+            inner = replace(policy, namespace=())  # the launcher again, inside: confine, exec
+            launcher = [sys.executable, "-I", "-B", str(Path(__file__).resolve())]
+            argv = wrap(policy.namespace, [*launcher, inner.to_json(), "--", *command])
+            os.execv(argv[0], argv)  # noqa: S606 (bwrap, as the policy names it)
+        if policy.namespace:  # in a namespace already (a command of the confined `claude`)
+            policy = replace(policy, namespace=(), unix_filter=True)
         apply_limits(policy.limits)
         if policy.mode != "rwx":
             drop_root_capabilities()
         if policy.landlock:
             ruleset(policy, abi_version()).enforce()
-    except (LandlockError, OSError, ValueError, KeyError, TypeError) as exc:
+        if policy.unix_filter:
+            refuse_unix_sockets()  # last: the launcher itself needs no socket after this
+    except (LandlockError, SeccompError, OSError, ValueError, KeyError, TypeError) as exc:
         print(f"omega sandbox: refusing to run the command unconfined: {exc}", file=sys.stderr)
         return EXIT_REFUSED
     try:

@@ -73,15 +73,34 @@ HOME_CREDENTIALS = (
     ".kube",
     ".docker",
     ".netrc",
+    ".pgpass",
+    ".my.cnf",
     ".git-credentials",
     ".pypirc",
     ".npmrc",
+    ".yarnrc.yml",
+    ".gem/credentials",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
     ".password-store",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".oci",
     ".claude",
     ".claude.json",
     ".config/gcloud",
+    ".config/doctl",
     ".config/gh",
     ".config/hub",
+    ".config/git/credentials",
+    ".config/rclone",
+    ".config/Bitwarden",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".mozilla",
+    ".thunderbird",
     ".local/share/keyrings",
 )
 SYSTEM_CREDENTIALS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
@@ -117,10 +136,11 @@ class Layout:
     workspace: str
     tmpdir: str
     user_home: str = ""  # "" when $HOME is unset or "/"
+    backups: tuple[str, ...] = ()  # Omega's backups outside $OMEGA_HOME (`omega backup DIR`)
 
     def protected(self) -> list[str]:
         """What no command may read in `sandbox` and `rx` (outside the workspace)."""
-        paths = [self.omega_home, RAW_DEVICES, *SYSTEM_CREDENTIALS]
+        paths = [self.omega_home, RAW_DEVICES, *SYSTEM_CREDENTIALS, *self.backups]
         if self.user_home:
             paths += [os.path.join(self.user_home, p) for p in HOME_CREDENTIALS]
         return paths
@@ -140,6 +160,8 @@ class Policy:
     home: str = ""  # `sandbox`: $HOME is closed to `read` grants
     tcp_ports: tuple[int, ...] | None = None  # None: TCP is not restricted
     limits: dict[str, int] = field(default_factory=dict)
+    unix_filter: bool = False  # refuse socket(AF_UNIX) with seccomp (see seccomp.py)
+    namespace: tuple[str, ...] = ()  # `bwrap` and its options: the launcher runs in it first
 
     def to_json(self) -> str:
         """The policy as one compact JSON string."""
@@ -161,6 +183,8 @@ class Policy:
             home=str(data.get("home", "")),
             tcp_ports=None if ports is None else tuple(int(p) for p in ports),
             limits={str(k): int(v) for k, v in data.get("limits", {}).items()},
+            unix_filter=bool(data.get("unix_filter", False)),
+            namespace=tuple(str(a) for a in data.get("namespace", ())),
         )
 
 
@@ -174,9 +198,11 @@ def build_policy(
     claude: bool = False,
     tcp_ports: Sequence[int] | None = None,
     limits: dict[str, int] | None = None,
+    unix_filter: bool = False,
 ) -> Policy:
     """The policy of `mode`; `claude` adds the CLI's own folders, `extra_read` the paths a
-    command needs (an MCP server's program), never inside a protected place or $HOME."""
+    command needs (an MCP server's program), never inside a protected place or $HOME;
+    `unix_filter` refuses new Unix sockets (seccomp)."""
     if mode == "rwx":
         return Policy(mode=mode, landlock=False, limits=dict(limits or {}))
     home = layout.user_home
@@ -198,6 +224,7 @@ def build_policy(
         home=home if mode == "sandbox" else "",
         tcp_ports=None if tcp_ports is None else tuple(sorted(set(tcp_ports))),
         limits=dict(limits or {}),
+        unix_filter=unix_filter,
     )
 
 

@@ -1,5 +1,6 @@
 """`Sandbox`: wraps every command Omega starts for the model (shell, `claude`, MCP servers) in
-the launcher, and says honestly how the configured mode is enforced on this system."""
+the launcher (and on Linux in a bubblewrap namespace), and says honestly which walls enforce the
+configured mode on this system and which are missing."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import replace
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -16,8 +17,9 @@ from urllib.parse import urlsplit
 
 import omega
 from omega.paths import PRIVATE_DIR_MODE
-from omega.sandbox import landlock, seatbelt
+from omega.sandbox import bwrap, seatbelt
 from omega.sandbox.modes import Layout, Mode, Policy, build_policy, inside, real
+from omega.sandbox.status import SandboxStatus, probe
 
 if TYPE_CHECKING:
     from omega.config import SandboxSection
@@ -27,47 +29,11 @@ log = logging.getLogger(__name__)
 
 LAUNCHER = Path(__file__).with_name("launch.py")
 TMP_NAME = ".tmp"
+BACKUP_PREFIX = "omega-backup-"  # the folders `omega backup` writes (ops/backup.py)
 Profile = Literal["tool", "claude"]
 _PROXY_VARS = ("HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "https_proxy", "http_proxy", "all_proxy")
 # Where the `claude` CLI sends its API requests when not to Anthropic's public endpoint.
 _CLAUDE_URL_VARS = ("ANTHROPIC_BASE_URL",)
-
-
-@dataclass(frozen=True)
-class SandboxStatus:
-    """The configured mode and what enforces it here."""
-
-    mode: Mode
-    enforcement: str  # "landlock ABI 7", "seatbelt", or "none"
-    degraded: bool  # the mode asks for confinement this system cannot give
-    detail: str = ""
-
-    def describe(self) -> str:
-        """One line for `omega status` and `/status`."""
-        if self.mode == "rwx":
-            return "rwx - UNRESTRICTED: commands can read and write everything you can"
-        if self.degraded:
-            return f"{self.mode} - DEGRADED, commands run unconfined: {self.detail}"
-        return f"{self.mode} ({self.enforcement})"
-
-
-def probe(mode: Mode, *, platform: str | None = None, abi: int | None = None) -> SandboxStatus:
-    """How `mode` can be enforced on this system (Landlock's ABI is asked of the kernel)."""
-    system = platform or sys.platform
-    if mode == "rwx":
-        return SandboxStatus(mode, "none", degraded=False, detail="unrestricted by configuration")
-    if system.startswith("linux"):
-        version = landlock.abi_version() if abi is None else abi
-        if version >= 1:
-            return SandboxStatus(mode, f"landlock ABI {version}", degraded=False)
-        return SandboxStatus(
-            mode, "none", degraded=True, detail="this Linux kernel does not offer Landlock"
-        )
-    if system == "darwin":
-        if os.path.exists(seatbelt.SANDBOX_EXEC):
-            return SandboxStatus(mode, "seatbelt", degraded=False)
-        return SandboxStatus(mode, "none", degraded=True, detail="sandbox-exec is missing")
-    return SandboxStatus(mode, "none", degraded=True, detail=f"no OS sandbox on {system}")
 
 
 def proxy_ports(environ: Mapping[str, str]) -> list[int]:
@@ -89,27 +55,6 @@ def url_ports(environ: Mapping[str, str], names: Sequence[str]) -> list[int]:
             continue
         ports.append(port)
     return ports
-
-
-def degraded_alert(status: SandboxStatus, paths: OmegaPaths) -> str | None:
-    """The owner alert for a degraded sandbox, once per distinct cause (remembered in
-    $OMEGA_HOME); None when confined as configured or already alerted."""
-    if not status.degraded:
-        return None
-    line = status.describe()
-    try:
-        if paths.sandbox_alerted.read_text(encoding="utf-8").strip() == line:
-            return None
-    except OSError:
-        pass
-    try:
-        paths.sandbox_alerted.write_text(line + "\n", encoding="utf-8")
-    except OSError:
-        log.warning("could not record the sandbox alert in %s", paths.sandbox_alerted)
-    return (
-        f"Warning: the OS sandbox is not enforced here. Sandbox: {line}. Commands I run "
-        "(shell, MCP servers, the claude CLI) can reach your files and Omega's secrets."
-    )
 
 
 class Sandbox:
@@ -173,7 +118,26 @@ class Sandbox:
             workspace=real(self.workspace),
             tmpdir=real(self.tmpdir),
             user_home="" if user_home == "/" else user_home,
+            backups=tuple(self.backups()),
         )
+
+    def backups(self) -> list[str]:
+        """Omega's backups in the folders `omega backup` wrote into (read at every command,
+        so a backup made since is closed too); those inside the workspace stay open."""
+        try:
+            places = self.paths.backup_places.read_text(encoding="utf-8").splitlines()
+        except OSError:
+            return []
+        found = []
+        for place in (p.strip() for p in places):
+            if not place.startswith("/"):
+                continue
+            try:
+                names = sorted(os.listdir(place))
+            except OSError:
+                continue
+            found += [real(os.path.join(place, n)) for n in names if n.startswith(BACKUP_PREFIX)]
+        return found
 
     def own_paths(self) -> list[str]:
         """Omega's own interpreter and package: readable so commands can run Python (and the
@@ -226,6 +190,7 @@ class Sandbox:
             claude=profile == "claude",
             tcp_ports=self.tcp_ports(profile),
             limits=self.limits(profile),
+            unix_filter=self.status.unix_filter and self._platform.startswith("linux"),
         )
 
     def prepare(self) -> None:
@@ -235,12 +200,17 @@ class Sandbox:
     def command(
         self, argv: Sequence[str], *, profile: Profile = "tool", extra_read: Sequence[str] = ()
     ) -> list[str]:
-        """The argv that runs `argv` confined: the launcher (limits, Landlock) and on macOS
-        `sandbox-exec` with the generated profile in front of it."""
+        """The argv that runs `argv` confined: the launcher (limits, Landlock, seccomp), on
+        Linux inside a bubblewrap namespace where one works, on macOS under `sandbox-exec`."""
         if not argv:
             raise ValueError("empty command")
         extra = self.safe_extra(extra_read)
         policy = self.policy(profile=profile, extra_read=extra, program=argv[0])
+        if self.status.namespace and policy.mode != "rwx":
+            runtime = self._environ.get("XDG_RUNTIME_DIR", "").strip()
+            program = shutil.which(argv[0], path=self._environ.get("PATH")) or argv[0]
+            options = bwrap.arguments(policy, runtime_dir=runtime, program=program)
+            policy = replace(policy, namespace=(self.status.namespace, *options))
         wrapped = [sys.executable, "-I", "-B", str(LAUNCHER), policy.to_json(), "--", *argv]
         if self._platform == "darwin" and self.mode != "rwx" and not self.status.degraded:
             text = seatbelt.profile(
