@@ -140,6 +140,10 @@ class ClaudeCodeConfig(_Section):
     model: str = "claude-sonnet-4-6"
     model_complex: str = "claude-opus-4-6"
     max_resume_attempts: Annotated[int, Field(ge=0)] = 5
+    # The login Omega hands the CLI through a pipe (never ~/.claude): a token from
+    # `claude setup-token`, or an API key; empty: CLAUDE_CODE_OAUTH_TOKEN / ANTHROPIC_API_KEY.
+    oauth_token: SecretStr = SecretStr("")
+    api_key: SecretStr = SecretStr("")
 
 
 class ApiProviderConfig(_Section):

@@ -11,9 +11,15 @@ order (the last one repeats). A run may set: result, subtype, session_id, is_err
 usage, tool_uses ([{name, input, result, is_error}]), sleep (seconds, after the init event),
 exit_code, stderr, no_result (default: true when exit_code is non-zero), raw_lines (emitted
 before the result), spawn_child (start a `sleep 60` child in the same process group),
-probe_reads / probe_writes (paths it tries to read / write, outcomes logged as "probes"),
+probe_reads / probe_writes (paths it tries to read / write, $VARIABLES expanded, outcomes
+logged as "probes"),
 transcript (the name of a recorded transcript to replay instead).
-Each invocation is appended as one JSON line to FAKE_CLAUDE_LOG (with its environment).
+Like the real CLI, `-p` reads the prompt from stdin, --system-prompt-file and
+--append-system-prompt-file name files holding the system prompt, and the login comes through
+the file descriptor named by CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR or
+CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR.
+Each invocation is appended as one JSON line to FAKE_CLAUDE_LOG (with its environment, the
+prompt, the system prompts and the login it read).
 The CLI gets an allow-listed environment, so the test's wrapper script exports these, and
 FAKE_CLAUDE_VERSION (default: the recorded one), FAKE_CLAUDE_LOGGED_IN ("0": logged out),
 FAKE_CLAUDE_UNKNOWN_OPTIONS (comma-separated options an older CLI rejects), FAKE_CLAUDE_EUID
@@ -37,13 +43,14 @@ TRANSCRIPTS = Path(
     or Path(__file__).resolve().parents[1] / "fixtures" / "claude_cli"
 )
 VALUE_OPTIONS = {
-    "-p",
-    "--print",
     "--output-format",
     "--model",
     "--max-turns",
     "--append-system-prompt",
     "--system-prompt",
+    "--append-system-prompt-file",
+    "--system-prompt-file",
+    "--setting-sources",
     "--allowedTools",
     "--resume",
     "--tools",
@@ -55,6 +62,10 @@ VALUE_OPTIONS = {
 ROOT_REFUSAL = (
     "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
 )
+
+
+PROMPT: str | None = None  # what `-p` read from stdin
+LOGIN: dict[str, str] = {}  # the login read from a file descriptor, by its variable
 
 
 def transcript(name: str) -> list[dict[str, Any]]:
@@ -123,16 +134,40 @@ def probe(run: dict[str, Any]) -> dict[str, str]:
     outcomes: dict[str, str] = {}
     for path in run.get("probe_reads", []):
         try:
-            outcomes[f"read {path}"] = Path(path).read_text(errors="replace")[:200]
+            outcomes[f"read {path}"] = Path(os.path.expandvars(path)).read_text(errors="replace")[
+                :200
+            ]
         except OSError as exc:
             outcomes[f"read {path}"] = f"error: {exc.strerror}"
     for path in run.get("probe_writes", []):
         try:
-            Path(path).write_text("written by claude\n")
+            Path(os.path.expandvars(path)).write_text("written by claude\n")
             outcomes[f"write {path}"] = "written"
         except OSError as exc:
             outcomes[f"write {path}"] = f"error: {exc.strerror}"
     return outcomes
+
+
+LOGIN_VARS = ("CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR", "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR")
+
+
+def read_login() -> dict[str, str]:
+    """The login handed over through a file descriptor, as the real CLI reads it."""
+    found = {}
+    for var in LOGIN_VARS:
+        fd = os.environ.get(var)
+        if fd:
+            try:
+                found[var] = Path(f"/proc/self/fd/{int(fd)}").read_text().strip()
+            except (OSError, ValueError) as exc:
+                found[var] = f"error: {exc}"
+    return found
+
+
+def file_option(options: dict[str, str], name: str) -> str | None:
+    """The text of the file an option names (None without the option)."""
+    path = options.get(name)
+    return None if path is None else Path(path).read_text(encoding="utf-8")
 
 
 def record(argv: list[str], child_pid: int | None, run: dict[str, Any] | None = None) -> None:
@@ -140,6 +175,7 @@ def record(argv: list[str], child_pid: int | None, run: dict[str, Any] | None = 
     log_path = os.environ.get("FAKE_CLAUDE_LOG")
     if not log_path:
         return
+    options = parse_args(argv)
     settings_path = Path(".claude/settings.local.json")
     settings: Any = None
     settings_mode = None
@@ -156,6 +192,10 @@ def record(argv: list[str], child_pid: int | None, run: dict[str, Any] | None = 
         "cwd": os.getcwd(),
         "claudecode_in_env": "CLAUDECODE" in os.environ,
         "stdin_is_devnull": os.path.samestat(os.fstat(0), os.stat(os.devnull)),
+        "prompt": PROMPT,
+        "system_prompt": file_option(options, "--system-prompt-file"),
+        "append_system_prompt": file_option(options, "--append-system-prompt-file"),
+        "login": LOGIN,
         "settings": settings,
         "settings_mode": settings_mode,
         "pid": os.getpid(),
@@ -276,6 +316,10 @@ def main() -> int:
         print(json.dumps({"loggedIn": logged_in, "authMethod": "api_key" if logged_in else "none"}))
         return 0 if logged_in else 1
     options = parse_args(argv)
+    global PROMPT, LOGIN
+    if "-p" in argv or "--print" in argv:
+        PROMPT = sys.stdin.read()  # no prompt argument: the real CLI reads it from stdin
+    LOGIN = read_login()
     refused = refusal(argv, options)
     if refused:
         record(argv, None)

@@ -160,14 +160,14 @@ def test_output_is_parsed_into_a_reply(
     assert reply.elapsed_ms > 0
     [call] = fake_claude.calls()
     argv = call["argv"]
-    assert argv[:2] == ["-p", "hi"]
+    assert argv[0] == "-p" and call["prompt"] == "hi"  # the prompt on stdin, not in argv
+    assert "hi" not in argv
     assert option(argv, "--output-format") == output_format
     assert ("--verbose" in argv) == (output_format == "stream-json")
     assert option(argv, "--max-turns") == "25"
     assert option(argv, "--resume") is None
     assert option(argv, "--tools") == ",".join(DEFAULT_TOOLS)
     assert Path(call["cwd"]).resolve() == workspace.resolve()
-    assert call["stdin_is_devnull"]
     assert call["settings"] is None
 
 
@@ -226,21 +226,23 @@ def test_system_prompt_history_and_allowed_tools_reach_the_cli(
         use_tools=True,
     )
     complete(make_provider(workspace, allowed_tools=["Read", "Bash(ls:*)"]), context)
-    argv = fake_claude.calls()[0]["argv"]
-    assert option(argv, "--append-system-prompt") == "You are Omega, be brief."
+    [call] = fake_claude.calls()
+    argv = call["argv"]
+    assert call["append_system_prompt"] == "You are Omega, be brief."
+    assert "You are Omega, be brief." not in argv
     # Exactly the configured tools: only those exist, and only those rules are pre-approved.
     assert option(argv, "--tools") == "Read,Bash"
     assert option(argv, "--allowedTools") == "Read,Bash(ls:*)"
     assert option(argv, "--permission-mode") == "default"
-    prompt = option(argv, "-p")
-    assert prompt is not None
+    prompt = call["prompt"]
+    assert prompt is not None and prompt not in argv
     assert "User: my name is Ada" in prompt and "Assistant: Hi Ada" in prompt
     assert prompt.endswith("what is my name?")
 
     complete(make_provider(workspace), make_context("--help me", system_prompt=""))
-    argv = fake_claude.calls()[1]["argv"]
-    assert "--append-system-prompt" not in argv
-    assert option(argv, "-p") == " --help me"  # a leading dash must not read as an option
+    call = fake_claude.calls()[1]
+    assert "--append-system-prompt-file" not in call["argv"]
+    assert call["prompt"] == "--help me"  # on stdin a leading dash cannot read as an option
 
 
 def test_unparseable_and_overlong_lines_are_skipped(
@@ -322,12 +324,12 @@ def test_max_turns_resumes_and_accumulates(fake_claude: FakeClaude, workspace: P
     calls = fake_claude.calls()
     assert len(calls) == 3
     assert option(calls[0]["argv"], "--resume") is None
-    assert option(calls[0]["argv"], "-p") == "do it"
+    assert calls[0]["prompt"] == "do it"
     assert option(calls[1]["argv"], "--resume") == "s1"
     assert option(calls[2]["argv"], "--resume") == "s2"
     for call in calls[1:]:
-        assert option(call["argv"], "-p") == "Continue where you left off."
-        assert option(call["argv"], "--append-system-prompt") == "You are Omega."
+        assert call["prompt"] == "Continue where you left off."
+        assert call["append_system_prompt"] == "You are Omega."
     assert reply.text == "part one\n\npart two\n\ndone"
     assert reply.usage.cost_usd == pytest.approx(0.06)
     assert (reply.usage.input_tokens, reply.usage.output_tokens) == (30, 15)
@@ -439,8 +441,8 @@ def test_internal_calls_without_tools_get_one_turn(
     assert option(argv, "--max-turns") == "1"
     assert option(argv, "--tools") == ""  # no tools at all for a background call
     # Omega's instructions are the whole system prompt: none of the CLI's harness.
-    assert option(argv, "--system-prompt") == "You are Omega."
-    assert "--append-system-prompt" not in argv
+    assert call["system_prompt"] == "You are Omega."
+    assert "--append-system-prompt-file" not in argv
     assert {"--strict-mcp-config", "--no-session-persistence", "--disable-slash-commands"} <= set(
         argv
     )
@@ -515,7 +517,6 @@ def test_environment_is_an_allow_list(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     passed = {
-        "ANTHROPIC_API_KEY": "sk-ant-for-claude",
         "ANTHROPIC_BASE_URL": "http://127.0.0.1:9",
         "CLAUDE_CODE_USE_BEDROCK": "1",
         "AWS_REGION": "eu-west-1",
@@ -532,13 +533,19 @@ def test_environment_is_an_allow_list(
         "CLAUDECODE": "1",
         "IS_SANDBOX": "1",
         "DATABASE_PASSWORD": "hunter2",
+        # The login reaches the CLI through a pipe, never its environment.
+        "ANTHROPIC_API_KEY": "sk-ant-secret-for-claude",
+        "CLAUDE_CONFIG_DIR": "/home/owner/.claude",
     }
     for name, value in {**passed, **withheld}.items():
         monkeypatch.setenv(name, value)
     complete(make_provider(workspace), make_context())
-    env = fake_claude.calls()[0]["env"]
+    [call] = fake_claude.calls()
+    env = call["env"]
     assert {name: env.get(name) for name in passed} == passed
-    assert not set(withheld) & set(env)
+    assert not set(withheld) - {"CLAUDE_CONFIG_DIR"} & set(env)
+    assert call["login"] == {"CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR": "sk-ant-secret-for-claude"}
+    assert env["CLAUDE_CONFIG_DIR"].startswith(str(workspace / ".tmp" / "claude-home-"))
     assert not any("secret" in value or value == "hunter2" for value in env.values())
     assert env["HOME"] == os.environ["HOME"] and env["PATH"].startswith(os.environ["PATH"][:20])
 
@@ -602,9 +609,10 @@ def test_fake_events_have_the_real_clis_shape(
         run.update(subtype="error_max_turns", result=None)
     fake_claude.script(run)
     fake = subprocess.run(
-        [str(Path(fake_claude.script_path).parent / "bin" / "claude"), "-p", "hi",
+        [str(Path(fake_claude.script_path).parent / "bin" / "claude"), "-p",
          "--output-format", "stream-json", "--verbose"],
-        capture_output=True, text=True, check=False, cwd=fake_claude.script_path.parent,
+        input="hi", capture_output=True, text=True, check=False,
+        cwd=fake_claude.script_path.parent,
     )  # fmt: skip
     made = [json.loads(line) for line in fake.stdout.splitlines()]
     assert [e["type"] for e in made] == [e["type"] for e in recorded]
@@ -772,8 +780,8 @@ def test_a_person_other_than_the_owner_gets_read_only_claude_tools_in_their_fold
     )
     assert chat.returncode == 0, chat.stderr
     answering = [c for c in fake_claude.calls() if "--max-turns" in c["argv"]]
-    [bob] = [c for c in answering if "hello from bob" in str(option(c["argv"], "-p"))]
-    [owner] = [c for c in answering if "hello from me" in str(option(c["argv"], "-p"))]
+    [bob] = [c for c in answering if "hello from bob" in str(c["prompt"])]
+    [owner] = [c for c in answering if "hello from me" in str(c["prompt"])]
     assert set(str(option(bob["argv"], "--tools")).split(",")) <= {
         "Read",
         "Glob",

@@ -30,6 +30,7 @@ def run_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> d
     paths.config.write_text(f'api_key = "{SECRET}"\n')
     user_home = tmp_path / "user-home"
     (user_home / ".claude").mkdir(parents=True)
+    (user_home / ".local" / "share" / "claude").mkdir(parents=True)
     (user_home / "notes.txt").write_text("private notes")
     monkeypatch.setenv("HOME", str(user_home))
     bin_dir = tmp_path / "bin"  # the CLI's program folder: readable for it
@@ -39,7 +40,14 @@ def run_claude(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode) -> d
     run: dict[str, Any] = {
         "result": "ok",
         "probe_reads": [str(paths.config), str(user_home / "notes.txt")],
-        "probe_writes": [str(paths.tools / "evil.py"), str(user_home / ".claude" / "state.json")],
+        "probe_writes": [
+            str(paths.tools / "evil.py"),
+            str(user_home / ".claude" / "state.json"),
+            str(user_home / ".claude.json"),
+            str(user_home / ".local" / "share" / "claude" / "claude"),
+            str(bin_dir / "claude"),
+            "$CLAUDE_CONFIG_DIR/state.json",
+        ],
     }
     script = paths.workspace / "script.json"  # the fake's own files live where it may write
     script.write_text(json.dumps([run]))
@@ -74,7 +82,14 @@ def test_claude_reaches_its_own_folder_and_not_omegas_secrets(
     denied = ("error: Permission denied", "error: No such file")  # Landlock; or not shown
     assert probes["read $OMEGA_HOME/config.toml"].startswith(denied)
     assert probes["write $OMEGA_HOME/tools/evil.py"].startswith(denied)
-    assert probes["write ~/.claude/state.json"] == "written"
+    # Its state lives in its private home; the owner's ~/.claude and its own program are shut.
+    assert probes["write $CLAUDE_CONFIG_DIR/state.json"] == "written"
+    for shut in ("~/.claude/state.json", "~/.claude.json", "~/.local/share/claude/claude"):
+        assert probes[f"write {shut}"].startswith("error: "), shut
+    assert [p for p in probes if p.startswith("write ") and p.endswith("/bin/claude")] == [
+        f"write {tmp_path}/bin/claude"
+    ]
+    assert probes[f"write {tmp_path}/bin/claude"].startswith(denied)
     # rx reads $HOME, but this test's $HOME lies in /tmp, which the namespace never shows
     hidden = mode == "sandbox" or bool(probe(mode).namespace)
     notes = probes["read ~/notes.txt"]

@@ -9,10 +9,13 @@ import pytest
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude_cli import (
+    API_KEY_FD_VAR,
     DEFAULT_TOOLS,
     LOGIN_HINT,
+    OAUTH_FD_VAR,
     background_args,
     cli_environment,
+    credential,
     exit_error,
     parse_version,
     tool_mode,
@@ -75,10 +78,10 @@ def test_read_only_access_never_gets_bash_or_writes(allowed: list[str]) -> None:
 
 
 def test_background_flags_are_lean() -> None:
-    args = background_args("")
+    args = background_args(Path("/h/system.md"))
     assert args[args.index("--tools") + 1] == ""
     assert args[args.index("--max-turns") + 1] == "1"
-    assert args[args.index("--system-prompt") + 1]  # never empty: the CLI's own would return
+    assert args[args.index("--system-prompt-file") + 1] == "/h/system.md"  # never its text
     assert {"--strict-mcp-config", "--no-session-persistence"} <= set(args)
 
 
@@ -100,9 +103,7 @@ def test_environment_allow_list() -> None:
         "PATH",
         "HOME",
         "LC_TIME",
-        "ANTHROPIC_API_KEY",
-        "CLAUDE_CONFIG_DIR",
-    }
+    }  # the login goes through a pipe, the config dir is Omega's private one
     bedrock = cli_environment({**environ, "CLAUDE_CODE_USE_BEDROCK": "1"})
     assert "AWS_SECRET_ACCESS_KEY" in bedrock and "GOOGLE_APPLICATION_CREDENTIALS" not in bedrock
     vertex = cli_environment({**environ, "CLAUDE_CODE_USE_VERTEX": "1"})
@@ -131,3 +132,19 @@ def test_claude_reaches_its_api_port_and_tools_do_not(tmp_path: Path) -> None:
     assert 8931 in sandbox.tcp_ports("claude")
     assert 8931 not in sandbox.tcp_ports("tool")
     assert 8931 in (sandbox.policy(profile="claude").tcp_ports or ())
+
+
+def test_the_login_comes_from_omegas_config_or_environment_never_claude_home() -> None:
+    """A setup token (or key) given to Omega, handed over through a file descriptor."""
+    empty = ClaudeCodeConfig()
+    assert credential(empty, {"HOME": "/home/u"}) is None
+    env_key = credential(empty, {"ANTHROPIC_API_KEY": " sk-ant-k "})
+    assert env_key is not None and (env_key.fd_var, env_key.secret) == (API_KEY_FD_VAR, "sk-ant-k")
+    both = {"ANTHROPIC_API_KEY": "sk-ant-k", "CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-t"}
+    assert credential(empty, both) == credential(
+        empty, {"CLAUDE_CODE_OAUTH_TOKEN": "sk-ant-oat01-t"}
+    )
+    configured = ClaudeCodeConfig(oauth_token="sk-ant-oat01-c")  # type: ignore[arg-type]
+    login = credential(configured, both)
+    assert login is not None and (login.fd_var, login.secret) == (OAUTH_FD_VAR, "sk-ant-oat01-c")
+    assert "sk-ant-oat01-c" not in repr(login)

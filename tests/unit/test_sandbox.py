@@ -19,7 +19,7 @@ from omega.config import Config, SandboxSection, load_config
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, seccomp
 from omega.sandbox import landlock as ll
-from omega.sandbox.modes import Layout, Policy, build_policy, expand, ruleset
+from omega.sandbox.modes import Layout, Policy, build_policy, expand, inside, ruleset
 from omega.sandbox.seatbelt import profile
 from omega.tools import fetch as fetch_module
 from omega.tools.builtin import BuiltinTools
@@ -86,13 +86,15 @@ def test_rwx_policy_has_no_rules_but_keeps_the_limits(layout: Layout) -> None:
     assert not policy.landlock and policy.read == () and policy.limits == {"cpu_secs": 5}
 
 
-def test_claude_gets_its_own_folders_and_nothing_more(layout: Layout) -> None:
-    plain = build_policy("sandbox", layout)
-    claude = build_policy("sandbox", layout, claude=True)
-    extra = set(claude.write) - set(plain.write)
-    assert os.path.join(layout.user_home, ".claude") in extra
-    assert all(p.startswith(layout.user_home + "/.") for p in extra)
-    assert any(path.endswith("/.claude.json") for path, _ in claude.files)
+def test_claude_writes_nothing_under_home(tmp_path: Path) -> None:
+    """The CLI keeps its state in a private home in the temp dir: no grant under $HOME
+    (~/.claude, ~/.local/share/claude where its binary lives), and its program is read-only."""
+    home = tmp_path / "user"
+    sandbox = Sandbox(SandboxSection(), OmegaPaths(tmp_path / "omega"), environ={"HOME": str(home)})
+    tool, claude = sandbox.policy(), sandbox.policy(profile="claude", program=sys.executable)
+    assert claude.write == tool.write == (sandbox.layout.workspace, sandbox.layout.tmpdir)
+    assert claude.files == tool.files
+    assert not any(inside(p, str(home)) for p in claude.write)
 
 
 def test_the_launcher_refuses_to_run_unconfined(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 """How Omega runs the `claude` CLI: which tools and permission mode a call gets, the
-environment it sees (an allow-list), the flags of lean background calls, and one clear sentence
-for each way the CLI can be unusable (missing, not logged in, too old).
+environment it sees (an allow-list, never a credential), the login it is handed (through a
+pipe, see `claude_home`), the flags of lean background calls, and one clear sentence for each
+way the CLI can be unusable (missing, not logged in, too old).
 
 Tools: with the OS sandbox enforced, the CLI runs in `bypassPermissions` mode and the sandbox is
 what confines it (as root the CLI wants IS_SANDBOX=1, said only then). Where the sandbox is not
@@ -14,8 +15,9 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from omega.config import ClaudeCodeConfig
@@ -38,9 +40,15 @@ INSTALL_HINT = (
     "`npm install -g @anthropic-ai/claude-code`, then run `claude` once to log in."
 )
 LOGIN_HINT = (
-    "The `claude` CLI is not logged in: run `claude` once to log in "
-    "(or set ANTHROPIC_API_KEY), then try again."
+    "The `claude` CLI has no login for Omega (it never uses your own ~/.claude login): run "
+    "`claude setup-token` and put the token in config.toml as `oauth_token` under "
+    "[provider.claude-code] (or set CLAUDE_CODE_OAUTH_TOKEN; an API key: `api_key` there or "
+    "ANTHROPIC_API_KEY), then try again."
 )
+# The CLI reads its login from these file descriptors (a pipe Omega fills), never from an
+# environment a child could read in /proc/<pid>/environ.
+OAUTH_FD_VAR = "CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR"
+API_KEY_FD_VAR = "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR"
 
 # The environment the CLI gets: these names, and names with these prefixes.
 ENV_NAMES = frozenset(
@@ -93,7 +101,25 @@ CLOUD_PREFIXES = {
     "CLAUDE_CODE_USE_BEDROCK": ("AWS_",),
     "CLAUDE_CODE_USE_VERTEX": ("GOOGLE_", "GCLOUD_", "CLOUD_ML_", "VERTEX_REGION_"),
 }
-NEVER = frozenset({"CLAUDECODE", "IS_SANDBOX"})
+# Never passed on: the nested-session marker, the root switch (set only where it holds), the
+# login (handed over through a pipe instead) and where the CLI keeps its state (Omega's own).
+NEVER = frozenset(
+    {
+        "CLAUDECODE",
+        "IS_SANDBOX",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_REFRESH_TOKEN",
+        "CLAUDE_CODE_SESSION_ACCESS_TOKEN",
+        OAUTH_FD_VAR,
+        API_KEY_FD_VAR,
+        "CLAUDE_CONFIG_DIR",
+        "CLAUDE_SECURESTORAGE_CONFIG_DIR",
+        "CLAUDE_BG_AUTH_SNAPSHOT_PATH",
+        "CLAUDE_CODE_SHELL_PREFIX",
+        "CLAUDE_CODE_SUBPROCESS_ENV_SCRUB",
+    }
+)
 
 ModeName = Literal["confined", "unrestricted", "restricted", "read-only", "configured"]
 
@@ -110,6 +136,30 @@ def cli_environment(environ: Mapping[str, str]) -> dict[str, str]:
         for name, value in environ.items()
         if name not in NEVER and (name in ENV_NAMES or name.startswith(tuple(prefixes)))
     }
+
+
+@dataclass(frozen=True)
+class Credential:
+    """The login the CLI gets: the file-descriptor variable it reads it from, and the secret."""
+
+    fd_var: str
+    secret: str = field(repr=False)
+
+
+def credential(config: ClaudeCodeConfig, environ: Mapping[str, str]) -> Credential | None:
+    """The owner's login for the CLI: [provider.claude-code] oauth_token (from `claude
+    setup-token`) or api_key, else CLAUDE_CODE_OAUTH_TOKEN or ANTHROPIC_API_KEY; None when
+    there is none (the owner's own ~/.claude login is never used)."""
+    choices = (
+        (OAUTH_FD_VAR, config.oauth_token.get_secret_value()),
+        (API_KEY_FD_VAR, config.api_key.get_secret_value()),
+        (OAUTH_FD_VAR, environ.get("CLAUDE_CODE_OAUTH_TOKEN", "")),
+        (API_KEY_FD_VAR, environ.get("ANTHROPIC_API_KEY", "")),
+    )
+    for var, secret in choices:
+        if secret.strip():
+            return Credential(var, secret.strip())
+    return None
 
 
 @dataclass(frozen=True)
@@ -206,15 +256,15 @@ def tool_mode(
     return ToolMode("restricted", "acceptEdits", DEFAULT_TOOLS, allowed=WEB_TOOLS, reason=why)
 
 
-def background_args(system_prompt: str) -> list[str]:
+def background_args(system_file: Path) -> list[str]:
     """Flags of a background call (planning, summaries, facts, heartbeat, introspection,
-    critic): Omega's instructions as the whole system prompt, no tools, no MCP servers, no
-    skills, no session left on disk, one turn."""
+    critic): Omega's instructions (in `system_file`) as the whole system prompt, no tools, no
+    MCP servers, no skills, no session left on disk, one turn."""
     return [
         "--max-turns",
         "1",
-        "--system-prompt",
-        system_prompt.strip() or BACKGROUND_SYSTEM_PROMPT,
+        "--system-prompt-file",
+        str(system_file),
         "--tools",
         "",
         "--strict-mcp-config",
@@ -275,31 +325,20 @@ class CliCheck:
     hint: str = ""  # the sentence saying what to do when not ok
 
 
-def check_cli(executable: str, env: Mapping[str, str]) -> CliCheck:
-    """Ask the CLI its version and whether it is logged in (a few hundred ms)."""
+Asker = Callable[[Sequence[str]], "subprocess.CompletedProcess[str] | None"]
 
-    def ask(*args: str) -> subprocess.CompletedProcess[str] | None:
-        try:
-            return subprocess.run(
-                [executable, *args],
-                env=dict(env),
-                capture_output=True,
-                text=True,
-                timeout=CHECK_TIMEOUT_SECS,
-                stdin=subprocess.DEVNULL,
-                check=False,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return None
 
-    done = ask("--version")
+def check_cli(executable: str, ask: Asker) -> CliCheck:
+    """Ask the CLI its version and whether it is logged in (a few hundred ms); `ask` runs it
+    with those arguments (confined, in its private home) and returns None when it cannot."""
+    done = ask(["--version"])
     if done is None or done.returncode != 0:
         return CliCheck(False, hint=f"The `claude` CLI at {executable} does not run: reinstall it.")
     version = done.stdout.strip().split(" ")[0]
     parsed = parse_version(done.stdout)
     if parsed is None or parsed < MIN_VERSION:
         return CliCheck(False, version, too_old_hint(version))
-    auth = ask("auth", "status")
+    auth = ask(["auth", "status"])
     try:
         logged_in = json.loads(auth.stdout).get("loggedIn") if auth else None
     except (ValueError, AttributeError):

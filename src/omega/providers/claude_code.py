@@ -1,5 +1,9 @@
 """The Claude Code CLI provider: runs `claude -p` in the workspace and parses its JSON output.
 
+Every run of the CLI (answers, background calls, the version and login check) goes through the
+OS sandbox with a private, per-call CLAUDE_CONFIG_DIR and its login through a pipe
+(`claude_home`); the prompt goes on stdin, the system prompt in a file.
+
 stream-json output (the default) also yields the tool calls Claude made; plain json output
 gives only the final result. Runs stopped at max turns are resumed automatically. What each call
 may do (tools, permission mode, environment) is decided in `claude_cli`; the output is parsed in
@@ -14,6 +18,7 @@ import logging
 import os
 import shutil
 import signal
+import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,16 +28,20 @@ from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
 from omega.providers.claude_cli import (
+    BACKGROUND_SYSTEM_PROMPT,
+    CHECK_TIMEOUT_SECS,
     INSTALL_HINT,
     LOGIN_HINT,
     ToolMode,
     background_args,
     check_cli,
     cli_environment,
+    credential,
     exit_error,
     login_failed,
     tool_mode,
 )
+from omega.providers.claude_home import login_pipe, private_home, write_system_prompt
 from omega.providers.claude_mcp import SETTINGS_NAME, mcp_lock, mcp_settings, usable_servers
 from omega.providers.claude_stream import (
     MAX_TOOL_CALLS,
@@ -111,6 +120,18 @@ async def _read_stdout(
         parser.feed_line(line, time.monotonic())
 
 
+async def _send_prompt(stdin: asyncio.StreamWriter | None, prompt: str) -> None:
+    """Write the prompt to the CLI's stdin and close it (`-p` reads the prompt there)."""
+    if stdin is None:
+        return
+    with contextlib.suppress(ConnectionError, BrokenPipeError):
+        stdin.write(prompt.encode())
+        await stdin.drain()
+    with contextlib.suppress(ConnectionError, BrokenPipeError):
+        stdin.close()
+        await stdin.wait_closed()
+
+
 async def _wait_exit(proc: asyncio.subprocess.Process) -> None:
     """Wait for the CLI to exit once its output is done."""
     try:
@@ -156,10 +177,35 @@ class ClaudeCodeProvider:
         path = shutil.which(self._executable)
         if path is None:
             return False, INSTALL_HINT
-        check = check_cli(path, cli_environment(os.environ))
+        check = check_cli(path, self._check_run)
         if not check.ok:
             return False, check.hint
         return True, f"{path} (version {check.version}, model {self._config.model})"
+
+    def _check_run(self, args: Sequence[str]) -> subprocess.CompletedProcess[str] | None:
+        """Run the CLI with `args` (version, login status) as every call runs it: confined,
+        in a private home, with the login through a pipe; None when it cannot be run."""
+        executable = shutil.which(self._executable)
+        if executable is None:
+            return None
+        sandbox = self._sandbox
+        login = credential(self._config, os.environ)
+        with private_home(sandbox.tmpdir) as home, login_pipe(login) as (fd_env, fds):
+            env = {**self._environment(None, home), **fd_env}
+            try:
+                return subprocess.run(
+                    sandbox.command([executable, *args], profile="claude"),
+                    cwd=sandbox.workspace,
+                    env=sandbox.environment(env, profile="claude"),
+                    capture_output=True,
+                    text=True,
+                    timeout=CHECK_TIMEOUT_SECS,
+                    stdin=subprocess.DEVNULL,
+                    pass_fds=fds,
+                    check=False,
+                )
+            except (OSError, subprocess.SubprocessError):
+                return None
 
     async def prepare(self) -> None:
         """Nothing to load: the CLI is a separate process."""
@@ -179,12 +225,16 @@ class ClaudeCodeProvider:
         folder.mkdir(parents=True, exist_ok=True)
         # Background calls have no tools, so no MCP servers either.
         servers = usable_servers(context.mcp_servers) if context.use_tools else ()
-        if servers:
-            async with mcp_lock(folder):
-                with mcp_settings(folder, servers, self._sandbox.for_workspace(folder)):
-                    reply = await self._complete(executable, context, servers, deadline, folder)
-        else:
-            reply = await self._complete(executable, context, (), deadline, folder)
+        # The CLI's own state for this call only, in the person's private temp dir.
+        with private_home(self._sandbox.for_workspace(folder).tmpdir) as home:
+            if servers:
+                async with mcp_lock(folder):
+                    with mcp_settings(folder, servers, self._sandbox.for_workspace(folder)):
+                        reply = await self._complete(
+                            executable, context, servers, deadline, folder, home
+                        )
+            else:
+                reply = await self._complete(executable, context, (), deadline, folder, home)
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         log.info(
             "claude-code: answered in %d ms (%d tool calls)", elapsed_ms, len(reply.tool_calls)
@@ -217,10 +267,15 @@ class ClaudeCodeProvider:
         servers: Sequence[McpServer],
         deadline: float,
         folder: Path,
+        home: Path,
     ) -> Reply:
         model = context.model or self._config.model
         mode = self.tool_mode(context) if context.use_tools else None
         prompt = render_prompt(context)
+        system = context.system_prompt.strip()
+        if mode is None:
+            system = system or BACKGROUND_SYSTEM_PROMPT
+        system_file = write_system_prompt(home, system) if system else None
         resume: str | None = None
         texts: list[str] = []
         calls: list[ToolCall] = []
@@ -228,7 +283,7 @@ class ClaudeCodeProvider:
         cost: float | None = None
         outcome = RunOutcome()
         for attempt in range(self._config.max_resume_attempts + 1):
-            argv = self._argv(executable, prompt, model, context, mode, servers, resume, folder)
+            argv = self._argv(executable, model, mode, servers, resume, folder, system_file)
             log.info(
                 "claude-code: run %d (model %s, tools %s)",
                 attempt + 1,
@@ -236,7 +291,7 @@ class ClaudeCodeProvider:
                 mode.name if mode else "none",
             )
             log.debug("claude-code prompt: %s", prompt)
-            outcome = await self._run_once(argv, deadline, servers, mode, folder)
+            outcome = await self._run_once(argv, prompt, deadline, servers, mode, folder, home)
             if outcome.is_error and outcome.subtype != "error_max_turns":
                 # The CLI's error text ("Not logged in · Please run /login", "API Error: ...")
                 # is never an answer.
@@ -269,26 +324,27 @@ class ClaudeCodeProvider:
     def _argv(
         self,
         executable: str,
-        prompt: str,
         model: str,
-        context: Context,
         mode: ToolMode | None,
         servers: Sequence[McpServer],
         resume: str | None,
         folder: Path,
+        system_file: Path | None,
     ) -> list[str]:
-        # The prompt is a positional argument: a leading dash would read as an option.
-        safe_prompt = f" {prompt}" if prompt.startswith("-") else prompt
-        argv = [executable, "-p", safe_prompt, "--output-format", self._output_format]
+        # No text of the person's nor Omega's instructions here: the prompt goes on stdin
+        # (`-p` without one reads it there), the system prompt in a file.
+        argv = [executable, "-p", "--output-format", self._output_format]
         if self._output_format == "stream-json":
             argv.append("--verbose")  # the CLI requires it for stream-json with -p
-        argv += ["--model", model]
+        # Only the private home's settings: none the model wrote into the folder's .claude/.
+        argv += ["--model", model, "--setting-sources", "user"]
         if mode is None:  # a background call: lean, one turn, nothing kept
-            argv += background_args(context.system_prompt)
+            assert system_file is not None
+            argv += background_args(system_file)
         else:
             argv += ["--max-turns", str(self._config.max_turns)]
-            if context.system_prompt:
-                argv += ["--append-system-prompt", context.system_prompt]
+            if system_file is not None:
+                argv += ["--append-system-prompt-file", str(system_file)]
             argv += mode.args([f"mcp__{s.name}__*" for s in servers])
             if servers:
                 # The CLI also loads MCP servers given explicitly; the file has the same shape.
@@ -297,10 +353,12 @@ class ClaudeCodeProvider:
             argv += ["--resume", resume]
         return argv
 
-    def _environment(self, mode: ToolMode | None) -> dict[str, str]:
-        """The CLI's environment: the allow-list, and IS_SANDBOX=1 only where the OS sandbox
-        encloses it and the CLI (as root) would otherwise refuse bypassPermissions."""
+    def _environment(self, mode: ToolMode | None, home: Path) -> dict[str, str]:
+        """The CLI's environment: the allow-list, its private home as CLAUDE_CONFIG_DIR, and
+        IS_SANDBOX=1 only where the OS sandbox encloses it and the CLI (as root) would
+        otherwise refuse bypassPermissions."""
         env = cli_environment(os.environ)
+        env["CLAUDE_CONFIG_DIR"] = str(home)
         if mode is not None and mode.is_sandbox:
             env["IS_SANDBOX"] = "1"
         return env
@@ -308,37 +366,41 @@ class ClaudeCodeProvider:
     async def _run_once(
         self,
         argv: list[str],
+        prompt: str,
         deadline: float,
-        servers: Sequence[McpServer] = (),
-        mode: ToolMode | None = None,
-        folder: Path | None = None,
+        servers: Sequence[McpServer],
+        mode: ToolMode | None,
+        folder: Path,
+        home: Path,
     ) -> RunOutcome:
-        env = self._environment(mode)
-        folder = folder or self._workspace
+        env = self._environment(mode, home)
         sandbox = self._sandbox.for_workspace(folder)  # one person's folder is all they write
         # The CLI's sandbox must also let the MCP servers it starts read their programs.
         paths = [p for s in servers for p in sandbox.server_paths(s.command, s.args)]
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *sandbox.command(argv, profile="claude", extra_read=paths),
-                cwd=folder,
-                env=sandbox.environment(env, profile="claude"),
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,  # its own process group, so a timeout kills it all
-                limit=MAX_LINE_BYTES,
-            )
-        except (FileNotFoundError, PermissionError) as exc:
-            raise ProviderError(
-                f"cannot run the claude CLI: {exc}", kind="unavailable", hint=INSTALL_HINT
-            ) from None
-        except OSError as exc:  # e.g. E2BIG: a prompt too long for one argument
-            raise ProviderError(f"cannot run the claude CLI: {exc}") from None
+        with login_pipe(credential(self._config, os.environ)) as (fd_env, fds):
+            try:
+                proc = await asyncio.create_subprocess_exec(
+                    *sandbox.command(argv, profile="claude", extra_read=paths),
+                    cwd=folder,
+                    env=sandbox.environment({**env, **fd_env}, profile="claude"),
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                    start_new_session=True,  # its own process group, so a timeout kills it all
+                    limit=MAX_LINE_BYTES,
+                    pass_fds=fds,
+                )
+            except (FileNotFoundError, PermissionError) as exc:
+                raise ProviderError(
+                    f"cannot run the claude CLI: {exc}", kind="unavailable", hint=INSTALL_HINT
+                ) from None
+            except OSError as exc:
+                raise ProviderError(f"cannot run the claude CLI: {exc}") from None
         assert proc.stdout is not None
         parser = StreamParser()
         stderr_tail = bytearray()
         stderr_task = asyncio.create_task(_drain_tail(proc.stderr, stderr_tail))
+        stdin_task = asyncio.create_task(_send_prompt(proc.stdin, prompt))
         try:
             async with asyncio.timeout_at(deadline):
                 await _read_stdout(proc, proc.stdout, parser)
@@ -356,6 +418,7 @@ class ClaudeCodeProvider:
             raise
         finally:
             stderr_task.cancel()
+            stdin_task.cancel()
         outcome = parser.finish(time.monotonic())
         if not outcome.got_result:
             err = stderr_tail.decode(errors="replace")

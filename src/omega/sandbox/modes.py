@@ -64,7 +64,8 @@ DEVICE_FILES = (
     "/dev/pts",
 )
 DEVICE_RIGHTS = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV
-# Credential files and folders under $HOME that `rx` keeps closed (the `claude` CLI gets its own).
+# Credential files and folders under $HOME that `rx` keeps closed (the `claude` CLI too: it
+# runs with a private CLAUDE_CONFIG_DIR in the temp dir, never the owner's ~/.claude).
 HOME_CREDENTIALS = (
     ".ssh",
     ".gnupg",
@@ -106,16 +107,6 @@ HOME_CREDENTIALS = (
 SYSTEM_CREDENTIALS = ("/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh")
 # Never readable wholesale: raw disks and memory are all of Omega's secrets at once.
 RAW_DEVICES = "/dev"
-# Where the `claude` CLI keeps its login, settings and caches (read and write for it only).
-CLAUDE_DIRS = (
-    ".claude",
-    ".cache/claude",
-    ".cache/claude-cli-nodejs",
-    ".config/claude",
-    ".local/share/claude",
-    ".local/state/claude",
-)
-CLAUDE_FILES = (".claude.json", ".claude.json.backup")
 
 
 def real(path: str | os.PathLike[str]) -> str:
@@ -154,7 +145,7 @@ class Policy:
     landlock: bool  # enforce Landlock (False: rwx, or a degraded system)
     read: tuple[str, ...] = ()  # read+execute, never into `exclude` nor `home`
     read_own: tuple[str, ...] = ()  # Omega's own Python and package: may be under $HOME
-    write: tuple[str, ...] = ()  # read+write (the workspace, the temp dir, claude's folders)
+    write: tuple[str, ...] = ()  # read+write (the workspace and the temp dir)
     files: tuple[tuple[str, int], ...] = ()  # single files with their Landlock rights
     exclude: tuple[str, ...] = ()
     home: str = ""  # `sandbox`: $HOME is closed to `read` grants
@@ -195,22 +186,20 @@ def build_policy(
     landlock: bool = True,
     own: Sequence[str] = (),
     extra_read: Sequence[str] = (),
-    claude: bool = False,
     tcp_ports: Sequence[int] | None = None,
     limits: dict[str, int] | None = None,
     unix_filter: bool = False,
 ) -> Policy:
-    """The policy of `mode`; `claude` adds the CLI's own folders, `extra_read` the paths a
-    command needs (an MCP server's program), never inside a protected place or $HOME;
-    `unix_filter` refuses new Unix sockets (seccomp)."""
+    """The policy of `mode`; `extra_read` adds the paths a command needs (an MCP server's
+    program), never inside a protected place or $HOME. The `claude` CLI writes nothing more
+    than any command: its state lives in a private home inside the temp dir, its program (in
+    `own`) is read-only, so nothing it or its tools write runs later outside the sandbox. `unix_filter` refuses
+    new Unix sockets (seccomp)."""
     if mode == "rwx":
         return Policy(mode=mode, landlock=False, limits=dict(limits or {}))
     home = layout.user_home
     write = [layout.workspace, layout.tmpdir]
     files = [(RAW_DEVICES, READ_DIR), *((d, DEVICE_RIGHTS) for d in DEVICE_FILES)]
-    if claude and home:
-        write += [os.path.join(home, d) for d in CLAUDE_DIRS]
-        files += [(os.path.join(home, f), READ_FILE | WRITE_FILE | TRUNCATE) for f in CLAUDE_FILES]
     read = ["/"] if mode == "rx" else list(SYSTEM_PATHS)
     read += [real(p) for p in extra_read]
     return Policy(

@@ -187,7 +187,6 @@ class Sandbox:
             landlock=self._platform.startswith("linux") and not self.status.degraded,
             own=[*self.own_paths(), *(claude_paths(program) if profile == "claude" else [])],
             extra_read=extra_read,
-            claude=profile == "claude",
             tcp_ports=self.tcp_ports(profile),
             limits=self.limits(profile),
             unix_filter=self.status.unix_filter and self._platform.startswith("linux"),
@@ -218,7 +217,6 @@ class Sandbox:
                 self.layout,
                 own=self.own_paths(),
                 extra_read=extra,
-                claude=profile == "claude",
                 tcp_ports=self.tcp_ports(profile),
             )
             wrapped = [seatbelt.SANDBOX_EXEC, "-p", text, *wrapped]

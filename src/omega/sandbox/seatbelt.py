@@ -8,7 +8,7 @@ policy lists.
 
 from __future__ import annotations
 
-from omega.sandbox.modes import CLAUDE_DIRS, CLAUDE_FILES, DEVICE_FILES, Layout, Mode
+from omega.sandbox.modes import DEVICE_FILES, Layout, Mode
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
@@ -32,7 +32,6 @@ def profile(
     *,
     own: list[str] | None = None,
     extra_read: list[str] | None = None,
-    claude: bool = False,
     tcp_ports: list[int] | None = None,
 ) -> str:
     """The Seatbelt profile confining a command to `mode` (rwx: allow everything)."""
@@ -49,9 +48,6 @@ def profile(
     lines.append("(deny file-write*)")
     writable = [layout.workspace, layout.tmpdir]
     files = [*DEVICE_FILES, "/dev/dtracehelper"]
-    if claude and layout.user_home:
-        writable += [f"{layout.user_home}/{d}" for d in CLAUDE_DIRS]
-        files += [f"{layout.user_home}/{f}" for f in CLAUDE_FILES]
     readable = [p for p in [*(own or []), *(extra_read or [])] if p]
     if readable:
         lines.append(f"(allow file-read* {_subpaths(readable)})")
