@@ -359,6 +359,7 @@ def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.channel_health import channel_health_lines
     from omega.logs import redact
+    from omega.tools.mcp_health import status_lines as mcp_status_lines
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
@@ -401,6 +402,7 @@ def status() -> None:
             )
         )
     rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
+    rows += mcp_status_lines(runtime.paths.home)
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider

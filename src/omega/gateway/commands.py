@@ -26,6 +26,7 @@ from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.turn.auth import is_owner
 from omega.types import IncomingMessage
+from omega.tools.mcp_health import status_lines as mcp_status_lines
 
 HELP = {
     "help": "this list",
@@ -122,6 +123,8 @@ def _status(ctx: CommandContext, args: str) -> str:
     )
     for channel, state in channel_health_lines(ctx.config, ctx.paths):
         text += f"\n{channel}: {state}"
+    for server, state in mcp_status_lines(ctx.paths.home):
+        text += f"\n{server}: {state}"
     # the cheap checks only: no network request from a chat command
     checks = run_checks(
         CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)

@@ -33,7 +33,13 @@ from omega.providers.claude_cli import (
     login_failed,
     tool_mode,
 )
-from omega.providers.claude_mcp import SETTINGS_NAME, mcp_lock, mcp_settings, usable_servers
+from omega.providers.claude_mcp import (
+    SETTINGS_NAME,
+    mcp_lock,
+    mcp_settings,
+    report_servers,
+    usable_servers,
+)
 from omega.providers.claude_stream import (
     MAX_TOOL_CALLS,
     PREVIEW_CHARS,
@@ -357,6 +363,8 @@ class ClaudeCodeProvider:
         finally:
             stderr_task.cancel()
         outcome = parser.finish(time.monotonic())
+        if servers:  # a server that did not start is told to the owner, with the reason
+            await report_servers(outcome.mcp_servers, servers, sandbox, folder, env)
         if not outcome.got_result:
             err = stderr_tail.decode(errors="replace")
             raise exit_error(proc.returncode, err, outcome.version)
