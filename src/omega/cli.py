@@ -359,11 +359,11 @@ def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.channel_health import channel_health_lines
     from omega.logs import redact
-    from omega.tools.mcp_health import status_lines as mcp_status_lines
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
+    from omega.tools.mcp_health import status_lines as mcp_status_lines
 
     runtime = _runtime()
     store = _open_store(runtime)

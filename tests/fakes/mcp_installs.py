@@ -49,14 +49,22 @@ def time_venv() -> Path:
     """The cached virtualenv with `mcp-server-time` (built on first use)."""
     base = os.path.realpath(sys.base_prefix)
     key = hashlib.sha256(base.encode()).hexdigest()[:8]
-    folder = CACHE / f"mcp-server-time-{TIME_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-{key}"
+    folder = (
+        CACHE / f"mcp-server-time-{TIME_VERSION}-py{sys.version_info[0]}{sys.version_info[1]}-{key}"
+    )
     with _locked(folder):
         if not (folder / DONE).exists():
             shutil.rmtree(folder, ignore_errors=True)
             _run([sys.executable, "-m", "venv", str(folder)])
             _run(
-                [str(folder / "bin" / "python"), "-m", "pip", "install", "-q",
-                 f"mcp-server-time=={TIME_VERSION}"],
+                [
+                    str(folder / "bin" / "python"),
+                    "-m",
+                    "pip",
+                    "install",
+                    "-q",
+                    f"mcp-server-time=={TIME_VERSION}",
+                ],
                 timeout=600,
             )
             (folder / DONE).write_text(TIME_VERSION)

@@ -32,7 +32,9 @@ def make_venv(root: Path, base_bin: Path, script: str = "server") -> Path:
 
 
 def sandbox_for(tmp_path: Path, user: Path, path: str = "/usr/bin:/bin") -> Sandbox:
-    return Sandbox(SandboxSection(), OmegaPaths(tmp_path / "omega"), environ={"HOME": str(user), "PATH": path})
+    return Sandbox(
+        SandboxSection(), OmegaPaths(tmp_path / "omega"), environ={"HOME": str(user), "PATH": path}
+    )
 
 
 def test_a_venv_console_script_gets_the_venv_and_its_base_interpreter(tmp_path: Path) -> None:
@@ -131,6 +133,7 @@ def test_in_home_grants_reach_the_policy_but_home_stays_closed(tmp_path: Path) -
 
 def test_npm_starts_offline_first_unless_the_skill_says_otherwise() -> None:
     assert server_environment({})["npm_config_prefer_offline"] == "true"
-    assert server_environment({"npm_config_prefer_offline": "false"})[
-        "npm_config_prefer_offline"
-    ] == "false"
+    assert (
+        server_environment({"npm_config_prefer_offline": "false"})["npm_config_prefer_offline"]
+        == "false"
+    )

@@ -24,9 +24,9 @@ from omega.providers import chain_names
 from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.tools.mcp_health import status_lines as mcp_status_lines
 from omega.turn.auth import is_owner
 from omega.types import IncomingMessage
-from omega.tools.mcp_health import status_lines as mcp_status_lines
 
 HELP = {
     "help": "this list",

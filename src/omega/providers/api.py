@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from pathlib import Path
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url

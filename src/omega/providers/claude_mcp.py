@@ -53,7 +53,7 @@ def server_launch(server: McpServer, sandbox: Sandbox | None) -> tuple[list[str]
     """The argv and environment the CLI starts a server with: through the sandbox's launcher
     (inside the CLI's own, wider sandbox) with the server's read grants, in its folder."""
     argv = [server.command, *server.args]
-    env = server_environment(server.env)
+    env = server_environment(dict(server.env))
     if sandbox is not None and sandbox.mode != "rwx":  # rwx: the CLI's limits are inherited
         paths = sandbox.server_paths(server.command, server.args)
         argv = sandbox.command(argv, extra_read=paths)
@@ -77,7 +77,9 @@ async def report_servers(
             continue
         argv, env = server_launch(server, sandbox)
         reason = await probe_server(argv, {**base_env, **env}, str(folder))
-        record_failure(sandbox.paths.home, server.name, reason or "the claude CLI reports it failed")
+        record_failure(
+            sandbox.paths.home, server.name, reason or "the claude CLI reports it failed"
+        )
 
 
 def _settings_with_servers(

@@ -80,9 +80,7 @@ def prefix_of(program: str) -> str | None:
     return None
 
 
-def program_paths(
-    program: str, path_env: str | None, home: str = "", depth: int = 0
-) -> list[str]:
+def program_paths(program: str, path_env: str | None, home: str = "", depth: int = 0) -> list[str]:
     """What running `program` reads: its folder (only the file itself inside $HOME, where
     its folder may be any of the person's), its virtualenv, its interpreter's."""
     resolved = real(program)

@@ -52,7 +52,9 @@ class Launch:
     cwd: str
 
 
-def launches(servers: Sequence[McpServer], sandbox: Sandbox, cwd: Path | None = None) -> list[Launch]:
+def launches(
+    servers: Sequence[McpServer], sandbox: Sandbox, cwd: Path | None = None
+) -> list[Launch]:
     """Each distinct server wrapped in the sandbox, run in `cwd` (by default the sandbox's
     workspace: for a person, their own folder)."""
     found = []
@@ -62,7 +64,7 @@ def launches(servers: Sequence[McpServer], sandbox: Sandbox, cwd: Path | None = 
             extra_read=sandbox.server_paths(server.command, server.args),
         )
         # Added to the SDK's minimal environment: TMPDIR is the private temp dir.
-        env = sandbox.environment(server_environment(server.env))
+        env = sandbox.environment(server_environment(dict(server.env)))
         found.append(Launch(server, argv, env, str(cwd or sandbox.workspace)))
     return found
 

@@ -9,6 +9,7 @@ reason is a server's own stderr, so it is kept to one short line and always show
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -67,7 +68,11 @@ def _load(home: Path) -> dict[str, dict[str, object]]:
         data = json.loads(health_path(home).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    return {str(k): v for k, v in data.items() if isinstance(v, dict)} if isinstance(data, dict) else {}
+    return (
+        {str(k): v for k, v in data.items() if isinstance(v, dict)}
+        if isinstance(data, dict)
+        else {}
+    )
 
 
 def _save(home: Path, data: Mapping[str, object]) -> None:
@@ -131,7 +136,7 @@ def status_lines(home: Path) -> list[tuple[str, str]]:
 
 
 async def probe_server(
-    argv: Sequence[str], env: Mapping[str, str], cwd: str, timeout: float = PROBE_SECS
+    argv: Sequence[str], env: Mapping[str, str], cwd: str, wait_secs: float = PROBE_SECS
 ) -> str:
     """Why a server (already wrapped in the sandbox) does not start: its stderr's end when it
     exits or stays silent to `initialize`; "" when it answers."""
@@ -154,16 +159,14 @@ async def probe_server(
     except (BrokenPipeError, ConnectionResetError):
         pass
     try:
-        answered = bool(await asyncio.wait_for(proc.stdout.readline(), timeout))
+        answered = bool(await asyncio.wait_for(proc.stdout.readline(), wait_secs))
         verdict = "" if answered else f"it exited (status {await proc.wait()})"
     except TimeoutError:
-        verdict = f"no answer to initialize within {timeout:.0f} s"
+        verdict = f"no answer to initialize within {wait_secs:.0f} s"
     finally:
         if proc.returncode is None:
-            try:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, 9)
-            except (ProcessLookupError, PermissionError):
-                pass
         await proc.wait()
     if not verdict:
         return ""
