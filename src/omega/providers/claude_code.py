@@ -50,6 +50,9 @@ from omega.sandbox import Sandbox
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
 log = logging.getLogger(__name__)
+# How long the CLI waits for MCP servers before its first request: a Python server in a
+# virtualenv, or npx, can take longer than the CLI's 5 s on a busy machine.
+MCP_CONNECT_MS = 30_000
 
 OutputFormat = Literal["stream-json", "json"]
 
@@ -320,6 +323,9 @@ class ClaudeCodeProvider:
         folder: Path | None = None,
     ) -> RunOutcome:
         env = self._environment(mode)
+        if servers:  # wait for a server to connect before the first request (default 5 s)
+            env.setdefault("MCP_CONNECT_TIMEOUT_MS", str(MCP_CONNECT_MS))
+            env.setdefault("MCP_CONNECTION_NONBLOCKING", "false")
         folder = folder or self._workspace
         sandbox = self._sandbox.for_workspace(folder)  # one person's folder is all they write
         # The CLI's sandbox must also let the MCP servers it starts read their programs.

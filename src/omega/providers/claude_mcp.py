@@ -70,6 +70,7 @@ async def report_servers(
 ) -> None:
     """Record what the CLI's init report said of each server: a failed one is started again
     alone (same argv) to learn why, for status and the owner."""
+    log.info("claude-code: MCP servers at start: %s", dict(statuses) or "none reported")
     started = [s.name for s in servers if statuses.get(s.name) == "connected"]
     record_started(sandbox.paths.home, started)
     for server in servers:
