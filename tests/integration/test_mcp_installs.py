@@ -121,12 +121,16 @@ def test_a_server_that_cannot_start_is_told_to_the_owner_once(
         user_home, "broken", {"broken": {"command": sys.executable, "args": ["-c", crash]}}, "db"
     )
     fake_openai.script = [Step(text="No tools today."), Step(text="Still none.")]
-    result = chat(fake_openai, {"text": "query the db"}, {"text": "query the db again"})
+    result = chat(
+        fake_openai, {"text": "query the db"}, {"text": "query the db again"}, {"text": "/status"}
+    )
     titles = [t for t in limitations(isolated_env) if "MCP server" in t]
     assert titles == ["MCP server broken does not start"]
     alerts = [e for e in result.events if "MCP server broken" in json.dumps(e)]
     assert len(alerts) == 1, result.events
     assert "Permission denied" in json.dumps(alerts[0])
+    [shown] = [e for e in result.events if "Uptime" in json.dumps(e)]
+    assert 'mcp broken: did not start: \\"' in json.dumps(shown), shown  # /status
     status = run_omega("status")
     assert status.returncode == 0, status.stderr
     [line] = [x for x in status.stdout.splitlines() if "mcp broken" in x]
