@@ -363,6 +363,7 @@ def status() -> None:
     from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.sandbox import probe
+    from omega.tools.mcp_health import status_lines as mcp_status_lines
 
     runtime = _runtime()
     store = _open_store(runtime)
@@ -401,6 +402,7 @@ def status() -> None:
             )
         )
     rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
+    rows += mcp_status_lines(runtime.paths.home)
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider

@@ -22,6 +22,7 @@ from omega.providers.base import ProviderError
 from omega.providers.claude_cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
 from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
 from omega.sandbox import Sandbox, SandboxStatus, probe
+from omega.sandbox.servers import server_environment
 from omega.types import ChatMessage, Context, McpServer, Reply
 from tests.conftest import jsonl, run_omega
 from tests.fakes.fake_claude import transcript, write_wrapper
@@ -419,9 +420,9 @@ def test_mcp_settings_written_for_the_call_then_removed(
             "notes": {
                 "command": "python3",
                 "args": ["-m", "notes_server"],
-                "env": {"NOTES_TOKEN": "t0k"},
+                "env": server_environment({"NOTES_TOKEN": "t0k"}),
             },
-            "web": {"command": "web-mcp", "args": [], "env": {}},
+            "web": {"command": "web-mcp", "args": [], "env": server_environment({})},
         }
     }
     assert call["settings_mode"] == 0o600
@@ -674,7 +675,9 @@ def test_owners_settings_file_is_restored(
         assert run.get("exit_code")
     seen = fake_claude.calls()[0]["settings"]
     assert seen["permissions"] == {"allow": ["Bash(ls)"]}  # the owner's settings still apply
-    assert seen["mcpServers"] == {"web": {"command": "web-mcp", "args": [], "env": {}}}
+    assert seen["mcpServers"] == {
+        "web": {"command": "web-mcp", "args": [], "env": server_environment({})}
+    }
     assert path.read_bytes() == original
     assert path.stat().st_mode & 0o777 == 0o644
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.local.json"]
@@ -691,7 +694,7 @@ def test_settings_left_by_a_crashed_call_are_recovered(
     complete(make_provider(workspace), make_context(mcp_servers=(WEB,)))
     assert fake_claude.calls()[0]["settings"] == {
         "owner": True,
-        "mcpServers": {"web": {"command": "web-mcp", "args": [], "env": {}}},
+        "mcpServers": {"web": {"command": "web-mcp", "args": [], "env": server_environment({})}},
     }
     assert settings_file(workspace).read_text(encoding="utf-8") == '{"owner": true}'
     assert not backup.exists()

@@ -340,8 +340,20 @@ def test_extra_read_grants_never_open_protected_places(tmp_path: Path) -> None:
     sandbox = Sandbox(SandboxSection(), paths, environ={"HOME": str(user)})
     tool = tmp_path / "server.py"
     tool.write_text("")
-    asked = ["/", str(tmp_path), str(paths.home / "skills"), str(user / "bin"), str(tool), "/usr"]
-    assert sandbox.safe_extra(asked) == [str(tool.resolve()), "/usr"]
+    asked = [
+        "/",
+        str(tmp_path),  # holds $HOME and $OMEGA_HOME
+        str(paths.home / "skills"),
+        str(user),
+        str(user / ".local"),  # holds .local/share/keyrings
+        str(user / ".ssh" / "id_ed25519"),
+        str(user / "bin"),  # a folder of $HOME that holds no credential
+        str(tool),
+        "/usr",
+        "/dev",
+    ]
+    expected = [str((user / "bin").resolve()), str(tool.resolve()), "/usr"]
+    assert sandbox.safe_extra(asked) == expected
     rx = Sandbox(SandboxSection(mode="rx"), paths, environ={"HOME": str(user)})
     assert rx.safe_extra([str(user / "bin"), str(user)]) == [str((user / "bin").resolve())]
     # an MCP server's arguments: files only, never folders

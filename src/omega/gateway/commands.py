@@ -24,6 +24,7 @@ from omega.providers import chain_names
 from omega.providers.claude_cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.tools.mcp_health import status_lines as mcp_status_lines
 from omega.turn.auth import is_owner
 from omega.turn.privileges import Role, creator_role, may_edit_task
 from omega.types import IncomingMessage
@@ -125,6 +126,8 @@ def _status(ctx: CommandContext, args: str) -> str:
     )
     for channel, state in channel_health_lines(ctx.config, ctx.paths):
         text += f"\n{channel}: {state}"
+    for server, state in mcp_status_lines(ctx.paths.home):
+        text += f"\n{server}: {state}"
     # the cheap checks only: no network request from a chat command
     checks = run_checks(
         CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)

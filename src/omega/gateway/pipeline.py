@@ -22,6 +22,7 @@ from omega.checklist import read_checklist
 from omega.evolution.integrity import report_refusals
 from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
+from omega.evolution.mcp_report import report_server_failures
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
@@ -268,6 +269,16 @@ async def _report_refusals(
         await report_refusals(marker_context(deps, message, turn, out, cause="integrity"))
     except Exception:
         log.exception("reporting refused files failed")
+
+
+async def _report_server_failures(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox
+) -> None:
+    """Skills' MCP servers that did not start reach the owner once, as limitations."""
+    try:
+        await report_server_failures(marker_context(deps, message, turn, out, cause="integrity"))
+    except Exception:
+        log.exception("reporting MCP servers that did not start failed")
 
 
 async def _introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
@@ -550,6 +561,7 @@ async def _respond(
     for title, description, proposed in outcome.new_limitations:
         await _propose(deps, out, title, description, proposed, message.text, "limitation")
     await _report_refusals(deps, message, turn, out)
+    await _report_server_failures(deps, message, turn, out)
     if reply.tool_calls:
         await _introspect(deps, out, reply.provider)
     return text

@@ -8,6 +8,7 @@ import logging
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
@@ -133,7 +134,7 @@ class ApiProvider:
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
         from pydantic_ai.usage import UsageLimits
 
-        from omega.tools.mcp import enter_available, mcp_toolsets
+        from omega.tools.mcp import default_sandbox, start_servers
         from omega.tools.wrappers import RecordingToolset
 
         model_name = context.model or self.settings.model
@@ -158,9 +159,12 @@ class ApiProvider:
                         if allowed is not None:  # not the owner: only the tools they may use
                             own = own.filtered(lambda _ctx, tool: tool.name in allowed)
                         toolsets.append(own)
-                    # A matching skill's MCP servers live for this call only.
-                    servers = mcp_toolsets(context.mcp_servers, sandbox=self.sandbox)
-                    toolsets += await enter_available(stack, servers)
+                    # A matching skill's MCP servers live for this call only, in the
+                    # person's own folder (cwd and the sandbox's workspace).
+                    sandbox = self.sandbox or default_sandbox()
+                    if context.workspace:
+                        sandbox = sandbox.for_workspace(Path(context.workspace))
+                    toolsets += await start_servers(stack, context.mcp_servers, sandbox)
                 recorder = RecordingToolset(CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS)
                 result = await self._agent().run(
                     prompt,

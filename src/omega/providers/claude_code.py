@@ -42,7 +42,13 @@ from omega.providers.claude_cli import (
     tool_mode,
 )
 from omega.providers.claude_home import login_pipe, private_home, write_system_prompt
-from omega.providers.claude_mcp import SETTINGS_NAME, mcp_lock, mcp_settings, usable_servers
+from omega.providers.claude_mcp import (
+    SETTINGS_NAME,
+    mcp_lock,
+    mcp_settings,
+    report_servers,
+    usable_servers,
+)
 from omega.providers.claude_stream import (
     MAX_TOOL_CALLS,
     PREVIEW_CHARS,
@@ -53,6 +59,9 @@ from omega.sandbox import Sandbox
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
 log = logging.getLogger(__name__)
+# How long the CLI waits for MCP servers before its first request: a Python server in a
+# virtualenv, or npx, can take longer than the CLI's 5 s on a busy machine.
+MCP_CONNECT_MS = 30_000
 
 OutputFormat = Literal["stream-json", "json"]
 
@@ -374,6 +383,9 @@ class ClaudeCodeProvider:
         home: Path,
     ) -> RunOutcome:
         env = self._environment(mode, home)
+        if servers:  # wait for a server to connect before the first request (default 5 s)
+            env.setdefault("MCP_CONNECT_TIMEOUT_MS", str(MCP_CONNECT_MS))
+            env.setdefault("MCP_CONNECTION_NONBLOCKING", "false")
         sandbox = self._sandbox.for_workspace(folder)  # one person's folder is all they write
         # The CLI's sandbox must also let the MCP servers it starts read their programs.
         paths = [p for s in servers for p in sandbox.server_paths(s.command, s.args)]
@@ -420,6 +432,8 @@ class ClaudeCodeProvider:
             stderr_task.cancel()
             stdin_task.cancel()
         outcome = parser.finish(time.monotonic())
+        if servers:  # a server that did not start is told to the owner, with the reason
+            await report_servers(outcome.mcp_servers, servers, sandbox, folder, env)
         if not outcome.got_result:
             err = stderr_tail.decode(errors="replace")
             raise exit_error(proc.returncode, err, outcome.version)

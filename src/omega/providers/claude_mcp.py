@@ -11,12 +11,14 @@ import os
 import re
 import stat
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from omega.providers.base import ProviderError
 from omega.sandbox import Sandbox
+from omega.sandbox.servers import server_environment
+from omega.tools.mcp_health import probe_server, record_failure, record_started
 from omega.types import McpServer
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,40 @@ def _write_private(path: Path, data: bytes, mode: int = 0o600) -> None:
     os.replace(tmp, path)
 
 
+def server_launch(server: McpServer, sandbox: Sandbox | None) -> tuple[list[str], dict[str, str]]:
+    """The argv and environment the CLI starts a server with: through the sandbox's launcher
+    (inside the CLI's own, wider sandbox) with the server's read grants, in its folder."""
+    argv = [server.command, *server.args]
+    env = server_environment(dict(server.env))
+    if sandbox is not None and sandbox.mode != "rwx":  # rwx: the CLI's limits are inherited
+        paths = sandbox.server_paths(server.command, server.args)
+        argv = sandbox.command(argv, extra_read=paths)
+        env = sandbox.environment(env)
+    return argv, env
+
+
+async def report_servers(
+    statuses: Mapping[str, str],
+    servers: Sequence[McpServer],
+    sandbox: Sandbox,
+    folder: Path,
+    base_env: Mapping[str, str],
+) -> None:
+    """Record what the CLI's init report said of each server: a failed one is started again
+    alone (same argv) to learn why, for status and the owner."""
+    log.info("claude-code: MCP servers at start: %s", dict(statuses) or "none reported")
+    started = [s.name for s in servers if statuses.get(s.name) == "connected"]
+    record_started(sandbox.paths.home, started)
+    for server in servers:
+        if statuses.get(server.name) != "failed":  # "pending": still connecting, not failed
+            continue
+        argv, env = server_launch(server, sandbox)
+        reason = await probe_server(argv, {**base_env, **env}, str(folder))
+        record_failure(
+            sandbox.paths.home, server.name, reason or "the claude CLI reports it failed"
+        )
+
+
 def _settings_with_servers(
     previous: bytes | None, servers: Sequence[McpServer], sandbox: Sandbox | None = None
 ) -> bytes:
@@ -63,12 +99,7 @@ def _settings_with_servers(
     existing = settings.get("mcpServers")
     entries: dict[str, Any] = dict(existing) if isinstance(existing, dict) else {}
     for server in servers:
-        argv = [server.command, *server.args]
-        env = dict(server.env)
-        if sandbox is not None and sandbox.mode != "rwx":  # rwx: the CLI's limits are inherited
-            paths = sandbox.server_paths(server.command, server.args)
-            argv = sandbox.command(argv, extra_read=paths)
-            env = sandbox.environment(env)
+        argv, env = server_launch(server, sandbox)
         entries[server.name] = {"command": argv[0], "args": argv[1:], "env": env}
     settings["mcpServers"] = entries
     return json.dumps(settings, indent=2).encode()

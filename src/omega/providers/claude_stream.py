@@ -34,6 +34,7 @@ class RunOutcome:
     tool_calls: list[ToolCall] = field(default_factory=list)
     error: str = ""  # an assistant message's error kind, e.g. "authentication_failed"
     version: str = ""  # the CLI's version, from its init event
+    mcp_servers: dict[str, str] = field(default_factory=dict)  # name -> status, from init
 
 
 def _as_int(value: object) -> int:
@@ -126,6 +127,9 @@ class StreamParser:
             version = event.get("claude_code_version")
             if isinstance(version, str):
                 self.outcome.version = version
+            for server in event.get("mcp_servers") or ():
+                if isinstance(server, dict) and isinstance(server.get("name"), str):
+                    self.outcome.mcp_servers[server["name"]] = str(server.get("status") or "")
         elif kind == "assistant":
             error = event.get("error")
             if isinstance(error, str) and error:

@@ -193,8 +193,8 @@ def build_policy(
     """The policy of `mode`; `extra_read` adds the paths a command needs (an MCP server's
     program), never inside a protected place or $HOME. The `claude` CLI writes nothing more
     than any command: its state lives in a private home inside the temp dir, its program (in
-    `own`) is read-only, so nothing it or its tools write runs later outside the sandbox. `unix_filter` refuses
-    new Unix sockets (seccomp)."""
+    `own`) is read-only, so nothing it or its tools write runs later outside the sandbox.
+    `unix_filter` refuses new Unix sockets (seccomp)."""
     if mode == "rwx":
         return Policy(mode=mode, landlock=False, limits=dict(limits or {}))
     home = layout.user_home

@@ -19,6 +19,7 @@ import omega
 from omega.paths import PRIVATE_DIR_MODE
 from omega.sandbox import bwrap, seatbelt
 from omega.sandbox.modes import Layout, Mode, Policy, build_policy, inside, real
+from omega.sandbox.servers import server_candidates
 from omega.sandbox.status import SandboxStatus, probe
 
 if TYPE_CHECKING:
@@ -185,7 +186,11 @@ class Sandbox:
             self.mode,
             self.layout,
             landlock=self._platform.startswith("linux") and not self.status.degraded,
-            own=[*self.own_paths(), *(claude_paths(program) if profile == "claude" else [])],
+            own=[
+                *self.own_paths(),
+                *(claude_paths(program) if profile == "claude" else []),
+                *self.home_grants(self.safe_extra(extra_read)),
+            ],
             extra_read=extra_read,
             tcp_ports=self.tcp_ports(profile),
             limits=self.limits(profile),
@@ -234,31 +239,33 @@ class Sandbox:
         return result
 
     def server_paths(self, command: str, args: Sequence[str]) -> list[str]:
-        """What an MCP server needs to read: its program's folder and the files named by
-        absolute paths among its arguments (filtered by `safe_extra` when granted)."""
-        found = []
-        program = shutil.which(command, path=self._environ.get("PATH"))
-        if program:
-            found.append(str(Path(real(program)).parent))
-        found += [a for a in args if a.startswith("/") and os.path.isfile(a)]
-        return found
+        """What an MCP server installed the ordinary way needs to read (its program, its
+        virtualenv and base interpreter, its shebang's interpreter, the node package an
+        argument points into), filtered by `safe_extra`."""
+        path_env = self._environ.get("PATH")
+        return self.safe_extra(server_candidates(command, args, path_env, self.layout.user_home))
 
     def safe_extra(self, paths: Sequence[str]) -> list[str]:
-        """The extra read grants that open nothing protected: never `/`, never a folder that
-        holds $OMEGA_HOME, $HOME or a credential file, never inside $OMEGA_HOME (nor, in
-        `sandbox` mode, inside $HOME)."""
+        """The extra read grants that open nothing protected: never `/`, never $HOME nor a
+        folder that holds it, $OMEGA_HOME or a credential file, never inside $OMEGA_HOME or a
+        credential folder. In `sandbox` mode a folder inside $HOME (a virtualenv, a pipx or
+        uv environment, a node install) is granted when it holds no credential."""
         layout = self.layout
         closed = [*layout.protected(), *([layout.user_home] if layout.user_home else [])]
         safe = []
-        for path in (real(p) for p in paths):
+        for path in (real(p) for p in paths if p):
             if path == "/" or any(inside(c, path) for c in closed):
-                continue
-            if inside(path, layout.omega_home):
-                continue
-            if self.mode == "sandbox" and layout.user_home and inside(path, layout.user_home):
-                continue
+                continue  # `/`, $HOME, or a folder holding it or a protected path
+            if any(inside(path, p) for p in layout.protected()):
+                continue  # inside $OMEGA_HOME, /dev or a credential folder
             safe.append(path)
-        return safe
+        return list(dict.fromkeys(safe))
+
+    def home_grants(self, paths: Sequence[str]) -> list[str]:
+        """The vetted grants that lie inside $HOME (`sandbox` closes $HOME to plain read
+        grants, so these are granted one by one, still never into a protected path)."""
+        home = self.layout.user_home
+        return [p for p in paths if home and inside(real(p), home)]
 
 
 def claude_paths(program: str) -> list[str]:

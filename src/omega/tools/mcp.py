@@ -12,12 +12,15 @@ import logging
 import re
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.config import SandboxSection
 from omega.paths import OmegaPaths, default_home
 from omega.sandbox import Sandbox
+from omega.sandbox.servers import server_environment
+from omega.tools.mcp_health import probe_server, record_failure, record_started
 from omega.types import McpServer
 
 if TYPE_CHECKING:
@@ -39,6 +42,38 @@ def tool_prefix(name: str, taken: set[str]) -> str:
     return prefix
 
 
+@dataclass(frozen=True)
+class Launch:
+    """How one server is started: the sandboxed argv, its environment and folder."""
+
+    server: McpServer
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+
+
+def launches(
+    servers: Sequence[McpServer], sandbox: Sandbox, cwd: Path | None = None
+) -> list[Launch]:
+    """Each distinct server wrapped in the sandbox, run in `cwd` (by default the sandbox's
+    workspace: for a person, their own folder)."""
+    found = []
+    for server in dict.fromkeys(servers):  # two matching skills may declare the same server
+        argv = sandbox.command(
+            [server.command, *server.args],
+            extra_read=sandbox.server_paths(server.command, server.args),
+        )
+        # Added to the SDK's minimal environment: TMPDIR is the private temp dir.
+        env = sandbox.environment(server_environment(dict(server.env)))
+        found.append(Launch(server, argv, env, str(cwd or sandbox.workspace)))
+    return found
+
+
+def default_sandbox() -> Sandbox:
+    """The default mode for $OMEGA_HOME (when a caller has no sandbox of its own)."""
+    return Sandbox(SandboxSection(), OmegaPaths(default_home()))
+
+
 def mcp_toolsets(
     servers: Sequence[McpServer],
     *,
@@ -48,25 +83,24 @@ def mcp_toolsets(
 ) -> list[AbstractToolset[Any]]:
     """One prefixed toolset per distinct server, each started under the OS sandbox (by default
     the default mode for $OMEGA_HOME); a process lives only while a run uses it."""
-    if not servers:
-        return []
-    sandbox = sandbox or Sandbox(SandboxSection(), OmegaPaths(default_home()))
+    planned = launches(servers, sandbox or default_sandbox(), cwd) if servers else []
+    return [t for _launch, t in _toolsets(planned, init_timeout)]
+
+
+def _toolsets(
+    planned: Sequence[Launch], init_timeout: float
+) -> list[tuple[Launch, AbstractToolset[Any]]]:
     from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
 
-    toolsets: list[AbstractToolset[Any]] = []
+    found: list[tuple[Launch, AbstractToolset[Any]]] = []
     taken: set[str] = set()
-    for server in dict.fromkeys(servers):  # two matching skills may declare the same server
-        argv = sandbox.command(
-            [server.command, *server.args],
-            extra_read=sandbox.server_paths(server.command, server.args),
-        )
+    for launch in planned:
         transport = StdioTransport(
-            command=argv[0],
-            args=argv[1:],
-            # Added to the SDK's minimal environment: TMPDIR is the private temp dir.
-            env=sandbox.environment(dict(server.env)),
-            cwd=str(cwd or sandbox.paths.workspace),
+            command=launch.argv[0],
+            args=launch.argv[1:],
+            env=launch.env,
+            cwd=launch.cwd,
             keep_alive=False,  # the process ends with the call
         )
         toolset: MCPToolset[Any] = MCPToolset(
@@ -75,8 +109,42 @@ def mcp_toolsets(
             tool_error_behavior="failed",
             init_timeout=init_timeout,
         )
-        toolsets.append(toolset.prefixed(tool_prefix(server.name, taken)))
-    return toolsets
+        found.append((launch, toolset.prefixed(tool_prefix(launch.server.name, taken))))
+    return found
+
+
+async def start_servers(
+    stack: AsyncExitStack,
+    servers: Sequence[McpServer],
+    sandbox: Sandbox,
+    *,
+    cwd: Path | None = None,
+    init_timeout: float = MCP_INIT_TIMEOUT_SECS,
+) -> list[AbstractToolset[Any]]:
+    """Start each server on `stack` under `sandbox`; one that does not start costs its tools,
+    not the reply, and is recorded with the reason (its stderr) for status and the owner."""
+    started: list[AbstractToolset[Any]] = []
+    ok: list[str] = []
+    if not servers:
+        return started
+    for launch, toolset in _toolsets(launches(servers, sandbox, cwd), init_timeout):
+        try:  # a hang on start-up ends at the toolset's init_timeout
+            await stack.enter_async_context(toolset)
+        except Exception as exc:  # a missing command, a crash, a timeout
+            reason = await probe_server(launch.argv, _full_env(launch.env), launch.cwd)
+            record_failure(sandbox.paths.home, launch.server.name, reason or str(exc))
+            continue
+        started.append(toolset)
+        ok.append(launch.server.name)
+    record_started(sandbox.paths.home, ok)
+    return started
+
+
+def _full_env(env: dict[str, str]) -> dict[str, str]:
+    """The environment the SDK gives a server: its minimal inherited one plus `env`."""
+    from mcp.client.stdio import get_default_environment
+
+    return {**get_default_environment(), **env}
 
 
 async def enter_available(
