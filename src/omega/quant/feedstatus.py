@@ -109,4 +109,4 @@ def status_row(store: Store, now: float | None = None) -> str:
     """The quant row of `omega status`: on or off, the symbol and mode, and the feed."""
     settings = QuantStateStore(store).settings()
     head = "enabled" if settings.enabled else "disabled"
-    return f"{head}, {settings.symbol}, {settings.mode} mode; feed {feed_line(store, now)}"
+    return f"{head}, {settings.symbol}, {settings.mode} mode; feed: {feed_line(store, now)}"
