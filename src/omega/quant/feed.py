@@ -36,7 +36,7 @@ BACKOFF_START = 1.0
 BACKOFF_MAX = 60.0
 SAVE_STATE_EVERY = 60  # bars (5 minutes of 5-second bars)
 IDLE_POLL = 5.0  # seconds between checks of the settings while disabled
-HEARTBEAT = 60.0  # seconds between re-stamps of the feed's report (see feedstatus.STALE)
+HEARTBEAT = 60.0  # seconds between re-stamps of the feed's report (see feedstatus.STALE_SECONDS)
 
 
 class IBClient(Protocol):
