@@ -197,15 +197,12 @@ def start(
             "heartbeat and summarizer work\n"
         )
 
-    quant_feed = None
-    if runtime.config.quant.enabled:
-        from omega.quant.service import build_feed, feed_unavailable
+    # The quant feed starts once the owner sends /quant enable (no config needed); numpy and
+    # ib_async are imported only then.
+    from omega.quant.service import feed_unavailable, run_when_enabled
 
-        why = feed_unavailable()
-        if why:
-            sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
-        else:
-            quant_feed = build_feed(store, runtime.config.quant)
+    if runtime.config.quant.enabled and (why := feed_unavailable()):
+        sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
 
     async def serve() -> None:
         stop = asyncio.Event()
@@ -219,7 +216,9 @@ def start(
             loop.add_signal_handler(sig, stopping)
         gateway = Gateway(deps, channels)
         page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
-        feed_task = asyncio.create_task(quant_feed.run(stop)) if quant_feed else None
+        feed_task = asyncio.create_task(
+            run_when_enabled(store, runtime.config.quant, stop), name="quant"
+        )
         try:
             await gateway.run(
                 stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
@@ -228,10 +227,9 @@ def start(
             if web is not None and page is not None:
                 web.shutdown()
                 await asyncio.gather(page, return_exceptions=True)
-            if feed_task is not None:
-                stop.set()
-                feed_task.cancel()
-                await asyncio.gather(feed_task, return_exceptions=True)
+            stop.set()
+            feed_task.cancel()
+            await asyncio.gather(feed_task, return_exceptions=True)
 
     try:
         asyncio.run(serve())
@@ -362,6 +360,7 @@ def status() -> None:
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
+    from omega.quant.feedstatus import status_row as quant_row
     from omega.sandbox import probe
     from omega.tools.mcp_health import status_lines as mcp_status_lines
 
@@ -369,6 +368,7 @@ def status() -> None:
     store = _open_store(runtime)
     try:
         counts = store.counts()
+        quant = quant_row(store)
         schema = store.schema_version()
         kept_alerts = store.pending_owner_alerts(10)
         checks = run_checks(CheckContext(runtime.config, runtime.paths, store, network=True))
@@ -403,6 +403,7 @@ def status() -> None:
         )
     rows += [(name.lower(), state) for name, state in channel_health_lines(config, runtime.paths)]
     rows += mcp_status_lines(runtime.paths.home)
+    rows.append(("quant", quant))
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
     rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider

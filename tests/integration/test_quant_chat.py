@@ -4,6 +4,7 @@ owner's code, and the advisory signal in the owner's context only."""
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import re
 from pathlib import Path
 
@@ -16,6 +17,8 @@ from omega.quant.executor import PaperBroker, QuantExecutor
 from omega.quant.settings import QuantStateStore
 from omega.turn.auth import local_owner_id
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
+from tests.conftest import jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI
 
 
 class Recorder:
@@ -174,3 +177,27 @@ def test_the_advisory_reaches_the_owners_context_only(isolated_env: Path) -> Non
     state._put("latest_signal", {**latest, "at": 0})
     _say(deps, owner, "and now?")
     assert "ADVISORY" not in provider.prompts[-1]
+
+
+def test_quant_enable_and_status_through_omega_chat(fake_openai: FakeOpenAI) -> None:
+    """`omega chat --jsonl`, no [quant] section: /quant enable turns quant on (the feed is
+    `omega start`'s), and /quant status has a Feed line saying no feed reported yet."""
+    env = openai_env(fake_openai)
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=env,
+        stdin=jsonl({"text": "/quant enable"}, {"text": "/quant status"}),
+    )
+    assert result.returncode == 0, result.stderr
+    enabled, status = (str(e["text"]) for e in result.events if e["kind"] == "command")
+    assert "Quant enabled for SPY" in enabled and "config.toml" not in enabled.split(";")[0]
+    if importlib.util.find_spec("ib_async") is None:
+        assert "the feed cannot run here: the quant feed needs ib_async" in enabled
+        feed = "Feed: cannot run here: the quant feed needs ib_async"
+    else:
+        assert "no config.toml change needed" in enabled
+        feed = "Feed: no report yet (the feed runs inside `omega start`: is it running?)"
+    assert "Quant: enabled, symbol SPY" in status
+    assert f"{feed}; no bar received yet" in status
+    assert not fake_openai.requests  # commands never reach the model

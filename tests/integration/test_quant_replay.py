@@ -107,3 +107,36 @@ def test_the_cli_does_not_import_numpy_until_a_quant_command_runs() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "False"]
+
+
+def _write_turning_bars(path: Path, up: int, down: int, sign: float, seed: int) -> None:
+    """`up` bars drifting one way, then `down` bars drifting the other (sign -1: mirrored)."""
+    rng = np.random.default_rng(seed)
+    returns = np.concatenate([rng.normal(4e-4, 2e-4, up), rng.normal(-4e-4, 2e-4, down)])
+    closes = 100 * np.exp(np.cumsum(sign * returns))
+    lines = ["time,open,high,low,close,volume"]
+    lines += [f"{i},{c!r},{c!r},{c!r},{c!r},1000" for i, c in enumerate(closes.tolist())]
+    path.write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(("sign", "first", "then"), [(1.0, "Bull", "Bear"), (-1.0, "Bear", "Bull")])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_replay_sees_the_regime_change(
+    tmp_path: Path, sign: float, first: str, then: str, seed: int
+) -> None:
+    """800 rising bars (the first Baum-Welch run at bar 501 sees nothing but a rally), then
+    600 falling ones: the regime must turn, and soon (it used to stay "Bull, 99%")."""
+    csv_path = tmp_path / "turn.csv"
+    _write_turning_bars(csv_path, 800, 600, sign, seed)
+    result = run_omega("quant", "replay", str(csv_path), "--json")
+    assert result.returncode == 0, result.stderr
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(rows) == 1400
+    before = [r["regime"] for r in rows[600:800]]
+    assert before.count(first) / len(before) > 0.9
+    turned = next(i for i in range(800, 1400) if rows[i]["regime"] == then)
+    assert turned < 850, f"the regime turned only at bar {turned}"
+    after = rows[900:]
+    assert sum(r["regime"] == then for r in after) / len(after) > 0.9
+    assert after[-1]["regime"] == then and after[-1]["confidence"] > 0.8
+    assert after[-1]["direction"] == ("Short" if then == "Bear" else "Long")

@@ -9,6 +9,8 @@ from omega.config import QuantSection
 from omega.memory.store import Store
 from omega.owner import OWNER
 from omega.quant.executor import Limits, PaperBroker, QuantExecutor
+from omega.quant.feedstatus import feed_line
+from omega.quant.service import feed_unavailable
 from omega.quant.settings import LIVE_CONFIRM_SECONDS, QuantStateStore, audit_quant
 
 USAGE = (
@@ -32,10 +34,16 @@ def quant_command(store: Store, args: str, channel: str, config: QuantSection | 
         settings = state.update(enabled=True)
         QuantExecutor(store, PaperBroker()).reset_breaker()
         audit_quant(store, "quant_settings", {"enabled": True})
+        why = feed_unavailable()
+        feed = (
+            f"but the feed cannot run here: {why}"
+            if why
+            else "`omega start`, while it runs, connects to IB Gateway/TWS within a few seconds "
+            "(no config.toml change needed; /quant status shows the connection)"
+        )
         return (
-            f"Quant enabled for {settings.symbol} ({settings.mode} mode). The feed from IB "
-            "Gateway/TWS runs while `omega start` is running with the ib_async extra "
-            f"installed; the circuit breaker was reset. {DISCLAIMER}"
+            f"Quant enabled for {settings.symbol} ({settings.mode} mode); {feed}. "
+            f"The circuit breaker was reset. {DISCLAIMER}"
         )
     if verb == "disable":
         state.update(enabled=False)
@@ -92,8 +100,8 @@ def quant_command(store: Store, args: str, channel: str, config: QuantSection | 
 
 
 def status_text(store: Store, config: QuantSection | None = None) -> str:
-    """Settings, the broker in use, breaker, today's orders against the limits, the position
-    and the latest signal."""
+    """Settings, the feed's connection and last bar, the broker in use, breaker, today's
+    orders against the limits, the position and the latest signal."""
     state = QuantStateStore(store)
     s = state.settings()
     cfg = config or QuantSection()
@@ -123,6 +131,7 @@ def status_text(store: Store, config: QuantSection | None = None) -> str:
     lines = [
         f"Quant: {'enabled' if s.enabled else 'disabled'}, symbol {s.symbol}, "
         f"portfolio {s.portfolio:,.2f}, mode {s.mode.upper()}",
+        f"Feed: {feed_line(store)}",
         f"Broker: {active}",
         f"Breaker: {shut}, consecutive failures {breaker.get('failures', 0)}",
         f"Orders today ({s.mode}): {executor.orders_today(s.mode)} of at most "

@@ -6,7 +6,16 @@
 `QuantEngine.process(bar)` is deterministic and uses only that bar and earlier ones (no
 look-ahead): the return of bar t is standardised by the volatility known at t-1, the HMM is
 retrained only on observations already seen, and Hurst is recomputed every `hurst_every` bars
-over the window ending at the current bar. The whole state round-trips through a JSON-able
+over the window ending at the current bar.
+
+When the HMM retrains (Baum-Welch on the last `hmm_window` observations, MAP with Dirichlet
+priors on emissions and transitions): once `hmm_min_train` observations are in; then every
+`hmm_retrain_every` bars (a rolling window); and sooner when the model stops explaining the
+bars. That last one is a CUSUM on the one-step predictive log-likelihood log c_t: each bar adds
+how far log c_t fell below the training window's average (less `hmm_surprise_slack` nats), the
+sum never goes below 0, and once it passes `hmm_surprise_threshold` nats (a run of surprising
+bars, e.g. a rally turning into a sell-off) the model retrains, at most once per
+`hmm_min_gap` bars. The whole state round-trips through a JSON-able
 dict (`to_state` / `from_state`), and a restored engine continues bit-for-bit identically.
 """
 
@@ -29,6 +38,7 @@ from omega.quant.hmm import (
     forward,
     permute,
     smooth,
+    sticky_prior,
 )
 from omega.quant.kalman import KalmanTrend
 from omega.quant.sizing import kelly_fraction, merton_fraction
@@ -37,6 +47,7 @@ from omega.quant.stats import ewma_variance, hurst_rs
 Direction = Literal["Long", "Short", "Flat"]
 Action = Literal["Buy", "Sell", "Hold"]
 VAR_FLOOR = 1e-14
+STATE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -64,9 +75,13 @@ class QuantParams:
     hurst_min_scale: int = 8
     hmm_window: int = 2000
     hmm_min_train: int = 500
-    hmm_retrain_every: int = 5000
+    hmm_retrain_every: int = 2000
     hmm_iter: int = 5
     hmm_prior_strength: float = 500.0
+    hmm_transition_prior_strength: float = 20.0
+    hmm_surprise_slack: float = 0.25
+    hmm_surprise_threshold: float = 8.0
+    hmm_min_gap: int = 100
     warmup_bars: int = 100
     gamma: float = 2.0
     risk_free_annual: float = 0.0
@@ -85,6 +100,10 @@ class QuantParams:
             "hmm_retrain_every": self.hmm_retrain_every >= 1,
             "hmm_iter": self.hmm_iter >= 0,
             "hmm_prior_strength": self.hmm_prior_strength >= 0,
+            "hmm_transition_prior_strength": self.hmm_transition_prior_strength >= 0,
+            "hmm_surprise_slack": self.hmm_surprise_slack >= 0,
+            "hmm_surprise_threshold": self.hmm_surprise_threshold > 0,
+            "hmm_min_gap": self.hmm_min_gap >= 1,
             "gamma": self.gamma > 0,
             "kelly_payoff": self.kelly_payoff > 0,
             "portfolio": self.portfolio >= 0,
@@ -149,6 +168,9 @@ class _State:
     volume: float = -1.0
     trained_at: int = -1
     belief: list[float] = field(default_factory=lambda: [1.0 / 3] * 3)
+    fit_ll: float = 0.0  # mean log c_t over the last training window
+    surprise: float = 0.0  # the CUSUM of log c_t falling below fit_ll (nats)
+    retrains: int = 0
 
 
 class QuantEngine:
@@ -216,30 +238,44 @@ class QuantEngine:
         ]
         total = pred[0] + pred[1] + pred[2]  # > 0: the model is smoothed
         s.belief = [pred[0] / total, pred[1] / total, pred[2] / total]
-        n = len(self._obs)
-        due = (s.trained_at < 0 and n >= p.hmm_min_train) or (
-            s.trained_at >= 0 and s.bars - s.trained_at >= p.hmm_retrain_every
-        )
+        if s.trained_at < 0:
+            due = len(self._obs) >= p.hmm_min_train
+        else:
+            s.surprise = max(0.0, s.surprise + s.fit_ll - math.log(total) - p.hmm_surprise_slack)
+            since = s.bars - s.trained_at
+            due = since >= p.hmm_retrain_every or (
+                s.surprise > p.hmm_surprise_threshold and since >= p.hmm_min_gap
+            )
         if due and p.hmm_iter > 0:
             self._train()
 
     def _train(self) -> None:
         """Baum-Welch on the observations seen so far (the last `hmm_window`), warm-started
         from the current model; then the belief is the filtered state at the last one."""
+        p, s = self.params, self._s
         history = np.fromiter(self._obs, np.int64)
-        strength = self.params.hmm_prior_strength
-        if strength > 0:
+        # A sticky Dirichlet prior on the transitions keeps a state the window barely visited
+        # enterable and able to hold (else one-regime history makes the regime stick).
+        a_prior = (
+            sticky_prior(p.hmm_transition_prior_strength)
+            if p.hmm_transition_prior_strength > 0
+            else None
+        )
+        if p.hmm_prior_strength > 0:
             # A Dirichlet prior centred on the default emissions keeps Bull/Bear/Lateral
             # meaning what they say (MAP Baum-Welch).
-            prior = 1.0 + strength * HmmParams.default().b
-            trained, _ = baum_welch(history, self.hmm, self.params.hmm_iter, prior)
+            b_prior = 1.0 + p.hmm_prior_strength * HmmParams.default().b
+            trained, _ = baum_welch(history, self.hmm, p.hmm_iter, b_prior, a_prior)
         else:  # plain maximum likelihood: states are labelled by their emission mean
-            trained, _ = baum_welch(history, self.hmm, self.params.hmm_iter)
+            trained, _ = baum_welch(history, self.hmm, p.hmm_iter, a_prior=a_prior)
             trained = permute(trained, canonical_order(trained))
         self.hmm = smooth(trained)
-        alpha, _ = forward(history, self.hmm)
-        self._s.belief = alpha[-1].tolist()
-        self._s.trained_at = self._s.bars
+        alpha, c = forward(history, self.hmm)
+        s.belief = alpha[-1].tolist()
+        s.fit_ll = float(np.log(c).mean())
+        s.surprise = 0.0
+        s.trained_at = s.bars
+        s.retrains += 1
         self._cache_hmm()
 
     def _signal(self, bar: Bar, close: float, k_price: float, k_trend: float) -> QuantSignal:
@@ -288,7 +324,7 @@ class QuantEngine:
     def to_state(self) -> dict[str, Any]:
         """Everything needed to continue exactly where this engine is, as JSON-able data."""
         return {
-            "version": 1,
+            "version": STATE_VERSION,
             "params": asdict(self.params),
             "kalman": self.kalman.to_state(),
             "hmm": self.hmm.to_state(),
@@ -300,12 +336,21 @@ class QuantEngine:
     @classmethod
     def from_state(cls, data: dict[str, Any]) -> QuantEngine:
         """Rebuild an engine from `to_state()`'s dict."""
-        if data.get("version") != 1:
-            raise ValueError(f"unknown quant engine state version: {data.get('version')!r}")
-        engine = cls(QuantParams(**data["params"]))
+        version = data.get("version")
+        if version not in (1, STATE_VERSION):
+            raise ValueError(f"unknown quant engine state version: {version!r}")
+        params = dict(data["params"])
+        state = dict(data["state"])
+        if version == 1:
+            # Saved before the transition prior and the retrain schedule: its HMM may be the
+            # collapsed one that sticks to a regime, so take today's schedule and retrain at
+            # the next bar (on the observations kept with the state).
+            params["hmm_retrain_every"] = QuantParams.hmm_retrain_every
+            state["trained_at"] = -1
+        engine = cls(QuantParams(**params))
         engine.kalman = KalmanTrend.from_state(data["kalman"])
         engine.hmm = HmmParams.from_state(data["hmm"])
-        engine._s = _State(**data["state"])
+        engine._s = _State(**state)
         engine._returns.extend(float(x) for x in data["returns"])
         engine._obs.extend(int(x) for x in data["obs"])
         engine._cache_hmm()

@@ -10,7 +10,11 @@ implementation, `IbAsyncClient`, is a thin adapter over `ib_async` (reqRealTimeB
   each bar's order, and each time round its loop, it lets the executor open or close the live
   order connection to follow the mode the owner set;
 - reconnects after any error or disconnection with exponential backoff (1 s doubling to 60 s,
-  back to 1 s after a bar arrives).
+  back to 1 s after a bar arrives);
+- reports its connection (disabled, connecting, connected, disconnected with the error and
+  the retry delay, stopped) and the last bar it received to memory.db at each change and each
+  bar, and re-stamps that report every `HEARTBEAT` seconds, so `/quant status` and
+  `omega status` (another process) can tell a quiet market from a feed that is not running.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, Protocol
 
@@ -31,6 +36,7 @@ BACKOFF_START = 1.0
 BACKOFF_MAX = 60.0
 SAVE_STATE_EVERY = 60  # bars (5 minutes of 5-second bars)
 IDLE_POLL = 5.0  # seconds between checks of the settings while disabled
+HEARTBEAT = 60.0  # seconds between re-stamps of the feed's report (see feedstatus.STALE_SECONDS)
 
 
 class IBClient(Protocol):
@@ -59,6 +65,7 @@ class QuantFeed:
         client_factory: Callable[[], IBClient],
         executor: QuantExecutor,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        endpoint: str = "",
     ) -> None:
         self.store = store
         self.state = QuantStateStore(store)
@@ -68,14 +75,47 @@ class QuantFeed:
         self.connections = 0
         self.bars_seen = 0
         self._session_bars = 0
+        self.report: dict[str, Any] = {
+            "state": "starting",
+            "endpoint": endpoint,
+            "symbol": "",
+            "since": 0.0,
+            "error": "",
+            "retry_in": 0.0,
+        }
 
     async def run(self, stop: asyncio.Event) -> None:
         """Until `stop` is set."""
+        previous = await self.store.call(self.state.feed)
+        if previous and isinstance(previous.get("last_bar"), dict):
+            self.report["last_bar"] = previous["last_bar"]  # the last bar of an earlier run
+        await self._report("starting")
+        beat = asyncio.create_task(self._heartbeat(stop))
         try:
             await self._run(stop)
         finally:
+            beat.cancel()
+            await asyncio.gather(beat, return_exceptions=True)
+            with contextlib.suppress(Exception):
+                await self._report("stopped", retry_in=0.0)
             with contextlib.suppress(Exception):
                 await self.executor.close()
+
+    async def _report(self, state: str | None = None, **changes: Any) -> None:
+        """Record a change of state (or just the fields in `changes`) in memory.db."""
+        if state is not None and state != self.report.get("state"):
+            self.report.update(state=state, since=time.time())
+        self.report.update(changes)
+        await self.store.call(self.state.save_feed, dict(self.report))
+
+    async def _heartbeat(self, stop: asyncio.Event) -> None:
+        """Re-stamp the report while running, even while no bar comes (a closed market)."""
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), HEARTBEAT)
+            if not stop.is_set():
+                with contextlib.suppress(Exception):
+                    await self._report()
 
     async def _sync_mode(self) -> None:
         """Open or close the live order connection to follow the owner's mode."""
@@ -87,22 +127,23 @@ class QuantFeed:
             await self._sync_mode()
             settings = await self.store.call(self.state.settings)
             if not settings.enabled:
+                if self.report.get("state") != "disabled":
+                    await self._report("disabled", error="", retry_in=0.0)
                 await self._wait(stop, IDLE_POLL)
                 continue
             client = self.client_factory()
             self._session_bars = 0
+            await self._report("connecting", symbol=settings.symbol, retry_in=0.0)
+            error = ""
             try:
                 await self._stream(client, settings, stop)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
-                log.warning("quant feed: %s: %s", type(exc).__name__, exc)
+                error = f"{type(exc).__name__}: {exc}"
+                log.warning("quant feed: %s", error)
                 await self.store.call(
-                    audit_quant,
-                    self.store,
-                    "quant_feed_error",
-                    {"error": f"{type(exc).__name__}: {exc}"},
-                    "error",
+                    audit_quant, self.store, "quant_feed_error", {"error": error}, "error"
                 )
             finally:
                 with contextlib.suppress(Exception):
@@ -112,6 +153,7 @@ class QuantFeed:
             got_bar = self._session_bars > 0
             if got_bar:
                 backoff = BACKOFF_START
+            await self._report("disconnected", error=error, retry_in=backoff)
             await self._wait(stop, backoff)
             if not got_bar:
                 backoff = min(BACKOFF_MAX, backoff * 2)
@@ -130,6 +172,7 @@ class QuantFeed:
         await client.connect()
         self.connections += 1
         symbol = settings.symbol
+        await self._report("connected", error="")
         saved = await self.store.call(self.state.engine_state, symbol)
         params = QuantParams(portfolio=settings.portfolio)
         if saved:  # continue where the last session stopped, with today's portfolio value
@@ -148,7 +191,15 @@ class QuantFeed:
         async for bar in client.bars(symbol):
             self._session_bars += 1
             self.bars_seen += 1
-            signal = engine.process(bar)
+            signal = engine.process(bar)  # raises on a bad close: nothing recorded for it
+            await self._report(
+                last_bar={
+                    "symbol": symbol,
+                    "time": str(bar.time),
+                    "close": signal.price,
+                    "at": time.time(),
+                }
+            )
             data = signal.as_dict()
             await self.store.call(self.state.save_signal, symbol, data, signal.advisory())
             if engine.bars_processed % SAVE_STATE_EVERY == 0:

@@ -106,7 +106,7 @@ def _forward3(obs: IntArray, params: HmmParams) -> tuple[FloatArray, FloatArray]
     (a00, a01, a02), (a10, a11, a12), (a20, a21, a22) = params.a.tolist()
     cols = params.b.T.tolist()
     p0, p1, p2 = params.pi.tolist()
-    alpha: list[tuple[float, float, float]] = []
+    alpha: list[float] = []  # flat, 3 per step: one np.array call at the end
     cs: list[float] = []
     first = True
     x0 = x1 = x2 = 0.0
@@ -121,7 +121,7 @@ def _forward3(obs: IntArray, params: HmmParams) -> tuple[FloatArray, FloatArray]
             y2 = (x0 * a02 + x1 * a12 + x2 * a22) * e2
         c = y0 + y1 + y2
         x0, x1, x2 = y0 / c, y1 / c, y2 / c
-        alpha.append((x0, x1, x2))
+        alpha += (x0, x1, x2)
         cs.append(c)
     return np.array(alpha, dtype=np.float64).reshape(-1, 3), np.array(cs, dtype=np.float64)
 
@@ -133,7 +133,9 @@ def _backward3(obs: IntArray, params: HmmParams, c: FloatArray) -> FloatArray:
     symbols = obs.tolist()
     scale = c.tolist()
     t_len = len(symbols)
-    beta = [(1.0, 1.0, 1.0)] * t_len
+    if not t_len:
+        return np.empty((0, 3), dtype=np.float64)
+    rev = [1.0, 1.0, 1.0]  # flat and backwards in time (appending is cheap), reversed below
     z0 = z1 = z2 = 1.0
     for t in range(t_len - 2, -1, -1):
         e0, e1, e2 = cols[symbols[t + 1]]
@@ -142,8 +144,9 @@ def _backward3(obs: IntArray, params: HmmParams, c: FloatArray) -> FloatArray:
         z0 = (a00 * w0 + a01 * w1 + a02 * w2) * inv
         z1 = (a10 * w0 + a11 * w1 + a12 * w2) * inv
         z2 = (a20 * w0 + a21 * w1 + a22 * w2) * inv
-        beta[t] = (z0, z1, z2)
-    return np.array(beta, dtype=np.float64).reshape(-1, 3)
+        rev += (z2, z1, z0)
+    rev.reverse()
+    return np.array(rev, dtype=np.float64).reshape(-1, 3)
 
 
 def forward(obs: IntArray, params: HmmParams) -> tuple[FloatArray, FloatArray]:
@@ -190,15 +193,21 @@ def log_likelihood(obs: IntArray, params: HmmParams) -> float:
 
 
 def baum_welch_step(
-    obs: IntArray, params: HmmParams, b_prior: FloatArray | None = None
+    obs: IntArray,
+    params: HmmParams,
+    b_prior: FloatArray | None = None,
+    a_prior: FloatArray | None = None,
 ) -> tuple[HmmParams, float]:
     """One EM iteration. Returns the re-estimated parameters and the log-likelihood of `obs`
-    under the *input* parameters (as hmmlearn reports it). A state never visited keeps its
-    previous rows.
+    under the *input* parameters (as hmmlearn reports it). A state never visited (and with
+    no prior) keeps its previous rows.
 
-    `b_prior` (K x M Dirichlet concentrations, >= 1) makes the emission update a MAP
-    estimate, B ∝ counts + b_prior - 1, exactly as hmmlearn's `emissionprob_prior`: it keeps
-    each state's meaning (Bull leans up, Bear down) however one-sided the history is."""
+    `b_prior` (K x M) and `a_prior` (K x K), Dirichlet concentrations >= 1, make the emission
+    and transition updates MAP estimates, B ∝ counts + b_prior - 1 and A ∝ xi + a_prior - 1,
+    exactly as hmmlearn's `emissionprob_prior` and `transmat_prior`. The emission prior keeps
+    each state's meaning (Bull leans up, Bear down) however one-sided the history is; the
+    transition prior keeps a barely-visited state's row sticky instead of letting a handful of
+    stray counts decide it (else a state unseen in training can never be entered or held)."""
     alpha, c = forward(obs, params)
     beta = backward(obs, params, c)
     gamma = alpha * beta  # rows sum to 1 with this scaling
@@ -206,6 +215,8 @@ def baum_welch_step(
     # xi summed over t: sum_t alpha_t(i) A(i,j) B(j, o_t+1) beta_t+1(j) / c_t+1
     right = emit[1:] * beta[1:] / c[1:, None]
     xi = (alpha[:-1].T @ right) * params.a
+    if a_prior is not None:
+        xi = np.maximum(xi + a_prior - 1.0, 0.0)
     pi = gamma[0] / gamma[0].sum()
     rows = xi.sum(axis=1, keepdims=True)
     a = np.where(rows > 0, xi / np.where(rows > 0, rows, 1.0), params.a)
@@ -220,16 +231,28 @@ def baum_welch_step(
 
 
 def baum_welch(
-    obs: IntArray, params: HmmParams, n_iter: int = 10, b_prior: FloatArray | None = None
+    obs: IntArray,
+    params: HmmParams,
+    n_iter: int = 10,
+    b_prior: FloatArray | None = None,
+    a_prior: FloatArray | None = None,
 ) -> tuple[HmmParams, list[float]]:
     """`n_iter` EM iterations from `params`; returns the final parameters and the
-    log-likelihood before each iteration (non-decreasing without a prior, the EM
-    guarantee; with `b_prior` it is the posterior that cannot decrease)."""
+    log-likelihood before each iteration (non-decreasing without priors, the EM
+    guarantee; with `b_prior` / `a_prior` it is the posterior that cannot decrease)."""
     history = []
     for _ in range(n_iter):
-        params, ll = baum_welch_step(obs, params, b_prior)
+        params, ll = baum_welch_step(obs, params, b_prior, a_prior)
         history.append(ll)
     return params, history
+
+
+def sticky_prior(strength: float, k: int = N_STATES, stay: float = 0.96) -> FloatArray:
+    """Dirichlet concentrations for the transitions: 1 + `strength` pseudo-transitions per
+    row, spread as a sticky matrix (`stay` on the diagonal, the rest evenly off it)."""
+    off = (1.0 - stay) / (k - 1)
+    centre = np.full((k, k), off) + np.eye(k) * (stay - off)
+    return 1.0 + strength * centre
 
 
 def canonical_order(params: HmmParams) -> list[int]:

@@ -131,6 +131,18 @@ class QuantStateStore:
             return ""
         return f"[{latest.get('symbol', '')}] {latest.get('advisory', '')}"
 
+    # ---- the feed's connection, as the running feed last reported it ----------------------
+
+    def save_feed(self, record: dict[str, Any]) -> None:
+        """The feed's state (connected or not, why, the last bar), stamped with the time now:
+        `omega status` and /quant status read it from another process or task."""
+        self._put("feed", {**record, "updated_at": time.time()})
+
+    def feed(self) -> dict[str, Any] | None:
+        """The feed's last report, if it ever ran."""
+        value = self._get("feed")
+        return value if isinstance(value, dict) else None
+
     def save_engine_state(self, symbol: str, state: dict[str, Any]) -> None:
         """The engine's state, so a restart continues where it was."""
         self._put("engine_state", {"symbol": symbol, "state": state})
