@@ -7,6 +7,7 @@ the evolution review commands in cli_evolution.py."""
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import sys
 from typing import TYPE_CHECKING, Annotated
@@ -36,6 +37,8 @@ app = typer.Typer(
 )
 
 ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
+# `omega chat --jsonl` stopped (a signal) before every accepted message was answered.
+EXIT_UNANSWERED = 3
 
 
 def check_not_root() -> None:
@@ -101,7 +104,7 @@ def chat(
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
     from omega.app import pipeline_deps
-    from omega.channels.terminal import InteractiveChannel, JsonlChannel
+    from omega.channels.terminal import InteractiveChannel, JsonlChannel, public_id
     from omega.gateway.gateway import Gateway
     from omega.ops.runlock import hold_running
 
@@ -123,13 +126,20 @@ def chat(
     )
     gateway = Gateway(deps, [channel])
     try:
-        # At the end of JSON input what is in flight is finished; a person who quits leaves at
-        # once (an unanswered message stays in the inbox for the next start).
-        asyncio.run(gateway.run(grace=None if jsonl else 0.0))
+        # At the end of JSON input every answer is waited for (a script reads them all); a
+        # person who quits leaves at once (an unanswered message stays in the inbox).
+        asyncio.run(gateway.run(grace=math.inf if jsonl else 0.0))
     except KeyboardInterrupt:
         sys.stderr.write("\n")
     finally:
         store.close()
+    pending = gateway.unfinished()
+    if jsonl and pending:  # interrupted: the exit code and stderr say which were not answered
+        sys.stderr.write(
+            f"omega: {len(pending)} message(s) not answered yet (kept in the inbox, answered at "
+            f"the next start): {', '.join(public_id(p) for p in pending)}\n"
+        )
+        raise typer.Exit(EXIT_UNANSWERED)
 
 
 @app.command()

@@ -153,6 +153,9 @@ class ApiProviderConfig(_Section):
     base_url: str = ""  # empty: the provider's public endpoint
     model: str = ""
     model_complex: str = ""  # empty: same as model
+    # Whether the model takes images: unset means yes for anthropic, gemini, openrouter and
+    # OpenAI's own endpoint, no for ollama and other OpenAI-compatible servers.
+    vision: bool | None = None
 
 
 class AnthropicConfig(ApiProviderConfig):
@@ -193,6 +196,8 @@ class ProviderSection(_Section):
     ] = "auto"
     timeout_secs: Annotated[float, Field(gt=0)] = 120.0
     fallback: list[ProviderName] = Field(default_factory=list)
+    # A member of the chain that timed out or was unreachable is skipped this long, then probed.
+    breaker_secs: Annotated[float, Field(gt=0)] = 30.0
     # Classify and route every message with a cheap planning call (skipped for `local`,
     # whose 135M model cannot plan).
     classify: bool = True

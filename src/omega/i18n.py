@@ -66,6 +66,114 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Dutch": "Nog bezig...",
         "Russian": "Всё ещё работаю...",
     },
+    "plan_header": {
+        "English": "Plan:",
+        "Spanish": "Plan:",
+        "Portuguese": "Plano:",
+        "French": "Plan :",
+        "German": "Plan:",
+        "Italian": "Piano:",
+        "Dutch": "Plan:",
+        "Russian": "План:",
+    },
+    "plan_step_done": {
+        "English": "✓ Step {index}/{total}: {step}",
+        "Spanish": "✓ Paso {index}/{total}: {step}",
+        "Portuguese": "✓ Passo {index}/{total}: {step}",
+        "French": "✓ Étape {index}/{total} : {step}",
+        "German": "✓ Schritt {index}/{total}: {step}",
+        "Italian": "✓ Passo {index}/{total}: {step}",
+        "Dutch": "✓ Stap {index}/{total}: {step}",
+        "Russian": "✓ Шаг {index}/{total}: {step}",
+    },
+    "plan_step_failed": {
+        "English": "✗ Step {index}/{total} failed: {step}",
+        "Spanish": "✗ Falló el paso {index}/{total}: {step}",
+        "Portuguese": "✗ Falhou o passo {index}/{total}: {step}",
+        "French": "✗ Échec de l'étape {index}/{total} : {step}",
+        "German": "✗ Schritt {index}/{total} fehlgeschlagen: {step}",
+        "Italian": "✗ Passo {index}/{total} non riuscito: {step}",
+        "Dutch": "✗ Stap {index}/{total} mislukt: {step}",
+        "Russian": "✗ Шаг {index}/{total} не удался: {step}",
+    },
+    "plan_held_back": {
+        "English": "This needs {last} steps; I carry out at most {limit} at a time, so steps "
+        "{first}-{last} are not done yet. Ask me to continue and I will do them:",
+        "Spanish": "Esto requiere {last} pasos; hago como máximo {limit} de una vez, así que los "
+        "pasos {first}-{last} aún no están hechos. Pídeme que continúe y los haré:",
+        "Portuguese": "Isto precisa de {last} passos; faço no máximo {limit} de cada vez, por "
+        "isso os passos {first}-{last} ainda não estão feitos. Pede-me para continuar e faço-os:",
+        "French": "Cela demande {last} étapes ; j'en fais au plus {limit} à la fois, donc les "
+        "étapes {first}-{last} ne sont pas encore faites. Demande-moi de continuer et je les "
+        "ferai :",
+        "German": "Das braucht {last} Schritte; ich erledige höchstens {limit} auf einmal, daher "
+        "sind die Schritte {first}-{last} noch offen. Sag mir, dass ich weitermachen soll, dann "
+        "erledige ich sie:",
+        "Italian": "Servono {last} passi; ne eseguo al massimo {limit} alla volta, quindi i passi "
+        "{first}-{last} non sono ancora fatti. Chiedimi di continuare e li farò:",
+        "Dutch": "Dit vraagt {last} stappen; ik voer er hoogstens {limit} tegelijk uit, dus "
+        "stappen {first}-{last} zijn nog niet gedaan. Vraag me door te gaan en ik doe ze:",
+        "Russian": "Для этого нужно {last} шагов; за раз я выполняю не больше {limit}, поэтому "
+        "шаги {first}-{last} ещё не сделаны. Попроси продолжить, и я их выполню:",
+    },
+    "marker_failed_schedule": {
+        "English": "⚠ Not scheduled: “{what}”. I could not use that time; tell me the date and "
+        "time again (for example “tomorrow at 9:00”).",
+        "Spanish": "⚠ No programado: «{what}». No pude usar esa hora; dime otra vez la fecha y "
+        "la hora (por ejemplo «mañana a las 9:00»).",
+        "Portuguese": "⚠ Não agendado: «{what}». Não consegui usar essa hora; diz-me de novo a "
+        "data e a hora (por exemplo «amanhã às 9:00»).",
+        "French": "⚠ Non programmé : « {what} ». Je n'ai pas pu utiliser cette heure ; "
+        "redonne-moi la date et l'heure (par exemple « demain à 9:00 »).",
+        "German": "⚠ Nicht geplant: „{what}“. Mit dieser Zeitangabe konnte ich nichts anfangen; "
+        "nenn mir Datum und Uhrzeit bitte noch einmal (zum Beispiel „morgen um 9:00“).",
+        "Italian": "⚠ Non programmato: «{what}». Non ho potuto usare quell'orario; dimmi di "
+        "nuovo data e ora (per esempio «domani alle 9:00»).",
+        "Dutch": "⚠ Niet ingepland: „{what}”. Met die tijd kon ik niets; geef me de datum en "
+        "tijd nog eens (bijvoorbeeld „morgen om 9:00”).",
+        "Russian": "⚠ Не запланировано: «{what}». Я не смог использовать это время; назови "
+        "дату и время ещё раз (например, «завтра в 9:00»).",
+    },
+    "marker_failed_task": {
+        "English": "⚠ The task “{what}” was not changed.",
+        "Spanish": "⚠ La tarea «{what}» no se ha cambiado.",
+        "Portuguese": "⚠ A tarefa «{what}» não foi alterada.",
+        "French": "⚠ La tâche « {what} » n'a pas été modifiée.",
+        "German": "⚠ Die Aufgabe „{what}“ wurde nicht geändert.",
+        "Italian": "⚠ L'attività «{what}» non è stata modificata.",
+        "Dutch": "⚠ De taak „{what}” is niet gewijzigd.",
+        "Russian": "⚠ Задача «{what}» не изменена.",
+    },
+    "marker_failed_other": {
+        "English": "⚠ Something I meant to do did not happen: {what}.",
+        "Spanish": "⚠ Algo que quería hacer no se ha hecho: {what}.",
+        "Portuguese": "⚠ Algo que eu queria fazer não aconteceu: {what}.",
+        "French": "⚠ Une chose que je voulais faire n'a pas eu lieu : {what}.",
+        "German": "⚠ Etwas, das ich tun wollte, ist nicht passiert: {what}.",
+        "Italian": "⚠ Una cosa che volevo fare non è avvenuta: {what}.",
+        "Dutch": "⚠ Iets wat ik wilde doen is niet gebeurd: {what}.",
+        "Russian": "⚠ Кое-что, что я собирался сделать, не произошло: {what}.",
+    },
+    "images_unseen": {
+        "English": "(Note: the model I use now cannot see images, so I could not look at your "
+        "picture; I kept it as a file for my tools.)",
+        "Spanish": "(Nota: el modelo que uso ahora no puede ver imágenes, así que no he podido "
+        "mirar tu foto; la he guardado como archivo para mis herramientas.)",
+        "Portuguese": "(Nota: o modelo que uso agora não consegue ver imagens, por isso não "
+        "pude olhar para a tua foto; guardei-a como ficheiro para as minhas ferramentas.)",
+        "French": "(Note : le modèle que j'utilise ne voit pas les images, je n'ai donc pas pu "
+        "regarder ta photo ; je l'ai gardée comme fichier pour mes outils.)",
+        "German": "(Hinweis: Das Modell, das ich gerade nutze, kann keine Bilder sehen, daher "
+        "konnte ich dein Bild nicht ansehen; ich habe es als Datei für meine Werkzeuge "
+        "behalten.)",
+        "Italian": "(Nota: il modello che uso ora non vede le immagini, quindi non ho potuto "
+        "guardare la tua foto; l'ho tenuta come file per i miei strumenti.)",
+        "Dutch": "(Let op: het model dat ik nu gebruik kan geen afbeeldingen zien, dus ik kon "
+        "je foto niet bekijken; ik heb hem als bestand bewaard voor mijn hulpmiddelen.)",
+        "Russian": "(Примечание: модель, которую я сейчас использую, не видит изображения, "
+        "поэтому я не смог посмотреть твою картинку; я сохранил её как файл для своих "
+        "инструментов.)",
+    },
     "busy_ack": {
         "English": "Got it, I'll get to this next.",
         "Spanish": "Entendido, me ocupo de esto a continuación.",

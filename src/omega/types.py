@@ -73,6 +73,10 @@ class OutgoingMessage:
     text: str
     kind: OutgoingKind = "reply"
     photo: bytes | None = None
+    # A stable id (the same when a kept answer is re-sent after a crash) and the incoming
+    # message's id it answers, so a receiver can drop duplicates; "" when not about one.
+    id: str = ""
+    reply_to: str = ""
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,14 @@ class McpServer:
     command: str
     args: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True)
+class ImageInput:
+    """An image the person sent, for providers whose model can see images."""
+
+    data: bytes
+    mime_type: str
 
 
 @dataclass
@@ -115,6 +127,8 @@ class Context:
     # The privilege of the person answered: "read_only" keeps a provider's own tools to reading
     # (no Bash, no writes). The privilege model sets it for people who are not the owner.
     tool_access: ToolAccess = "full"
+    # Images attached to the latest user message (their saved paths are in its text too).
+    images: tuple[ImageInput, ...] = ()
 
     @property
     def prompt(self) -> str:

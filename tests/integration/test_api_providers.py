@@ -5,6 +5,7 @@ scripted wire-format servers: directly through build_provider, and end to end th
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 import sqlite3
@@ -124,7 +125,12 @@ def chat_events(env: dict[str, str], *texts: str) -> list[dict[str, object]]:
     )
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
-    return [e for e in result.events if e["kind"] in ("reply", "error")]
+    # What a message said; `id` and `reply_to` are the channel's bookkeeping.
+    return [
+        {k: v for k, v in e.items() if k not in ("id", "reply_to")}
+        for e in result.events
+        if e["kind"] in ("reply", "error")
+    ]
 
 
 # ---- Anthropic -----------------------------------------------------------------------------
@@ -496,8 +502,116 @@ def test_fallback_availability_and_prepare(caplog: pytest.LogCaptureFixture) -> 
 
 def test_fallback_offers_the_first_providers_tools() -> None:
     class WithTools(Stub):
-        def tool_names(self) -> list[str]:
+        def tool_names(self, context: Context | None = None) -> list[str]:
             return ["web_search"]
 
     assert FallbackProvider([WithTools("a", "hi"), Stub("b", "hi")]).tool_names() == ["web_search"]
     assert FallbackProvider([Stub("b", "hi"), WithTools("a", "hi")]).tool_names() == []
+
+
+def test_a_dead_primary_is_waited_out_once_then_skipped(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """The primary hangs: the first call waits out its timeout, the breaker opens, and every
+    later call (the reply after the planning call, the next messages) goes to the fallback at
+    once instead of waiting again."""
+    fake_anthropic.default_delay = 30
+    env = anthropic_env(
+        fake_anthropic,
+        OMEGA_PROVIDER__FALLBACK=json.dumps(["openai"]),
+        OMEGA_PROVIDER__TIMEOUT_SECS="1.5",
+        **_openai_only(fake_openai),
+    )
+    events = chat_events(env, "one", "two", "three")
+    assert [e["text"] for e in events] == ["echo: one", "echo: two", "echo: three"]
+    asked = len(fake_anthropic.requests) + len(fake_anthropic.planner_requests)
+    assert asked == 1  # the planning call of "one"; nothing after it waited on the dead primary
+
+
+def test_an_open_breaker_closes_when_the_probe_is_answered() -> None:
+    now = [0.0]
+    primary = Stub("primary", ProviderError("down", kind="timeout"))
+    backup = Stub("backup", "from backup")
+    chain = FallbackProvider([primary, backup], breaker_secs=30, clock=lambda: now[0])
+    context = Context(SYSTEM, [ChatMessage("user", "hi")])
+
+    async def scenario() -> list[str]:
+        said = [(await chain.complete(context)).text]  # primary fails: breaker opens
+        said.append((await chain.complete(context)).text)  # skipped, no probe yet
+        assert len(primary.calls) == 1 and chain.is_open(0)
+        primary.outcome = "from primary"  # it comes back
+        now[0] = 31.0
+        said.append((await chain.complete(context)).text)  # still skipped; the probe starts
+        await asyncio.sleep(0.05)  # the probe is answered in the background
+        assert primary.calls[-1].prompt == "ping" and not chain.is_open(0)
+        said.append((await chain.complete(context)).text)
+        return said
+
+    said = asyncio.run(scenario())
+    assert said == ["from backup", "from backup", "from backup", "from primary"]
+
+
+def test_an_error_that_is_not_a_dead_provider_opens_no_breaker() -> None:
+    primary = Stub("primary", ProviderError("bad request", kind="error"))
+    chain = FallbackProvider([primary, Stub("backup", "ok")])
+    context = Context(SYSTEM, [ChatMessage("user", "hi")])
+    for _ in range(2):
+        assert asyncio.run(chain.complete(context)).text == "ok"
+    assert len(primary.calls) == 2 and not chain.is_open(0)
+
+
+# ---- Images reach the model -----------------------------------------------------------------
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+
+def _photo_message(text: str) -> str:
+    image = {"kind": "image", "data": base64.b64encode(PNG).decode(), "mime_type": "image/png"}
+    return jsonl({"text": text, "sender_id": "ana", "attachments": [image]})
+
+
+def _photo_reply(env: dict[str, str], text: str) -> str:
+    result = run_omega("chat", "--jsonl", env=env, stdin=_photo_message(text))
+    assert result.returncode == 0, result.stderr
+    [reply] = [e for e in result.events if e["kind"] == "reply"]
+    return str(reply["text"])
+
+
+def test_a_photo_reaches_an_openai_vision_model_as_an_image(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    fake_openai.script = [OpenAIStep(text="A tiny red square.")]
+    env = openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__VISION="true")
+    assert _photo_reply(env, "What is in this photo?") == "A tiny red square."
+    content = fake_openai.requests[-1].messages[-1]["content"]
+    assert isinstance(content, list)
+    urls = [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
+    assert urls == ["data:image/png;base64," + base64.b64encode(PNG).decode()]
+    texts = [p["text"] for p in content if p.get("type") == "text"]
+    assert "What is in this photo?" in texts[0] and "[Attached file:" in texts[0]
+
+
+def test_a_photo_reaches_anthropic_as_an_image_block(
+    fake_anthropic: FakeAnthropic, isolated_env: Path
+) -> None:
+    fake_anthropic.script = [anthropic_server.Step(text="A tiny red square.")]
+    assert _photo_reply(anthropic_env(fake_anthropic), "What is this?") == "A tiny red square."
+    content = fake_anthropic.requests[-1].messages[-1]["content"]
+    [image] = [block for block in content if block.get("type") == "image"]
+    assert image["source"]["media_type"] == "image/png"
+    assert base64.b64decode(image["source"]["data"]) == PNG
+
+
+def test_a_model_that_cannot_see_images_is_said_so_honestly(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """An OpenAI-compatible server of unknown abilities gets the path only, and the person is
+    told by the code that the picture was not looked at, whatever the model says."""
+    fake_openai.script = [OpenAIStep(text="Nice photo of a cat!")]
+    text = _photo_reply(openai_env(fake_openai), "What is in this photo?")
+    assert text.startswith("Nice photo of a cat!")
+    assert "cannot see images" in text
+    content = fake_openai.requests[-1].messages[-1]["content"]
+    assert isinstance(content, str) and "[Attached file:" in content

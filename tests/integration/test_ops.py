@@ -45,6 +45,40 @@ def test_backup_and_restore_from_the_command_line(
     assert ["messages", "2"] in [line.split() for line in status.stdout.splitlines()]
 
 
+def test_backup_of_a_home_without_memory_db_keeps_what_is_there(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    """A home set up by hand (config, prompt, a skill) before Omega ever stored a message is
+    backed up and restored whole; it used to be refused as "nothing to back up yet"."""
+    isolated_env.mkdir(parents=True)
+    (isolated_env / "config.toml").write_text('[omega]\nname = "Omega"\n')
+    (isolated_env / "SYSTEM_PROMPT.md").write_text("## Identity\nMine.\n")
+    (isolated_env / "skills" / "notes").mkdir(parents=True)
+    (isolated_env / "skills" / "notes" / "SKILL.md").write_text("---\nname: notes\n---\nx\n")
+    assert not (isolated_env / "memory.db").exists()
+    made = run_omega("backup", str(tmp_path / "backups"))
+    assert made.returncode == 0, made.stderr
+    (folder,) = (tmp_path / "backups").iterdir()
+    assert sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()) == [
+        "SYSTEM_PROMPT.md",
+        "config.toml",
+        "manifest.json",
+        "skills/notes/SKILL.md",
+    ]
+    (isolated_env / "SYSTEM_PROMPT.md").write_text("changed")
+    restored = run_omega("restore", "--yes", str(folder))
+    assert restored.returncode == 0, restored.stderr
+    assert (isolated_env / "SYSTEM_PROMPT.md").read_text() == "## Identity\nMine.\n"
+
+
+def test_backup_of_an_empty_home_is_refused_with_a_reason(
+    isolated_env: Path, tmp_path: Path
+) -> None:
+    result = run_omega("backup", str(tmp_path / "backups"))
+    assert result.returncode == 1
+    assert "nothing to back up" in result.stderr
+
+
 def test_restore_is_refused_while_omega_start_runs(
     fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
 ) -> None:

@@ -74,6 +74,7 @@ async def _read_line(stream: IO[str], prompt: str) -> str | None:
 
 
 MAX_ID_CHARS = 200
+_ID_PREFIX = "jsonl:"  # ids chosen by a script, namespaced apart from other channels'
 _ATTACHMENT_KINDS = ("image", "document", "audio", "video")
 
 
@@ -144,8 +145,13 @@ def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
         if not isinstance(given, str) or not given.strip() or len(given) > MAX_ID_CHARS:
             raise ValueError(f"field 'id' must be a non-empty string of at most {MAX_ID_CHARS}")
         # Namespaced, so ids chosen by a script never meet another channel's.
-        message.id = f"jsonl:{scrub(given.strip())}"
+        message.id = f"{_ID_PREFIX}{scrub(given.strip())}"
     return message
+
+
+def public_id(internal: str) -> str:
+    """An id as the script knows it: its own `id` without the channel's namespace."""
+    return internal.replace(_ID_PREFIX, "", 1) if internal.startswith(_ID_PREFIX) else internal
 
 
 def _text_stdin() -> IO[str]:
@@ -227,7 +233,13 @@ class JsonlChannel:
                 self._reject(line_no, f"could not be taken ({type(exc).__name__})")
 
     async def send(self, message: OutgoingMessage) -> None:
-        out: dict[str, object] = {"to": message.target, "text": message.text, "kind": message.kind}
+        out: dict[str, object] = {
+            "id": public_id(message.id) or f"out:{uuid.uuid4().hex}",
+            "reply_to": public_id(message.reply_to) or None,
+            "to": message.target,
+            "text": message.text,
+            "kind": message.kind,
+        }
         if message.photo is not None and self._downloads is not None:
             out["path"] = str(save_photo(self._downloads, message))
         self._write(out)

@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from omega.tools import safe_fs
-from omega.types import Attachment
+from omega.types import Attachment, ImageInput
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,31 @@ def _extension(attachment: Attachment) -> str:
     if data[:4] == b"RIFF" and data[8:12] == b"WEBP":
         return ".webp"
     return _MIME.get(attachment.mime_type.lower().strip(), ".bin")
+
+
+_IMAGE_TYPES = {
+    ".png": "image/png",
+    ".jpg": "image/jpeg",
+    ".gif": "image/gif",
+    ".webp": "image/webp",
+}
+
+
+def images_for_model(found: list[Attachment]) -> tuple[ImageInput, ...]:
+    """The attached images a vision model can take (png, jpeg, gif, webp by their bytes or
+    declared type), within the attachment size limit."""
+    images = []
+    for attachment in found:
+        media_type = _IMAGE_TYPES.get(_extension(attachment))
+        if media_type and len(attachment.data) <= MAX_ATTACHMENT_BYTES:
+            images.append(ImageInput(attachment.data, media_type))
+    return tuple(images)
+
+
+def sees_images(provider: object) -> bool:
+    """Whether the provider shows images to its model (those without `sees_images` do not)."""
+    check = getattr(provider, "sees_images", None)
+    return bool(check()) if callable(check) else False
 
 
 def save_attachments(inbox: Path, attachments: list[Attachment]) -> list[Path]:

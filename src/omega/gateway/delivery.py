@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from pathlib import Path
 
@@ -30,8 +31,13 @@ async def send_stored(
     images as photos (each removed once sent); then mark the message done at once.
 
     The gateway calls this too, on a restart, for an answer stored but not marked sent."""
+    # Ids from the inbox row and the position: a re-send after a restart repeats them.
+    number = 0
     for outgoing in messages:
-        await out.send(outgoing)
+        number += 1
+        await out.send(
+            dataclasses.replace(outgoing, id=f"{message_id}#{number}", reply_to=message_id)
+        )
     target = messages[0] if messages else None
     for name in images:
         path = Path(name)
@@ -42,8 +48,17 @@ async def send_stored(
             log.warning("could not read workspace image %s: %s", path, exc)
             continue
         if target is not None:
+            number += 1
             await out.send(
-                OutgoingMessage(target.channel, target.target, path.name, kind="photo", photo=data)
+                OutgoingMessage(
+                    target.channel,
+                    target.target,
+                    path.name,
+                    kind="photo",
+                    photo=data,
+                    id=f"{message_id}#{number}",
+                    reply_to=message_id,
+                )
             )
         attachments.cleanup([path], deps.paths.workspace)
     await db_call(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)

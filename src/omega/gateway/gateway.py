@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import getpass
 import logging
+import math
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -66,6 +67,7 @@ class Gateway:
         self._queues: dict[SenderKey, deque[IncomingMessage]] = {}
         self._workers: dict[SenderKey, asyncio.Task[None]] = {}
         self._handled: dict[str, asyncio.Future[None]] = {}
+        self._interrupted: list[str] = []  # ids whose handling was cancelled part-way
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
@@ -102,13 +104,15 @@ class Gateway:
         self._handled[message.id] = handled
         if notices:
             language = await self._language(message)
-            for notice in notices:
+            for number, notice in enumerate(notices, 1):
                 await self.send(
                     OutgoingMessage(
                         message.channel,
                         message.target,
                         i18n.message(notice.key, language, **notice.values),
                         kind="notice",
+                        id=f"{message.id}#notice-{number}",
+                        reply_to=message.id,
                     )
                 )
         await self._dispatch(message)
@@ -158,6 +162,8 @@ class Gateway:
                 message.target,
                 self.deps.config.auth.deny_message,
                 kind="denied",
+                id=f"{message.id}#denied",
+                reply_to=message.id,
             )
         )
 
@@ -166,17 +172,31 @@ class Gateway:
         queue = self._queues.setdefault(key, deque())
         queue.append(message)
         if key in self._workers:
-            if acknowledge:
+            if acknowledge and await self._should_acknowledge(message):
                 await self.send(
                     OutgoingMessage(
                         message.channel,
                         message.target,
                         i18n.message("busy_ack", await self._language(message)),
                         kind="ack",
+                        id=f"{message.id}#ack",
+                        reply_to=message.id,
                     )
                 )
             return
         self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
+
+    async def _should_acknowledge(self, message: IncomingMessage) -> bool:
+        """A queued message gets "Got it" unless it is a command (its answer is the
+        acknowledgement) or the sender has not been welcomed yet (the welcome comes first)."""
+        if message.text.lstrip().startswith("/"):
+            return False
+        store = self.deps.store
+        try:
+            welcomed = await store.call(store.get_fact, message.sender_id, "welcomed")
+        except Exception:
+            return True
+        return welcomed is not None
 
     async def _language(self, message: IncomingMessage) -> str:
         """The sender's language: remembered, else guessed from this very message."""
@@ -194,6 +214,9 @@ class Gateway:
                 message = queue.popleft()
                 try:
                     await self._handle(message)
+                except asyncio.CancelledError:  # stopped mid-answer: it stays in the inbox
+                    self._interrupted.append(message.id)
+                    raise
                 finally:
                     handled = self._handled.pop(message.id, None)
                     if handled is not None and not handled.done():
@@ -385,6 +408,11 @@ class Gateway:
             replayed += 1
         return replayed
 
+    def unfinished(self) -> list[str]:
+        """The ids of accepted messages not yet handled completely (buffered or in flight)."""
+        waiting = [mid for mid, handled in self._handled.items() if not handled.done()]
+        return list(dict.fromkeys([*self._interrupted, *waiting]))
+
     async def drain(self) -> None:
         """Wait until every buffered and in-flight message is answered."""
         while self._workers:
@@ -471,10 +499,14 @@ class Gateway:
             task.cancel()
         if grace is None:
             grace = self.deps.config.omega.shutdown_grace_secs
-        try:
-            await asyncio.wait_for(self.drain(), grace)
-        except TimeoutError:
-            log.warning("in-flight messages did not finish in time; they stay in the inbox")
+        if self._workers:  # (wait_for(..., 0) times out even on nothing to wait for)
+            try:
+                await asyncio.wait_for(self.drain(), None if math.isinf(grace) else grace)
+            except TimeoutError:
+                log.warning(
+                    "%d in-flight messages did not finish in time; they stay in the inbox",
+                    len(self.unfinished()),
+                )
         loops_stop.set()
         for task in background:
             task.cancel()

@@ -33,6 +33,7 @@ from omega.gateway.routing import DIRECT, Plan
 from omega.gateway.sanitize import sanitize
 from omega.gateway.steps import execute_steps
 from omega.markers.handlers import apply_markers
+from omega.markers.notices import unmet_notice
 from omega.markers.registry import parse_markers
 from omega.memory.context import ContextRequest, build_context
 from omega.memory.store import Store
@@ -125,7 +126,16 @@ async def _welcome(
     language = facts.get("preferred_language") or detect_language(message.text)
     text = deps.prompts.welcome.get(language) or deps.prompts.welcome.get("English", "")
     if text:
-        await out.send(OutgoingMessage(message.channel, message.target, text, kind="welcome"))
+        await out.send(
+            OutgoingMessage(
+                message.channel,
+                message.target,
+                text,
+                kind="welcome",
+                id=f"{message.id}#welcome",
+                reply_to=message.id,
+            )
+        )
     await db_call(
         deps, "remember welcome", None, deps.store.set_fact, message.sender_id, "welcomed", "true"
     )
@@ -157,24 +167,21 @@ async def _showing_activity(
 
     async def nudges() -> None:
         await asyncio.sleep(cfg.status_first_secs)
-        await out.send(
-            OutgoingMessage(
-                message.channel,
-                message.target,
-                i18n.message("status_first", language),
-                kind="status",
-            )
-        )
+        key, number = "status_first", 0
         while True:
-            await asyncio.sleep(cfg.status_repeat_secs)
+            number += 1
             await out.send(
                 OutgoingMessage(
                     message.channel,
                     message.target,
-                    i18n.message("status_repeat", language),
+                    i18n.message(key, language),
                     kind="status",
+                    id=f"{message.id}#status-{number}",
+                    reply_to=message.id,
                 )
             )
+            key = "status_repeat"
+            await asyncio.sleep(cfg.status_repeat_secs)
 
     tasks = [asyncio.create_task(typing()), asyncio.create_task(nudges())]
     try:
@@ -258,6 +265,7 @@ async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> 
     writes = tools is None or bool({"run_shell", "write_file"} & tools)
     context.tool_access = "full" if writes else "read_only"
     context.workspace = str(person_workspace(deps, message, turn.role))
+    context.images = attachments.images_for_model(message.attachments)
     return context
 
 
@@ -544,6 +552,13 @@ async def _respond(
         marker_context(deps, message, turn, out, cause=cause),
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
+    unmet = unmet_notice(outcome.unmet, turn.language)
+    if unmet:  # a promise in the reply with nothing behind it is corrected at once
+        text = unmet if text == "…" else f"{text}\n\n{unmet}"
+    if attachments.images_for_model(message.attachments) and not attachments.sees_images(
+        deps.provider
+    ):  # said by the code, whatever the model claims to have seen
+        text = f"{text}\n\n{i18n.message('images_unseen', turn.language)}"
 
     await conclude(
         deps,

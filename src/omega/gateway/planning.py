@@ -22,9 +22,12 @@ def routing_enabled(deps: PipelineDeps) -> bool:
     return deps.config.provider.classify and deps.provider.name != "local"
 
 
-def _tool_names(deps: PipelineDeps) -> list[str]:
-    names = getattr(deps.provider, "tool_names", None)
-    return list(names()) if callable(names) else []
+def sender_tools(deps: PipelineDeps, context: Context) -> list[str]:
+    """The tools the person being answered may use: the provider's own for their role (none
+    for a provider without tools) and the MCP servers of the skills matched for this call."""
+    names = getattr(deps.provider, "tool_names", None)  # optional: the local model has none
+    own = list(names(context)) if callable(names) else []
+    return list(dict.fromkeys([*own, *(server.name for server in context.mcp_servers)]))
 
 
 async def plan_message(
@@ -32,7 +35,7 @@ async def plan_message(
 ) -> Plan:
     """The planner's validated decision; any failure means a direct answer."""
     skills = [s.name for s in deps.skills.skills()]
-    tools = _tool_names(deps)
+    tools = sender_tools(deps, context)
     prompt = planning_prompt(
         message.text,
         active_project=turn.facts.get("active_project", ""),

@@ -6,6 +6,7 @@ import dataclasses
 import logging
 from pathlib import Path
 
+from omega import i18n
 from omega.gateway.delivery import conclude
 from omega.gateway.routing import Plan
 from omega.markers.handlers import apply_markers
@@ -48,12 +49,14 @@ async def execute_steps(
     up to three attempts each, markers applied per step, progress after each, then a summary."""
     total = len(plan.steps)
     listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
-    held_note = held_back_note(plan)
+    language = turn.language
+    held_note = held_back_note(plan, language)
     await out.send(
         OutgoingMessage(
             message.channel,
             message.target,
-            f"Plan:\n{listing}" + (f"\n\n{held_note}" if held_note else ""),
+            f"{i18n.message('plan_header', language)}\n{listing}"
+            + (f"\n\n{held_note}" if held_note else ""),
             kind="status",
         )
     )
@@ -96,7 +99,9 @@ async def execute_steps(
                 OutgoingMessage(
                     message.channel,
                     message.target,
-                    f"✗ Step {index}/{total} failed: {step.do}",
+                    i18n.message(
+                        "plan_step_failed", language, index=index, total=total, step=step.do
+                    ),
                     kind="status",
                 )
             )
@@ -125,7 +130,10 @@ async def execute_steps(
         )
         await out.send(
             OutgoingMessage(
-                message.channel, message.target, f"✓ Step {index}/{total}: {step.do}", kind="status"
+                message.channel,
+                message.target,
+                i18n.message("plan_step_done", language, index=index, total=total, step=step.do),
+                kind="status",
             )
         )
     summary_prompt = (
@@ -157,14 +165,13 @@ async def execute_steps(
     return text
 
 
-def held_back_note(plan: Plan) -> str:
-    """What a plan longer than MAX_STEPS leaves for later, said plainly ('' when nothing)."""
+def held_back_note(plan: Plan, language: str = "English") -> str:
+    """What a plan longer than MAX_STEPS leaves for later, said plainly in the person's
+    language ('' when nothing)."""
     if not plan.held_back:
         return ""
     first = len(plan.steps) + 1
     last = first + len(plan.held_back) - 1
     listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.held_back, first))
-    return (
-        f"This needs {last} steps; I carry out at most {len(plan.steps)} at a time, so steps "
-        f"{first}-{last} are not done yet. Ask me to continue and I will do them:\n{listing}"
-    )
+    intro = i18n.message("plan_held_back", language, first=first, last=last, limit=len(plan.steps))
+    return f"{intro}\n{listing}"

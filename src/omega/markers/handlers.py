@@ -10,7 +10,8 @@ from omega.checklist import add_item, remove_items
 from omega.evolution.lessons import skill_improve
 from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
-from omega.markers.registry import MarkerEvent, ParseResult
+from omega.markers.notices import unmet_of_raw
+from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
 from omega.memory.store import Task, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
@@ -269,6 +270,8 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
     for raw, reason in result.rejected:
         log.warning("invalid marker stripped (%s): %.200s", reason, raw)
         outcome.failed.append(f"invalid: {reason}")
+        if reason != PLACEHOLDER_REASON:  # syntax explained in prose promised nothing
+            outcome.unmet.append(unmet_of_raw(raw))
     refused: list[str] = []
     for event in _permitted(result.events, ctx, refused):
         handler = HANDLERS.get(event.name)
@@ -288,9 +291,11 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
         ) as exc:
             log.warning("marker %s not applied: %s", event.name, exc)
             outcome.failed.append(f"{event.name}: {exc}")
+            outcome.unmet.append((event.name, event.value))
         except Exception:
             log.exception("marker %s failed", event.name)
             outcome.failed.append(f"{event.name}: internal error")
+            outcome.unmet.append((event.name, event.value))
     if refused:
         outcome.failed.extend(refused)
         await _audit_refused(ctx, refused)

@@ -132,6 +132,9 @@ _FIELD_WORDS = frozenset(
 )
 
 
+PLACEHOLDER_REASON = "placeholder fields (syntax explained, not used)"
+
+
 def is_placeholder(fields: tuple[str, ...]) -> bool:
     """Whether these fields explain syntax: any one bracketed or elided, or all field words."""
     cleaned = [f.strip().strip("\"'").strip() for f in fields]
@@ -225,7 +228,7 @@ def _fields(spec: MarkerSpec, rest: str | None, has_colon: bool) -> tuple[str, .
         if not spec.min_fields <= len(values) <= spec.max_fields:
             return f"expected {spec.min_fields}-{spec.max_fields} fields separated by '|'"
     if is_placeholder(values):
-        return "placeholder fields (syntax explained, not used)"
+        return PLACEHOLDER_REASON
     if spec.validate is not None:
         problem = spec.validate(values)
         if problem:

@@ -1,7 +1,8 @@
 """`omega backup` and `omega restore`.
 
 A backup is a folder `omega-backup-YYYYmmdd-HHMMSS/` (0700) holding a consistent copy of
-memory.db made with SQLite's online backup API (safe while Omega runs), config.toml, the
+memory.db made with SQLite's online backup API (safe while Omega runs; absent when Omega has not
+stored anything yet, which is no reason to lose the rest), config.toml, the
 owner's own files (SYSTEM_PROMPT.md, WELCOME.toml, HEARTBEAT.md, skills/, projects/, tools/),
 all 0600, and `manifest.json` (Omega version, schema version, sha256 of every file). The
 workspace is not included: it is the agent's scratch space and can be large. Every folder
@@ -100,9 +101,12 @@ def _remember_place(paths: OmegaPaths, destination: Path) -> None:
 
 
 def create_backup(paths: OmegaPaths, destination: Path) -> BackupInfo:
-    """Write a new timestamped backup folder under `destination` (created if needed)."""
-    if not paths.db.exists():
-        raise BackupError(f"{paths.db} does not exist: nothing to back up yet")
+    """Write a new timestamped backup folder under `destination` (created if needed) with
+    whatever of memory.db, the config and the owner's files exists."""
+    present = [n for n in (DB_NAME, *FILES) if (paths.home / n).is_file()]
+    present += [n for n in FOLDERS if (paths.home / n).is_dir()]
+    if not present:
+        raise BackupError(f"{paths.home} holds no Omega files: nothing to back up yet")
     destination.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
     base = destination / f"omega-backup-{_stamp()}"
     folder, n = base, 1
@@ -111,7 +115,7 @@ def create_backup(paths: OmegaPaths, destination: Path) -> BackupInfo:
         folder = base.with_name(f"{base.name}-{n}")
     folder.mkdir(mode=PRIVATE_DIR_MODE)
     _remember_place(paths, destination)
-    schema = _copy_db(paths.db, folder / DB_NAME)
+    schema = _copy_db(paths.db, folder / DB_NAME) if paths.db.is_file() else 0
     for name in FILES:
         if (paths.home / name).is_file():
             shutil.copy2(paths.home / name, folder / name)
@@ -153,14 +157,14 @@ def read_backup(folder: Path) -> BackupInfo:
         )
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise BackupError(f"{folder}: not an Omega backup ({exc})") from None
-    if DB_NAME not in files:
-        raise BackupError(f"{folder}: the backup holds no {DB_NAME}")
     for name, digest in files.items():
         path = folder / name
         if ".." in Path(name).parts or not path.is_file():
             raise BackupError(f"{folder}: {name} is missing")
         if _sha256(path) != digest:
             raise BackupError(f"{folder}: {name} does not match its checksum (damaged?)")
+    if DB_NAME not in files:
+        return info  # made before Omega stored anything: config and the owner's files only
     conn = sqlite3.connect(f"file:{folder / DB_NAME}?mode=ro", uri=True)
     try:
         check = conn.execute("PRAGMA integrity_check").fetchone()[0]

@@ -118,6 +118,7 @@ def build_provider(
             base_url=section.base_url,
             model_complex=section.model_complex,
             timeout_secs=p.timeout_secs,
+            vision=section.vision,
         ),
         tools=tools,
         sandbox=sandbox,
@@ -146,6 +147,7 @@ def build_chain(
     return FallbackProvider(
         [build_provider(n, config, paths, store, one_shot=one_shot) for n in names],
         timeouts=[provider_timeout(n, config) for n in names],
+        breaker_secs=config.provider.breaker_secs,
     )
 
 

@@ -42,6 +42,7 @@ class ApiSettings:
     model_complex: str = ""
     timeout_secs: float = 120.0
     max_retries: int = 2
+    vision: bool | None = None  # None: decided by the provider and endpoint (`sees_images`)
 
 
 class ApiProvider:
@@ -62,6 +63,23 @@ class ApiProvider:
     @property
     def name(self) -> str:
         return self.settings.name
+
+    def sees_images(self) -> bool:
+        """Whether images are sent to the model as images (see ApiProviderConfig.vision)."""
+        s = self.settings
+        if s.vision is not None:
+            return s.vision
+        if s.name in ("anthropic", "gemini", "openrouter"):
+            return True
+        return s.name == "openai" and "api.openai.com" in s.base_url
+
+    def tool_names(self, context: Context | None = None) -> list[str]:
+        """Omega's own tools this provider offers; with a context, only those the person
+        being answered may use."""
+        names = list(self.tools.names()) if self.tools is not None else []
+        if context is not None and context.allowed_tools is not None:
+            names = [name for name in names if name in context.allowed_tools]
+        return names
 
     def availability(self) -> tuple[bool, str]:
         s = self.settings
@@ -148,6 +166,14 @@ class ApiProvider:
         if context.max_tokens:
             settings["max_tokens"] = context.max_tokens
         history, prompt = split_context(context)
+        user_prompt: str | list[Any] | None = prompt
+        if context.images and self.sees_images():
+            from pydantic_ai.messages import BinaryContent
+
+            user_prompt = [
+                prompt or "",
+                *(BinaryContent(data=i.data, media_type=i.mime_type) for i in context.images),
+            ]
         started = time.perf_counter()
         try:
             async with AsyncExitStack() as stack:
@@ -167,7 +193,7 @@ class ApiProvider:
                     toolsets += await start_servers(stack, context.mcp_servers, sandbox)
                 recorder = RecordingToolset(CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS)
                 result = await self._agent().run(
-                    prompt,
+                    user_prompt,
                     message_history=history or None,
                     instructions=context.system_prompt or None,
                     model=self._model(model_name),

@@ -180,6 +180,14 @@ class ClaudeCodeProvider:
         access = context.tool_access if context is not None else "full"
         return tool_mode(self._config, self._sandbox.status, access=access)
 
+    def sees_images(self) -> bool:
+        """The CLI's Read tool shows the model an image file named in the prompt."""
+        return True
+
+    def tool_names(self, context: Context | None = None) -> list[str]:
+        """The CLI's own tools an answering call gets here (for this person, when given)."""
+        return list(self.tool_mode(context).tools)
+
     def availability(self) -> tuple[bool, str]:
         """Whether the `claude` CLI is on PATH, recent enough and logged in; when not, the
         one sentence saying what to do."""

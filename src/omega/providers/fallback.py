@@ -1,16 +1,38 @@
-"""A chain of providers: the first one that answers wins, the others are tried in order."""
+"""A chain of providers: the first one that answers wins, the others are tried in order.
+
+A member that timed out or was unreachable has its breaker opened: later calls skip it and go
+to the next member at once, instead of waiting it out on every call (a planning call and then
+the reply would wait twice). Every `breaker_secs` a cheap probe asks it again in the background;
+the breaker closes when the probe is answered. The last member is never skipped.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
-from dataclasses import replace
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from omega.providers.base import Provider, ProviderError
-from omega.types import Context, Reply
+from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)
+
+BREAKER_SECS = 30.0  # how long a dead member is skipped before it is probed
+PROBE_TIMEOUT_SECS = 15.0
+# Errors that say the member is down, not that this one request was bad.
+_DEAD_KINDS = frozenset({"timeout", "unavailable"})
+PROBE = Context("Answer with the single word OK.", [ChatMessage("user", "ping")], max_tokens=5)
+
+
+@dataclass
+class _Breaker:
+    """One member's breaker: open since when, and the next probe's time."""
+
+    open_since: float | None = None
+    next_probe: float = 0.0
+    probe: asyncio.Task[None] | None = None
 
 
 class FallbackProvider:
@@ -23,7 +45,12 @@ class FallbackProvider:
     """
 
     def __init__(
-        self, providers: Sequence[Provider], timeouts: Sequence[float] | None = None
+        self,
+        providers: Sequence[Provider],
+        timeouts: Sequence[float] | None = None,
+        *,
+        breaker_secs: float = BREAKER_SECS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if not providers:
             raise ValueError("FallbackProvider needs at least one provider")
@@ -31,16 +58,28 @@ class FallbackProvider:
             raise ValueError("FallbackProvider needs one timeout per provider")
         self.providers: tuple[Provider, ...] = tuple(providers)
         self.timeouts: tuple[float, ...] | None = None if timeouts is None else tuple(timeouts)
+        self.breaker_secs = breaker_secs
+        self._clock = clock
+        self._breakers = [_Breaker() for _ in self.providers]
+
+    def is_open(self, index: int) -> bool:
+        """Whether member `index` is being skipped as dead."""
+        return self._breakers[index].open_since is not None
 
     @property
     def name(self) -> str:
         """The first provider's name: the one the chain is configured around."""
         return self.providers[0].name
 
-    def tool_names(self) -> list[str]:
-        """The first provider's tools (the pipeline's planner asks for them when present)."""
+    def tool_names(self, context: Context | None = None) -> list[str]:
+        """The first provider's tools (for this person, when a context is given)."""
         names = getattr(self.providers[0], "tool_names", None)
-        return list(names()) if callable(names) else []
+        return list(names(context)) if callable(names) else []
+
+    def sees_images(self) -> bool:
+        """Whether the first provider shows images to its model."""
+        check = getattr(self.providers[0], "sees_images", None)
+        return bool(check()) if callable(check) else False
 
     def availability(self) -> tuple[bool, str]:
         """Available if any member is; the reason lists each member's own."""
@@ -64,16 +103,26 @@ class FallbackProvider:
     async def complete(self, context: Context) -> Reply:
         """The first member's Reply that succeeds; the last member's error if none does."""
         last_error: ProviderError | None = None
+        last = len(self.providers) - 1
         for index, provider in enumerate(self.providers):
+            if index < last and self.is_open(index):
+                self._maybe_probe(index)
+                log.debug("provider %s skipped: its breaker is open", provider.name)
+                continue
             # Another provider would reject the first one's model name (gpt-4o-mini on Anthropic).
             member_context = context if index == 0 else replace(context, model=None)
             try:
-                return await self._attempt(index, provider, member_context)
+                reply = await self._attempt(index, provider, member_context)
             except ProviderError as exc:
                 last_error = exc
             except Exception as exc:  # a member's bug must not stop the chain
                 last_error = ProviderError(f"{provider.name} crashed: {exc!r}")
                 last_error.__cause__ = exc
+            else:
+                self._close(index)
+                return reply
+            if index < last and last_error.kind in _DEAD_KINDS:
+                self._open(index)
             following = self.providers[index + 1].name if index + 1 < len(self.providers) else ""
             # ProviderError messages carry status codes and response bodies, never API keys.
             log.warning(
@@ -83,8 +132,46 @@ class FallbackProvider:
                 last_error,
                 f"; trying {following}" if following else "; no fallback left",
             )
-        assert last_error is not None  # the loop ran at least once and every attempt failed
+        if last_error is None:  # unreachable: the last member is never skipped
+            raise ProviderError("no provider could be asked", kind="unavailable")
         raise last_error
+
+    def _open(self, index: int) -> None:
+        breaker = self._breakers[index]
+        if breaker.open_since is None:
+            log.warning(
+                "provider %s looks down: skipped for %gs, then probed",
+                self.providers[index].name,
+                self.breaker_secs,
+            )
+            breaker.open_since = self._clock()
+        breaker.next_probe = self._clock() + self.breaker_secs
+
+    def _close(self, index: int) -> None:
+        breaker = self._breakers[index]
+        if breaker.open_since is not None:
+            log.info("provider %s answers again: breaker closed", self.providers[index].name)
+        breaker.open_since = None
+
+    def _maybe_probe(self, index: int) -> None:
+        """Start the background probe of an open member when it is due (one at a time)."""
+        breaker = self._breakers[index]
+        if self._clock() < breaker.next_probe or (breaker.probe and not breaker.probe.done()):
+            return
+        breaker.next_probe = self._clock() + self.breaker_secs
+        breaker.probe = asyncio.create_task(self._probe(index), name=f"probe:{index}")
+
+    async def _probe(self, index: int) -> None:
+        provider = self.providers[index]
+        try:
+            await asyncio.wait_for(provider.complete(PROBE), PROBE_TIMEOUT_SECS)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.info("provider %s still down: %s", provider.name, exc)
+            self._open(index)
+        else:
+            self._close(index)
 
     async def _attempt(self, index: int, provider: Provider, context: Context) -> Reply:
         if self.timeouts is None:

@@ -51,6 +51,8 @@ class MarkerOutcome:
 
     applied: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
+    # (marker name, what it was about) of markers that did not act: the person is told.
+    unmet: list[tuple[str, str]] = field(default_factory=list)
     project_changed: bool = False
     # (title, description, plan) of limitations recorded for the first time: the caller turns
     # them into proposals once the reply is out.
