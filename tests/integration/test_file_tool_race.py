@@ -4,7 +4,12 @@ symlink to `..` (renameat2 RENAME_EXCHANGE), then asks for hundreds of parallel
 `read_file("d/config.toml")` and `write_file("d/SYSTEM_PROMPT.md")` calls. With a check
 before the open (the old `resolve()`), many reads returned the real `$OMEGA_HOME/config.toml`
 and the writes replaced Omega's own files; opening beneath a descriptor with no symlink
-followed at any step, none does. Also as an unprivileged user (uid 65534)."""
+followed at any step, none does. Also as an unprivileged user (uid 65534).
+
+The swapper runs beside Omega in the workspace, as the same user: under bubblewrap a process the
+model leaves behind in `run_shell` dies with its command (the PID namespace ends), but a swapper
+can still run while the tools do (a `run_shell` call in the same parallel round, an MCP server,
+Claude Code's Bash where the namespace is missing), so the file tools must hold on their own."""
 
 from __future__ import annotations
 
@@ -30,7 +35,7 @@ from tests.integration.test_tool_loop import replies, tool_call, tool_results
 SECRET = "sk-race-secret-6161"
 CONFIG = f'[provider.anthropic]\napi_key = "{SECRET}"\n'
 PROMPT = "You are Omega, the owner's own prompt.\n"
-READ_ROUNDS = 3  # with the setup, the writes and the stop: the 6 rounds a turn may have
+READ_ROUNDS = 4  # with the writes and the answer: the 6 rounds a turn may have
 READS = 200  # per round
 WRITES = 80  # half at each of Omega's files
 
@@ -48,21 +53,38 @@ open("swaps", "w").write(str(swaps))
 """
 
 
-def setup_command(python: str) -> str:
-    """The model's first call: the bait folder, the link, and the swapper left running."""
-    return (
-        "mkdir -p d && echo harmless > d/config.toml && echo harmless > d/SYSTEM_PROMPT.md"
-        " && echo plain > plain.txt && ln -sfn .. s && cat > swap.py <<'EOF'\n"
-        f"{SWAPPER}EOF\n"
-        f"({python} swap.py </dev/null >/dev/null 2>&1 &)\n"
-        "sleep 1; echo started"
-    )
+def start_swapper(workspace: Path, python: str, prefix: list[str]) -> subprocess.Popen[bytes]:
+    """The bait folder, the link and the swapper, running in the workspace until stopped."""
+    workspace.mkdir(parents=True, exist_ok=True)
+    (workspace / "d").mkdir(exist_ok=True)
+    (workspace / "d" / "config.toml").write_text("harmless\n")
+    (workspace / "d" / "SYSTEM_PROMPT.md").write_text("harmless\n")
+    (workspace / "plain.txt").write_text("plain\n")
+    (workspace / "s").symlink_to("..")
+    (workspace / "swap.py").write_text(SWAPPER)
+    for path in [workspace, *workspace.rglob("*")]:  # the same owner as the workspace
+        os.chown(
+            path,
+            workspace.parent.stat().st_uid,
+            workspace.parent.stat().st_gid,
+            follow_symlinks=False,
+        )
+    process = subprocess.Popen([*prefix, python, "swap.py"], cwd=workspace)
+    time.sleep(0.5)
+    return process
 
 
-def script(python: str) -> list[Step]:
-    """Setup; READ_ROUNDS rounds of parallel reads through `d/`, then a round of writes
-    (config.toml last, so the reads had the secret to find); stop; answer."""
-    steps = [Step(tool_calls=[tool_call("setup", "run_shell", command=setup_command(python))])]
+def stop_swapper(workspace: Path, process: subprocess.Popen[bytes]) -> int:
+    """Stop the swapper; the number of swaps it made."""
+    (workspace / "stop").touch()
+    process.wait(timeout=30)
+    return int((workspace / "swaps").read_text())
+
+
+def script() -> list[Step]:
+    """READ_ROUNDS rounds of parallel reads through `d/`, then a round of writes (config.toml
+    last, so the reads had the secret to find); answer."""
+    steps: list[Step] = []
     for round_ in range(READ_ROUNDS):
         steps.append(
             Step(
@@ -91,8 +113,6 @@ def script(python: str) -> list[Step]:
             ]
         )
     )
-    stop = "touch stop; for i in 1 2 3 4 5 6 7 8 9 10; do [ -f swaps ] && break; sleep 1; done"
-    steps.append(Step(tool_calls=[tool_call("stop", "run_shell", command=f"{stop}; cat swaps")]))
     steps.append(Step(text="Raced."))
     return steps
 
@@ -104,12 +124,11 @@ def prepare(home: Path) -> None:
     (home / "SYSTEM_PROMPT.md").write_text(PROMPT)
 
 
-def check(fake: FakeOpenAI, home: Path) -> None:
+def check(fake: FakeOpenAI, home: Path, swaps: int) -> None:
     """No tool result carried the secret; Omega's files are untouched; the race was real."""
     results: dict[str, str] = {}
     for request in fake.requests:
         results.update(tool_results(request))
-    assert "started" in results.get("setup", ""), results.get("setup")
     reads = [text for call, text in results.items() if call.startswith("r")]
     assert len(reads) == READ_ROUNDS * READS
     writes = [text for call, text in results.items() if call.startswith("w")]
@@ -127,7 +146,7 @@ def check(fake: FakeOpenAI, home: Path) -> None:
     # swaps and reads met the link (an attack that never swapped would prove nothing).
     assert all(results[f"p{round_}"] == "plain\n" for round_ in range(READ_ROUNDS)), results
     assert results["n"] == "wrote 4 bytes to notes.txt"
-    assert int(results["stop"].split()[-1]) > 1000, results["stop"]
+    assert swaps > 1000, swaps
     assert any("symlink" in text for text in reads), reads[:5]
 
 
@@ -135,17 +154,22 @@ def test_parallel_file_tools_cannot_be_raced_out_of_the_workspace(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
     prepare(isolated_env)
-    fake_openai.script = script(sys.executable)
-    result = run_omega(
-        "chat",
-        "--jsonl",
-        env=openai_env(fake_openai),
-        stdin=jsonl({"text": "tidy up my files"}),  # the owner; the model is the attacker
-        timeout=240,
-    )
+    workspace = isolated_env / "workspace"
+    swapper = start_swapper(workspace, sys.executable, [])
+    fake_openai.script = script()
+    try:
+        result = run_omega(
+            "chat",
+            "--jsonl",
+            env=openai_env(fake_openai),
+            stdin=jsonl({"text": "tidy up my files"}),  # the owner; the model is the attacker
+            timeout=240,
+        )
+    finally:
+        swaps = stop_swapper(workspace, swapper)
     assert result.returncode == 0, result.stderr[-3000:]
     assert replies(result.events) == ["Raced."]
-    check(fake_openai, isolated_env)
+    check(fake_openai, isolated_env, swaps)
 
 
 def user_python() -> str | None:
@@ -175,7 +199,7 @@ def test_the_race_fails_for_an_unprivileged_user_too(fake_openai: FakeOpenAI) ->
         for path in [base, *base.rglob("*")]:
             os.chown(path, uid, uid)
         os.chmod(base, 0o755)
-        fake_openai.script = script(python)
+        fake_openai.script = script()
         env: dict[str, Any] = {
             **{k: v for k, v in os.environ.items() if not k.startswith("OMEGA_")},
             **openai_env(fake_openai),
@@ -187,6 +211,7 @@ def test_the_race_fails_for_an_unprivileged_user_too(fake_openai: FakeOpenAI) ->
             ),
         }
         prefix = ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"] if root else []
+        swapper = start_swapper(home / "workspace", python, prefix)
         done = subprocess.run(
             [*prefix, python, "-m", "omega", "chat", "--jsonl"],
             input=jsonl({"text": "tidy up my files"}),
@@ -197,10 +222,11 @@ def test_the_race_fails_for_an_unprivileged_user_too(fake_openai: FakeOpenAI) ->
             check=False,
             cwd=base,
         )
+        swaps = stop_swapper(home / "workspace", swapper)
         assert done.returncode == 0, done.stderr[-3000:]
         events = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
         assert replies(events) == ["Raced."]
-        check(fake_openai, home)
+        check(fake_openai, home, swaps)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

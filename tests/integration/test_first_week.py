@@ -206,8 +206,14 @@ def test_a_reminder_that_was_not_set_is_never_left_as_a_promise(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
     fake_openai.script = [
-        Step(text="Sure, I will remind you!\nSCHEDULE: call mum | tomorrow-ish | once"),
-        Step(text="¡Claro, te lo recuerdo!\nSCHEDULE: llamar a mamá | mañana-ish | once"),
+        Step(
+            text="Sure, I will remind you!\nSCHEDULE: call mum | tomorrow-ish | once",
+            match="call mum",
+        ),
+        Step(
+            text="¡Claro, te lo recuerdo!\nSCHEDULE: llamar a mamá | mañana-ish | once",
+            match="llamar",
+        ),
     ]
     result = run_omega(
         "chat",
@@ -254,7 +260,10 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
         stdin=jsonl({"text": "look through my files"}, {"text": "hello", "sender_id": "guest"}),
     )
     assert result.returncode == 0, result.stderr
-    owner_plan, guest_plan = fake_openai.planner_requests
+    by_request = {
+        r.last_user_text.rsplit("Request: ", 1)[-1]: r for r in fake_openai.planner_requests
+    }
+    owner_plan, guest_plan = by_request["look through my files"], by_request["hello"]
     owner_tools = _planner_line(owner_plan.last_user_text, "Tools:")
     for name in ("run_shell", "read_file", "write_file", "fetch_url"):
         assert name in owner_tools

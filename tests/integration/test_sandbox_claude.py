@@ -79,7 +79,8 @@ def test_claude_reaches_its_own_folder_and_not_omegas_secrets(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: Mode
 ) -> None:
     probes = run_claude(tmp_path, monkeypatch, mode)
-    denied = ("error: Permission denied", "error: No such file")  # Landlock; or not shown
+    # Landlock; or not shown; or shown read-only (a program folder in the namespace)
+    denied = ("error: Permission denied", "error: No such file", "error: Read-only file system")
     assert probes["read $OMEGA_HOME/config.toml"].startswith(denied)
     assert probes["write $OMEGA_HOME/tools/evil.py"].startswith(denied)
     # Its state lives in its private home; the owner's ~/.claude and its own program are shut.

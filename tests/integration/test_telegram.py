@@ -280,7 +280,9 @@ def test_a_photo_arrives_as_the_largest_size_and_an_image_made_goes_back_with_se
         ),
         Step(text="Here is your **chart**."),
     ]
-    omega = start(telegram_env(telegram, fake_openai, **OWNER))
+    # A model that sees images: the photo reaches it as an image, not only a path.
+    vision = {"OMEGA_PROVIDER__OPENAI__VISION": "true"}
+    omega = start(telegram_env(telegram, fake_openai, **OWNER, **vision))
     wait_polling(telegram)
     telegram.photo(ANA, PNG, caption="what is this?")
     telegram.wait_for(lambda: "A test pattern." in telegram.texts(ANA))

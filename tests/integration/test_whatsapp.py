@@ -282,7 +282,11 @@ async def test_an_image_a_voice_note_and_a_document_arrive_and_an_image_made_goe
     ]
     with FakeWhisper() as whisper:
         whisper.transcripts[b"OggS-voice"] = "what's the weather like?"
-        env(OMEGA_VOICE__BASE_URL=whisper.base_url, OMEGA_VOICE__API_KEY="gsk-voice-key-123456")
+        env(
+            OMEGA_VOICE__BASE_URL=whisper.base_url,
+            OMEGA_VOICE__API_KEY="gsk-voice-key-123456",
+            OMEGA_PROVIDER__OPENAI__VISION="true",  # the photo reaches the model as an image
+        )
         client = FakeWhatsApp()
         async with omega(isolated_env, client):
             photo = Media("image", "image/jpeg", "photo.jpg", len(PNG), PNG)
