@@ -118,3 +118,28 @@ def remove_items(path: Path, keyword: str) -> str:
     after = "".join(kept)
     _write_atomic(path, after)
     return _diff(before, after, path)
+
+
+def remove_line_of(path: Path, tag: str, exact: tuple[str, ...] = ()) -> str:
+    """Remove only the item lines Omega added for one thing: those carrying `tag` (e.g.
+    "limitation #12", not matching #120) or whose text is exactly one of `exact` (lines written
+    before tags were kept). Nothing else goes, however many words it shares with them.
+
+    Returns the unified diff of the change ("" when nothing changed)."""
+    if not path.exists():
+        return ""
+    pattern = re.compile(rf"(?<!\w){re.escape(tag)}(?!\d)", re.IGNORECASE)
+    wanted = {" ".join(text.split()).casefold() for text in exact if text.strip()}
+    before = path.read_text(encoding="utf-8")
+    lines = before.splitlines(keepends=True)
+
+    def added_by_omega(line: str) -> bool:
+        text = " ".join(_item_text(line).split())
+        return bool(pattern.search(text)) or text.casefold() in wanted
+
+    kept = [line for line in lines if not (_is_item(line) and added_by_omega(line))]
+    if len(kept) == len(lines):
+        return ""
+    after = "".join(kept)
+    _write_atomic(path, after)
+    return _diff(before, after, path)

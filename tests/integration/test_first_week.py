@@ -253,13 +253,13 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
         ],
     }
     fake_openai.script = [Step(text=json.dumps(plan), planner=True)]
-    result = run_omega(
-        "chat",
-        "--jsonl",
-        env=openai_env(fake_openai),
-        stdin=jsonl({"text": "look through my files"}, {"text": "hello", "sender_id": "guest"}),
-    )
+    env = openai_env(fake_openai)
+    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "look through my files"}))
     assert result.returncode == 0, result.stderr
+    guest = run_omega(
+        "chat", "--jsonl", env=env, stdin=jsonl({"text": "hello", "sender_id": "guest"})
+    )
+    assert guest.returncode == 0, guest.stderr
     by_request = {
         r.last_user_text.rsplit("Request: ", 1)[-1]: r for r in fake_openai.planner_requests
     }
@@ -272,3 +272,78 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
     assert "run_shell" not in guest_tools and "write_file" not in guest_tools
     statuses = [str(e["text"]) for e in result.events if e["kind"] == "status"]
     assert statuses and statuses[0].startswith("Plan:\n1. list the files")
+
+
+def test_resolving_a_limitation_removes_only_its_own_checklist_line(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """Resolving "Email" used to remove every checklist line holding the word."""
+    isolated_env.mkdir(parents=True)
+    heartbeat = isolated_env / "HEARTBEAT.md"
+    mine = ["- Check my email inbox daily", "- Remind me: no email after 22:00"]
+    heartbeat.write_text("# Heartbeat checklist\n" + "\n".join(mine) + "\n")
+    fake_openai.script = [
+        Step(text="I can't send mail yet.\nLIMITATION: Email | cannot send mail | a mail skill"),
+    ]
+    env = openai_env(fake_openai)
+    said = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "mail this to Bob"}))
+    assert said.returncode == 0, said.stderr
+    import sqlite3
+
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    [(limitation_id,)] = conn.execute("SELECT id FROM limitations WHERE title = 'Email'").fetchall()
+    conn.close()
+    assert len(heartbeat.read_text().splitlines()) == 4  # the limitation's line was added
+    done = run_omega(
+        "chat", "--jsonl", env=env, stdin=jsonl({"text": f"/resolve {limitation_id} done"})
+    )
+    assert done.returncode == 0, done.stderr
+    lines = heartbeat.read_text().splitlines()
+    assert [line for line in lines if line.startswith("- ")] == mine
+
+
+def test_a_terminal_chat_shows_no_banner_nor_exit_warning(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """At a real terminal (a pty), pydantic-ai printed its Logfire banner into the chat."""
+    import pty
+
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [OMEGA_BIN, "chat"],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=dict(os.environ, **openai_env(fake_openai)),
+        close_fds=True,
+    )
+    os.close(slave)
+    seen = b""
+    try:
+        os.write(master, b"hello\n")
+        deadline = time.monotonic() + 60
+        while b"echo: hello" not in seen and time.monotonic() < deadline:
+            seen += _read_pty(master)
+        os.write(master, b"/quit\n")
+        proc.wait(timeout=30)
+        seen += _read_pty(master)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(master)
+    shown = seen.decode(errors="replace")
+    assert "echo: hello" in shown
+    assert "Logfire" not in shown and "pydantic-ai v" not in shown, shown
+    assert "did not finish" not in shown
+
+
+def _read_pty(fd: int) -> bytes:
+    import select
+
+    ready, _, _ = select.select([fd], [], [], 0.5)
+    if not ready:
+        return b""
+    try:
+        return os.read(fd, 65536)
+    except OSError:  # the other side closed
+        return b""

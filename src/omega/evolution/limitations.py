@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
-from omega.checklist import add_item, remove_items
+from omega.checklist import add_item, remove_line_of
 from omega.memory.store import AuditEntry, Store, utc_now
 from omega.text import neutralized, quote_untrusted
 from omega.turn.marker_context import MarkerContext, audit_change, owner_message
@@ -64,16 +64,23 @@ class Limitation:
         return quote_untrusted(self.text, self.label, QUOTED_CHARS)
 
     @property
-    def checklist_line(self) -> str:
-        """How it appears in HEARTBEAT.md while open."""
-        return f"- [ ] {self.quoted}"
+    def tag(self) -> str:
+        """`limitation #12`: what its HEARTBEAT.md line carries so that only that line goes."""
+        return f"limitation #{self.id}"
 
     @property
-    def checklist_key(self) -> str:
-        """What finds its line in HEARTBEAT.md again (HEARTBEAT_REMOVE's keyword match); a
-        limitation from before sources were kept is found by its title, as it was written."""
-        quoted = self.reported_by and not self.trusted
-        return f"limitation #{self.id}" if quoted else self.title
+    def checklist_line(self) -> str:
+        """How it appears in HEARTBEAT.md while open (with its tag; a quoted one has it in
+        its label)."""
+        if self.trusted:
+            return f"- [ ] {self.quoted} ({self.tag})"
+        return f"- [ ] {self.quoted}"
+
+    def remove_from(self, heartbeat: Path) -> str:
+        """Take its own line off HEARTBEAT.md, nothing else (the diff, "" if none): the line
+        with its tag, or one written before tags as exactly its title (and description)."""
+        legacy = (self.text, self.title)
+        return remove_line_of(heartbeat, self.tag, legacy)
 
 
 class LimitationStore:
@@ -227,7 +234,7 @@ async def resolve_limitation(
     resolved = await ctx.store.call(repo.resolve, key, resolution, by)
     if resolved is None:
         return None
-    diff = await ctx.store.call(remove_items, ctx.paths.heartbeat, resolved.checklist_key)
+    diff = await ctx.store.call(resolved.remove_from, ctx.paths.heartbeat)
     await audit_change(
         ctx,
         "limitation:resolved",
@@ -253,7 +260,7 @@ def resolve_by_owner(
     resolved = LimitationStore(store).resolve(key, note, by=by)
     if resolved is None:
         return None
-    diff = remove_items(heartbeat, resolved.checklist_key)
+    diff = resolved.remove_from(heartbeat)
     store.audit(
         AuditEntry(
             channel=channel,

@@ -413,6 +413,19 @@ class Gateway:
         waiting = [mid for mid, handled in self._handled.items() if not handled.done()]
         return list(dict.fromkeys([*self._interrupted, *waiting]))
 
+    async def unanswered(self) -> list[str]:
+        """Of the unfinished messages, those whose answer has not been sent (still pending in
+        the inbox); work after a sent answer (analysis, introspection) does not count."""
+        ids = self.unfinished()
+        if not ids:
+            return []
+        store = self.deps.store
+        try:
+            pending = {message.id for message in await store.call(store.inbox_pending)}
+        except Exception:
+            return ids
+        return [mid for mid in ids if mid in pending]
+
     async def drain(self) -> None:
         """Wait until every buffered and in-flight message is answered."""
         while self._workers:
@@ -500,13 +513,11 @@ class Gateway:
         if grace is None:
             grace = self.deps.config.omega.shutdown_grace_secs
         if self._workers:  # (wait_for(..., 0) times out even on nothing to wait for)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.drain(), None if math.isinf(grace) else grace)
-            except TimeoutError:
-                log.warning(
-                    "%d in-flight messages did not finish in time; they stay in the inbox",
-                    len(self.unfinished()),
-                )
+        left = await self.unanswered()
+        if left:  # an answer already sent is no loss, whatever work followed it
+            log.warning("%d messages were not answered in time; they stay in the inbox", len(left))
         loops_stop.set()
         for task in background:
             task.cancel()

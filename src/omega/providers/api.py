@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
@@ -25,6 +26,10 @@ if TYPE_CHECKING:
     from omega.tools.registry import ToolRegistry
 
 log = logging.getLogger(__name__)
+
+# pydantic-ai prints a Logfire advertisement into a person's terminal on the first run of an
+# agent; a chat is no place for it (its own switch; a user who sets it otherwise keeps that).
+os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 OPENAI_COMPATIBLE = ("openai", "ollama", "openrouter")
 # Rounds of tool calls one answer may take before further calls are refused.
