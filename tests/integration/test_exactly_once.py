@@ -140,10 +140,10 @@ class DyingChannel:
         return None
 
     async def send(self, message: OutgoingMessage) -> None:
+        self.sent.append(message)  # what it tried to send, the reply it died on included
         if message.kind == "reply":
             self.reply_reached.set()
             await asyncio.Event().wait()
-        self.sent.append(message)
 
     async def send_typing(self, target: str) -> None:
         return None

@@ -17,10 +17,10 @@ from omega.app import bootstrap, pipeline_deps
 from omega.channels.terminal import JsonlChannel
 from omega.gateway.gateway import Gateway
 from omega.memory.store import Store
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage
 from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.integration.test_exactly_once import ScriptedProvider
+from tests.integration.test_exactly_once import DyingChannel, ScriptedProvider
 
 
 def test_every_answer_of_a_script_is_delivered_past_the_grace_period(
@@ -140,37 +140,12 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(isolated_env: Path) -> None:
         return out.getvalue().splitlines()
 
     asyncio.run(first_life())
-    [lost] = [m for m in dying.attempted if m.kind == "reply"]
+    [lost] = [m for m in dying.sent if m.kind == "reply"]
     [line] = asyncio.run(second_life())
     resent = json.loads(line)
     assert (resent["id"], resent["reply_to"], resent["text"]) == ("m-7#1", "m-7", "Booked.")
     assert lost.id == "jsonl:m-7#1"  # the same id, before the channel dropped its namespace
     store.close()
-
-
-class DyingChannel:
-    """A channel whose process dies (hangs until cancelled) while sending the reply."""
-
-    name = "terminal"
-
-    def __init__(self) -> None:
-        self.attempted: list[OutgoingMessage] = []
-        self.reply_reached = asyncio.Event()
-
-    async def run(self, submit: object) -> None:
-        return None
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.attempted.append(message)
-        if message.kind == "reply":
-            self.reply_reached.set()
-            await asyncio.Event().wait()
-
-    async def send_typing(self, target: str) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
 
 
 def test_a_queued_command_gets_no_acknowledgement(

@@ -9,42 +9,21 @@ from __future__ import annotations
 import asyncio
 import json
 import sqlite3
-from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from omega.turn.auth import local_owner_id
-from tests.conftest import CliResult, jsonl, openai_env, run_omega
+from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.integration.test_many_people import chat, db
 from tests.integration.test_tool_loop import tool_call, tool_names
 
 OWNER = local_owner_id()
 GUEST = "guest"
 NO_ROUTING = {"OMEGA_PROVIDER__CLASSIFY": "false"}
 LATER = "2031-01-01T09:00"
-
-
-def chat(fake: FakeOpenAI, *lines: Mapping[str, object], **env: str) -> CliResult:
-    result = run_omega(
-        "chat",
-        "--jsonl",
-        env=openai_env(fake, **{**NO_ROUTING, **env}),
-        stdin=jsonl(*lines),
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return result
-
-
-def db(home: Path, sql: str, *args: object) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
-    conn.row_factory = sqlite3.Row
-    try:
-        return conn.execute(sql, args).fetchall()
-    finally:
-        conn.close()
 
 
 def as_guest(text: str) -> dict[str, object]:
