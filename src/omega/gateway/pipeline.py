@@ -555,9 +555,8 @@ async def _respond(
     unmet = unmet_notice(outcome.unmet, turn.language)
     if unmet:  # a promise in the reply with nothing behind it is corrected at once
         text = unmet if text == "…" else f"{text}\n\n{unmet}"
-    if attachments.images_for_model(message.attachments) and not attachments.sees_images(
-        deps.provider
-    ):  # said by the code, whatever the model claims to have seen
+    if context.images and not attachments.sees_images(deps.provider):
+        # said by the code, whatever the model claims to have seen
         text = f"{text}\n\n{i18n.message('images_unseen', turn.language)}"
 
     await conclude(
