@@ -59,6 +59,14 @@ def _fitting_prefix(text: str, limit: int) -> int:
     return len(text)
 
 
+def line_and_ending(raw: str) -> tuple[str, str]:
+    """A line from `str.splitlines(keepends=True)` and its ending, whichever of the separators
+    splitlines knows it ends with (not only \\r and \\n), so a fence line is seen as one."""
+    lines = raw.splitlines()
+    line = lines[0] if lines else ""
+    return line, raw[len(line) :]
+
+
 def _code_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each fenced code block, from its opening fence to its closing one (or
     the end of the text when it is never closed)."""
@@ -66,7 +74,7 @@ def _code_spans(text: str) -> list[tuple[int, int]]:
     start: int | None = None
     position = 0
     for line in text.splitlines(keepends=True):
-        if FENCE.match(line.rstrip("\r\n")):
+        if FENCE.match(line_and_ending(line)[0]):
             if start is None:
                 start = position
             else:

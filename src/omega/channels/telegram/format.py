@@ -21,6 +21,7 @@ from omega.channels.text import (
     FENCE,
     HEADING,
     MAX_MESSAGE_UNITS,
+    line_and_ending,
     markdown_inline,
     split_text,
     style_of,
@@ -97,8 +98,7 @@ def render_html(piece: str, code: str | None = None) -> tuple[str, str | None]:
             quote.clear()
 
     for raw in piece.splitlines(keepends=True):
-        line = raw.rstrip("\r\n")
-        newline = raw[len(line) :]
+        line, newline = line_and_ending(raw)
         fence = FENCE.match(line)
         if fence:
             flush_quote()

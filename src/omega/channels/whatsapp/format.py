@@ -14,6 +14,7 @@ from omega.channels.text import (
     FENCE,
     HEADING,
     MAX_MESSAGE_UNITS,
+    line_and_ending,
     markdown_inline,
     split_text,
     style_of,
@@ -67,13 +68,13 @@ def render_whatsapp(piece: str, code: bool = False) -> tuple[str, bool]:
     its code as code."""
     out: list[str] = ["```\n"] if code else []
     for raw in piece.splitlines(keepends=True):
-        line = raw.rstrip("\r\n")
-        newline = raw[len(line) :]
+        line, newline = line_and_ending(raw)
         if FENCE.match(line):
             code = not code
             out.append("```" + newline)
             continue
         out.append(raw if code else _render_line(line) + newline)
     if code:
-        out.append("```" if "".join(out).endswith("\n") else "\n```")
+        ends_a_line = bool(out) and line_and_ending(out[-1])[1] != ""
+        out.append("```" if ends_a_line else "\n```")
     return "".join(out), code
