@@ -1,5 +1,5 @@
 """Allow `python -m omega`."""
 
-from omega.cli import main
+from omega.cli.main import main
 
 main()

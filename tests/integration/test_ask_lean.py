@@ -23,7 +23,7 @@ def test_ask_imports_no_sdk(fake_openai: FakeOpenAI, isolated_env: Path) -> None
     fake_openai.script = [Step(text="Paris.")]
     env = dict(os.environ, **openai_env(fake_openai))
     code = (
-        "import sys; from omega.cli import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
+        "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
         "('pydantic_ai', 'openai', 'httpx', 'anthropic', 'google'))\n"

@@ -17,10 +17,11 @@ import pytest
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.gateway.pipeline import friendly_error
 from omega.paths import OmegaPaths
-from omega.providers import claude_cli, claude_code
 from omega.providers.base import ProviderError
-from omega.providers.claude_cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
-from omega.providers.claude_code import ClaudeCodeProvider, OutputFormat
+from omega.providers.claude import cli as claude_cli
+from omega.providers.claude import code as claude_code
+from omega.providers.claude.cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
+from omega.providers.claude.code import ClaudeCodeProvider, OutputFormat
 from omega.sandbox import Sandbox, SandboxStatus, probe
 from omega.sandbox.servers import server_environment
 from omega.types import ChatMessage, Context, McpServer, Reply

@@ -28,8 +28,8 @@ import pytest
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
-from omega.providers.claude_cli import LOGIN_HINT
-from omega.providers.claude_code import ClaudeCodeProvider
+from omega.providers.claude.cli import LOGIN_HINT
+from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox, SandboxStatus, probe
 from omega.types import ChatMessage, Context, Reply
 from tests.conftest import jsonl, run_omega
@@ -285,7 +285,7 @@ import asyncio, json, sys
 from pathlib import Path
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.claude_code import ClaudeCodeProvider
+from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox
 from omega.types import ChatMessage, Context
 paths = OmegaPaths(Path(sys.argv[1]))

@@ -101,7 +101,8 @@ def test_replay_cli_reports_a_malformed_row_and_exits_2(tmp_path: Path) -> None:
 
 def test_the_cli_does_not_import_numpy_until_a_quant_command_runs() -> None:
     code = (
-        "import sys, omega.cli; print('numpy' in sys.modules, 'omega.quant.engine' in sys.modules)"
+        "import sys, omega.cli.main; "
+        "print('numpy' in sys.modules, 'omega.quant.engine' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

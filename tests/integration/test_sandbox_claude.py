@@ -12,7 +12,7 @@ import pytest
 
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.claude_code import ClaudeCodeProvider
+from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox, probe
 from omega.sandbox.modes import Mode
 from omega.types import ChatMessage, Context

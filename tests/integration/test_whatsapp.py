@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from omega.app import Runtime, bootstrap, pipeline_deps
-from omega.channel_health import channel_health_lines
 from omega.channels.base import Submit
+from omega.channels.health import channel_health_lines
 from omega.channels.whatsapp import WhatsAppChannel
 from omega.channels.whatsapp.client import Media, Received, WaMessage
 from omega.gateway.commands import OWNER_ONLY

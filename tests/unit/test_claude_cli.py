@@ -8,7 +8,7 @@ import pytest
 
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.claude_cli import (
+from omega.providers.claude.cli import (
     API_KEY_FD_VAR,
     DEFAULT_TOOLS,
     LOGIN_HINT,

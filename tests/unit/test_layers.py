@@ -30,7 +30,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.prompts",
         "omega.checklist",
         "omega.channels.base",  # the Channel protocol the gateway runs channels through
-        "omega.channel_health",  # what a running channel last reported, read by status
+        "omega.channels.health",  # what a running channel last reported, read by status
     ),
     ("omega.memory",),
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills", "omega.quant"),
@@ -44,10 +44,10 @@ LAYERS: list[tuple[str, ...]] = [
     (
         "omega.web",  # the local page: serves the web channel and the dashboard
         "omega.app",
-        "omega.cli_support",
-        "omega.cli_evolution",
-        "omega.cli_ops",
-        "omega.cli_quant",
+        "omega.cli.support",
+        "omega.cli.evolution",
+        "omega.cli.ops",
+        "omega.cli.quant",
         "omega.cli",
         "omega.__main__",
     ),
@@ -169,7 +169,7 @@ def test_no_cycles_between_components() -> None:
 def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
     # cli imports the gateway only inside its command functions
-    assert "omega.gateway.gateway" in graph["omega.cli"]
+    assert "omega.gateway.gateway" in graph["omega.cli.main"]
     # app imports PipelineDeps only for type checking
     assert "omega.gateway.pipeline" in graph["omega.app"]
     # `from omega import i18n` is an import of omega.i18n

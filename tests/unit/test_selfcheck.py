@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from omega.channel_health import write_health
+from omega.channels.health import write_health
 from omega.config import Config
 from omega.memory import Store
 from omega.ops import selfcheck

@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
 
-from omega.channel_health import channel_health_lines
 from omega.channels.base import PairingChannel
+from omega.channels.health import channel_health_lines
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
@@ -21,7 +21,7 @@ from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
 from omega.providers import chain_names
-from omega.providers.claude_cli import describe_tools
+from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.tools.mcp_health import status_lines as mcp_status_lines

@@ -16,7 +16,7 @@ from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers import chain_names
 from omega.providers.base import ProviderError
-from omega.providers.claude_cli import describe_tools
+from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
 from omega.schedule import resolve_timezone
 from omega.text import neutralized

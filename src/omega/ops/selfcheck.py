@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from omega.channel_health import read_health
+from omega.channels.health import read_health
 from omega.config import PROVIDER_NAMES, Config
 from omega.logs import redact
 from omega.memory.migrations import latest_version

@@ -71,7 +71,7 @@ def build_provider(
 
         return LocalProvider(p.local)
     if name == "claude-code":
-        from omega.providers.claude_code import ClaudeCodeProvider
+        from omega.providers.claude.code import ClaudeCodeProvider
 
         return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
     if one_shot and name in ("openai", "ollama", "openrouter"):

@@ -27,8 +27,8 @@ from telegram import Bot, BotCommand, Message, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
-from omega.channel_health import write_health
 from omega.channels.base import Submit
+from omega.channels.health import write_health
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
 from omega.config import TelegramConfig
 from omega.gateway.commands import HELP

@@ -31,8 +31,8 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TextIO
 
-from omega.channel_health import write_health
 from omega.channels.base import Submit
+from omega.channels.health import write_health
 from omega.channels.whatsapp.client import (
     Connected,
     Disconnected,

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
-from omega.providers.claude_cli import Credential
+from omega.providers.claude.cli import Credential
 
 CONFIG_PREFIX = "claude-home-"
 SYSTEM_PROMPT_NAME = "omega-system-prompt.md"

@@ -1,6 +1,6 @@
 """How Omega runs the `claude` CLI: which tools and permission mode a call gets, the
 environment it sees (an allow-list, never a credential), the login it is handed (through a
-pipe, see `claude_home`), the flags of lean background calls, and one clear sentence for each
+pipe, see `claude.home`), the flags of lean background calls, and one clear sentence for each
 way the CLI can be unusable (missing, not logged in, too old).
 
 Tools: with the OS sandbox enforced, the CLI runs in `bypassPermissions` mode and the sandbox is

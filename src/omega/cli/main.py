@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from omega import __version__
-from omega.cli_evolution import register as register_evolution
-from omega.cli_ops import register as register_ops
-from omega.cli_quant import register as register_quant
-from omega.cli_support import fail as _fail
-from omega.cli_support import load_runtime as _runtime
-from omega.cli_support import open_store as _open_store
+from omega.cli.evolution import register as register_evolution
+from omega.cli.ops import register as register_ops
+from omega.cli.quant import register as register_quant
+from omega.cli.support import fail as _fail
+from omega.cli.support import load_runtime as _runtime
+from omega.cli.support import open_store as _open_store
 
 if TYPE_CHECKING:
     from omega.app import Runtime
@@ -365,7 +365,7 @@ def ask(
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
-    from omega.channel_health import channel_health_lines
+    from omega.channels.health import channel_health_lines
     from omega.logs import redact
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
@@ -403,7 +403,7 @@ def status() -> None:
         ("sandbox", probe(config.sandbox.mode).describe()),
     ]
     if "claude-code" in chain_names(name, config):
-        from omega.providers.claude_cli import describe_tools
+        from omega.providers.claude.cli import describe_tools
 
         rows.append(
             (

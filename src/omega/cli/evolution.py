@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from omega.cli_support import fail, load_runtime, open_store
+from omega.cli.support import fail, load_runtime, open_store
 
 proposals_app = typer.Typer(
     help="Proposed skills, tools and lessons, and their review.", no_args_is_help=True

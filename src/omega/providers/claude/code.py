@@ -2,12 +2,12 @@
 
 Every run of the CLI (answers, background calls, the version and login check) goes through the
 OS sandbox with a private, per-call CLAUDE_CONFIG_DIR and its login through a pipe
-(`claude_home`); the prompt goes on stdin, the system prompt in a file.
+(`claude.home`); the prompt goes on stdin, the system prompt in a file.
 
 stream-json output (the default) also yields the tool calls Claude made; plain json output
 gives only the final result. Runs stopped at max turns are resumed automatically. What each call
-may do (tools, permission mode, environment) is decided in `claude_cli`; the output is parsed in
-`claude_stream`; a skill's MCP servers are handed over by `claude_mcp`.
+may do (tools, permission mode, environment) is decided in `claude.cli`; the output is parsed in
+`claude.stream`; a skill's MCP servers are handed over by `claude.mcp`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Literal
 from omega.config import ClaudeCodeConfig, SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
-from omega.providers.claude_cli import (
+from omega.providers.claude.cli import (
     BACKGROUND_SYSTEM_PROMPT,
     CHECK_TIMEOUT_SECS,
     INSTALL_HINT,
@@ -41,15 +41,15 @@ from omega.providers.claude_cli import (
     login_failed,
     tool_mode,
 )
-from omega.providers.claude_home import login_pipe, private_home, write_system_prompt
-from omega.providers.claude_mcp import (
+from omega.providers.claude.home import login_pipe, private_home, write_system_prompt
+from omega.providers.claude.mcp import (
     SETTINGS_NAME,
     mcp_lock,
     mcp_settings,
     report_servers,
     usable_servers,
 )
-from omega.providers.claude_stream import (
+from omega.providers.claude.stream import (
     MAX_TOOL_CALLS,
     PREVIEW_CHARS,
     RunOutcome,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from omega.cli_support import fail
+from omega.cli.support import fail
 
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
