@@ -15,8 +15,8 @@ from omega.paths import OmegaPaths, default_home, touch_private
 from omega.prompts import Prompts, deploy_bundled, load_prompts
 
 if TYPE_CHECKING:
-    from omega.gateway.pipeline import PipelineDeps
     from omega.memory import Store
+    from omega.turn import PipelineDeps
 
 log = logging.getLogger(__name__)
 
@@ -53,12 +53,11 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
 
 def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
     """Build the provider, catalogs and state the gateway's pipeline runs on."""
-    from omega.gateway.pipeline import PipelineDeps
     from omega.memory.artefacts import ArtefactStore
     from omega.providers import build_chain, chain_timeout, resolve_provider_name
     from omega.skills import ProjectCatalog
     from omega.skills.guarded import GuardedSkills, bundled_dir
-    from omega.turn.state import RuntimeState
+    from omega.turn import PipelineDeps, RuntimeState
 
     name = resolve_provider_name(runtime.config)
     return PipelineDeps(

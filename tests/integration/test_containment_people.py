@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, handle_message, respond
+from omega.gateway.pipeline import handle_message, respond
 from omega.loops.scheduler import Scheduler
 from omega.memory import Store
 from omega.owner import OWNER as OWNER_ADDRESS
 from omega.skills.guarded import bundled_dir
+from omega.turn import PipelineDeps
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step

@@ -15,13 +15,13 @@ import pytest
 
 from omega.app import bootstrap, pipeline_deps
 from omega.gateway.gateway import Gateway
-from omega.gateway.pipeline import PipelineDeps, ask_provider, handle_message, respond
+from omega.gateway.pipeline import handle_message, respond
 from omega.loops.heartbeat import run_heartbeat
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import summarize_conversation
 from omega.memory import Store
 from omega.owner import owner_alert
-from omega.turn.auth import local_owner_id
+from omega.turn import PipelineDeps, ask_provider, local_owner_id
 from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step

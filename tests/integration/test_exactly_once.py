@@ -22,7 +22,7 @@ from omega.app import bootstrap, pipeline_deps
 from omega.gateway.gateway import Gateway
 from omega.gateway.routing import PLANNER_TAG
 from omega.memory import Store
-from omega.turn.auth import local_owner_id
+from omega.turn import local_owner_id
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
 from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step

@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import handle_message
 from omega.memory import Store
+from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
 from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -72,7 +73,7 @@ def test_the_same_id_on_two_channels_is_two_people_until_linked(
 def test_linking_to_the_owner_does_not_give_owner_rights(
     deps: PipelineDeps, fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    from omega.turn.auth import local_owner_id
+    from omega.turn import local_owner_id
 
     owner = local_owner_id()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", owner, "hi"), Out()))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.turn.auth import local_owner_id
+from omega.turn import local_owner_id
 from tests.conftest import CliResult, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import replies, tool_call, tool_names, tool_results

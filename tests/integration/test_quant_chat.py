@@ -9,13 +9,13 @@ import re
 from pathlib import Path
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import handle_message
 from omega.memory import Store
 from omega.owner import OWNER
 from omega.quant.commands import quant_command
 from omega.quant.executor import PaperBroker, QuantExecutor
 from omega.quant.settings import QuantStateStore
-from omega.turn.auth import local_owner_id
+from omega.turn import PipelineDeps, local_owner_id
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI

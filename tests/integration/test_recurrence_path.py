@@ -10,8 +10,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from omega.gateway.pipeline import PipelineDeps, handle_message, respond
+from omega.gateway.pipeline import handle_message, respond
 from omega.loops.scheduler import Scheduler
+from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
 from tests.unit.test_loops import Outbox, Scripted, make_deps
 

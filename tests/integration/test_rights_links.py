@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.turn.auth import local_owner_id
+from omega.turn import local_owner_id
 from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_many_people import chat, db

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omega.config import Config
-from omega.turn.auth import check_auth
+from omega.turn import check_auth
 from omega.types import IncomingMessage
 
 

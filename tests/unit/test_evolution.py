@@ -20,10 +20,10 @@ from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.validation import validated_json
-from omega.gateway.pipeline import PipelineDeps
 from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools
+from omega.turn import PipelineDeps
 from omega.types import Context, OutgoingMessage, Reply, ToolCall, Usage
 
 GOOD: dict[str, Any] = {

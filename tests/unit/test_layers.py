@@ -171,7 +171,7 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     # cli imports the gateway only inside its command functions
     assert "omega.gateway.gateway" in graph["omega.cli.main"]
     # app imports PipelineDeps only for type checking
-    assert "omega.gateway.pipeline" in graph["omega.app"]
+    assert "omega.turn" in graph["omega.app"]
     # `from omega import i18n` is an import of omega.i18n
     assert "omega.i18n" in graph["omega.providers.base"]
 

@@ -17,11 +17,11 @@ from omega.evolution.limitations import LimitationStore
 from omega.evolution.self_heal import MAX_ITERATIONS, SelfHealStore
 from omega.gateway.commands import CommandContext, parse_command, run_command
 from omega.markers import parse_markers
-from omega.markers.handlers import MarkerContext, apply_markers
+from omega.markers.handlers import apply_markers
 from omega.memory import Store
 from omega.owner import OWNER
 from omega.skills import ProjectCatalog, SkillCatalog
-from omega.turn.state import RuntimeState
+from omega.turn import MarkerContext, RuntimeState
 from omega.types import IncomingMessage, OutgoingMessage
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, respond
+from omega.gateway.pipeline import respond
 from omega.loops.heartbeat import (
     heartbeat_loop,
     is_heartbeat_ok,
@@ -22,6 +22,7 @@ from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_convers
 from omega.memory import Store
 from omega.owner import OWNER
 from omega.providers.base import ProviderError
+from omega.turn import PipelineDeps
 from omega.types import Context, OutgoingMessage, Reply
 
 

@@ -11,11 +11,11 @@ import pytest
 
 from omega.app import bootstrap
 from omega.markers import parse_markers
-from omega.markers.handlers import HANDLERS, MarkerContext, MarkerOutcome, apply_markers
+from omega.markers.handlers import HANDLERS, apply_markers
 from omega.markers.registry import MARKERS
 from omega.memory import Store
 from omega.skills import ProjectCatalog, SkillCatalog, deploy_bundled_skills
-from omega.turn.state import RuntimeState
+from omega.turn import MarkerContext, MarkerOutcome, RuntimeState
 from omega.types import IncomingMessage, OutgoingMessage
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap, pipeline_deps
-from omega.gateway.pipeline import PipelineDeps, handle_message
+from omega.gateway.pipeline import handle_message
 from omega.memory import Store
+from omega.turn import PipelineDeps
 from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
 
 

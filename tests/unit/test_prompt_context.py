@@ -8,7 +8,7 @@ from pathlib import Path
 from omega.memory import Store
 from omega.memory.context import ContextRequest, build_context, onboarding_hint, profile_lines
 from omega.prompts import Prompts
-from omega.turn.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.turn import GROUP_RULES, PromptSituation, compose_system_prompt
 from omega.types import IncomingMessage
 
 PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")

@@ -10,12 +10,11 @@ import pytest
 
 from omega.app import bootstrap, pipeline_deps
 from omega.config import Config
-from omega.gateway.pipeline import PipelineDeps, load_turn, respond
+from omega.gateway.pipeline import respond
 from omega.gateway.routing import PLANNER_TAG, parse_plan, planning_prompt
 from omega.memory import Store
 from omega.providers.base import ProviderError
-from omega.turn.auth import local_owner_id
-from omega.turn.core import models_for
+from omega.turn import PipelineDeps, load_turn, local_owner_id, models_for
 from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply
 
 KNOWN = ["read_file", "run_shell", "playwright-mcp"]

@@ -321,7 +321,7 @@ def ask(
         resolve_provider_name,
     )
     from omega.providers.base import friendly_error
-    from omega.turn.prompt import PromptSituation, compose_system_prompt
+    from omega.turn import PromptSituation, compose_system_prompt
     from omega.types import IncomingMessage
 
     if not question.strip():

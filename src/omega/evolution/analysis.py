@@ -13,7 +13,7 @@ from omega.evolution.registration import approve
 from omega.evolution.validation import validated_json
 from omega.memory.store import AuditEntry
 from omega.owner import owner_alert
-from omega.turn.core import Outbox, PipelineDeps, ask_provider, models_for
+from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, OutgoingMessage, Reply
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from omega.evolution.limitations import raise_limitation
 from omega.memory.store import Store
-from omega.turn.core import Outbox, PipelineDeps, load_turn, marker_context
+from omega.turn import Outbox, PipelineDeps, load_turn, marker_context
 from omega.types import IncomingMessage
 
 WINDOW = 50

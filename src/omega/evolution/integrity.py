@@ -11,7 +11,7 @@ import logging
 from omega.evolution.limitations import raise_limitation
 from omega.memory.artefacts import ArtefactStore
 from omega.text import quote_untrusted
-from omega.turn.marker_context import MarkerContext, owner_message
+from omega.turn import MarkerContext, owner_message
 
 log = logging.getLogger(__name__)
 

@@ -14,7 +14,7 @@ from omega.evolution.critic import review_tools
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.store import Store, utc_now
-from omega.turn.core import Outbox, PipelineDeps, ask_provider, models_for
+from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)

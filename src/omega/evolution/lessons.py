@@ -15,7 +15,7 @@ from omega.evolution.procedural import GLOBAL, ProposalStore, scope_of
 from omega.memory.store import Store
 from omega.skills import Skill
 from omega.text import quote_untrusted
-from omega.turn.marker_context import MarkerContext, audit_change, owner_message
+from omega.turn import MarkerContext, audit_change, owner_message
 
 MAX_LESSON = 500
 

@@ -12,7 +12,7 @@ from typing import Literal
 from omega.checklist import add_item, remove_line_of
 from omega.memory.store import AuditEntry, Store, utc_now
 from omega.text import neutralized, quote_untrusted
-from omega.turn.marker_context import MarkerContext, audit_change, owner_message
+from omega.turn import MarkerContext, audit_change, owner_message
 
 Source = Literal["marker", "planner", "introspection", "critic", "integrity", "voice"]
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import logging
 
 from omega.evolution.limitations import raise_limitation
 from omega.tools.mcp_health import failures, mark_reported, one_line
-from omega.turn.marker_context import MarkerContext
+from omega.turn import MarkerContext
 
 log = logging.getLogger(__name__)
 REASON_CHARS = 200

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from omega.memory.store import Store, utc_now
 from omega.schedule import timezone_name
-from omega.turn.marker_context import MarkerContext, audit_change, owner_message
+from omega.turn import MarkerContext, audit_change, owner_message
 
 log = logging.getLogger(__name__)
 MAX_ITERATIONS = 10

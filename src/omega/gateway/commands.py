@@ -25,8 +25,7 @@ from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
 from omega.skills import ProjectCatalog, SkillCatalog
 from omega.tools.mcp_health import status_lines as mcp_status_lines
-from omega.turn.auth import is_owner
-from omega.turn.privileges import Role, creator_role, may_edit_task
+from omega.turn import Role, creator_role, is_owner, may_edit_task
 from omega.types import IncomingMessage
 
 HELP = {

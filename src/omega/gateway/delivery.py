@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 
 from omega.gateway import attachments
-from omega.turn.core import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms
+from omega.turn import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms
 from omega.types import (
     IncomingMessage,
     OutgoingKind,

@@ -16,12 +16,12 @@ from omega import i18n
 from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import PipelineDeps, handle_message, respond, send_stored
+from omega.gateway.pipeline import handle_message, respond, send_stored
 from omega.logs import redact, redact_known
 from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
-from omega.turn.auth import check_auth, is_owner
+from omega.turn import PipelineDeps, check_auth, is_owner
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)

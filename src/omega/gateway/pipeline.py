@@ -39,26 +39,25 @@ from omega.memory.context import ContextRequest, build_context
 from omega.memory.store import Store
 from omega.providers.base import ProviderError, friendly_error
 from omega.skills import Skill, match_triggers
-from omega.turn.auth import check_auth
-from omega.turn.core import (
+from omega.turn import (
     Outbox,
     PipelineDeps,
+    PromptSituation,
     Turn,
+    allowed_tools,
     ask_provider,
     audit_message,
+    check_auth,
+    compose_system_prompt,
     db_call,
     elapsed_ms,
     load_turn,
     make_turn,
     marker_context,
+    may_run_command,
     models_for,
     person_workspace,
 )
-from omega.turn.privileges import (
-    allowed_tools,
-    may_run_command,
-)
-from omega.turn.prompt import PromptSituation, compose_system_prompt
 from omega.types import (
     Context,
     IncomingMessage,
@@ -66,18 +65,7 @@ from omega.types import (
     OutgoingMessage,
 )
 
-__all__ = [
-    "Outbox",
-    "PipelineDeps",
-    "Turn",
-    "ask_provider",
-    "friendly_error",
-    "handle_message",
-    "load_turn",
-    "marker_context",
-    "respond",
-    "send_stored",
-]
+__all__ = ["friendly_error", "handle_message", "respond", "send_stored"]
 
 log = logging.getLogger(__name__)
 MAX_SKILL_CHARS = 2000

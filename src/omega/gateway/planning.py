@@ -7,7 +7,7 @@ import logging
 from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
 from omega.memory.store import AuditEntry
 from omega.providers.base import ProviderError
-from omega.turn.core import PipelineDeps, Turn, ask_provider, record_audit
+from omega.turn import PipelineDeps, Turn, ask_provider, record_audit
 from omega.types import (
     ChatMessage,
     Context,

@@ -13,7 +13,7 @@ from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.store import AuditEntry
 from omega.providers.base import ProviderError
-from omega.turn.core import (
+from omega.turn import (
     Outbox,
     PipelineDeps,
     Turn,

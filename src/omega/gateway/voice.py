@@ -14,7 +14,7 @@ from omega import i18n
 from omega.evolution.limitations import raise_limitation
 from omega.gateway.delivery import conclude
 from omega.providers.transcription import TranscriptionError, transcribe, transcriber_for
-from omega.turn.core import Outbox, PipelineDeps, Turn, marker_context
+from omega.turn import Outbox, PipelineDeps, Turn, marker_context
 from omega.types import IncomingMessage
 
 log = logging.getLogger(__name__)

@@ -9,7 +9,7 @@ from datetime import datetime, time
 
 from omega.checklist import read_checklist
 from omega.evolution.limitations import LimitationStore
-from omega.markers.handlers import MarkerContext, apply_markers
+from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.context import profile_lines
 from omega.memory.store import AuditEntry
@@ -20,8 +20,14 @@ from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
 from omega.schedule import resolve_timezone
 from omega.text import neutralized
-from omega.turn.core import Outbox, PipelineDeps, ask_provider
-from omega.turn.prompt import PromptSituation, compose_system_prompt
+from omega.turn import (
+    MarkerContext,
+    Outbox,
+    PipelineDeps,
+    PromptSituation,
+    ask_provider,
+    compose_system_prompt,
+)
 from omega.types import ChatMessage, Context, IncomingMessage
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,7 @@ from typing import Protocol
 
 from omega.memory.store import Task
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
-from omega.turn.core import Outbox, PipelineDeps, Responder, load_turn
-from omega.turn.privileges import creator_role, lowest
+from omega.turn import Outbox, PipelineDeps, Responder, creator_role, load_turn, lowest
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)

@@ -8,7 +8,7 @@ import logging
 import re
 
 from omega.providers.base import ProviderError
-from omega.turn.core import PipelineDeps, ask_provider
+from omega.turn import PipelineDeps, ask_provider
 from omega.types import ChatMessage, Context
 
 log = logging.getLogger(__name__)

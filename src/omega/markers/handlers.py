@@ -24,11 +24,17 @@ from omega.schedule import (
     timezone_name,
 )
 from omega.skills import SkillError
-from omega.turn.marker_context import MarkerContext, MarkerOutcome, audit_change
-from omega.turn.privileges import creator_role, may_edit_task, may_use_marker
+from omega.turn import (
+    MarkerContext,
+    MarkerOutcome,
+    audit_change,
+    creator_role,
+    may_edit_task,
+    may_use_marker,
+)
 from omega.types import OutgoingMessage
 
-__all__ = ["HANDLERS", "MarkerContext", "MarkerOutcome", "apply_markers"]
+__all__ = ["HANDLERS", "apply_markers"]
 
 log = logging.getLogger(__name__)
 

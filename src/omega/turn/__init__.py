@@ -1,3 +1,88 @@
 """The turn machinery: one message through the provider (who is asking and with which rights,
 the prompt, the one way to ask the provider, what markers act against), shared by the gateway,
-the loops and evolution. It imports none of them."""
+the loops and evolution. It imports none of them.
+
+This module is the package's public face: callers outside `omega.turn` import from here.
+- deps: PipelineDeps, Outbox, Responder, Turn (what the stages share)
+- records: db_call, record_audit, audit_message, elapsed_ms (store calls that never stop a reply)
+- ask: ask_provider, models_for (the one way to ask the provider)
+- load: load_turn, make_turn, person_workspace (who is answered, and their folder)
+- auth, privileges: who may talk, and with which rights
+- prompt: the system prompt of a turn
+- marker_context: what marker effects act against
+- state: run-time state shared by the gateway and the loops
+"""
+
+from omega.turn.ask import ask_provider, models_for
+from omega.turn.auth import allowed_users, check_auth, is_owner, local_owner_id
+from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
+from omega.turn.load import load_turn, make_turn, person_workspace
+from omega.turn.marker_context import (
+    MarkerContext,
+    MarkerOutcome,
+    Notify,
+    audit_change,
+    marker_context,
+    owner_message,
+)
+from omega.turn.privileges import (
+    OWNER_COMMANDS,
+    Role,
+    allowed_tools,
+    as_role,
+    at_least,
+    creator_role,
+    lowest,
+    may_edit_task,
+    may_run_command,
+    may_use_marker,
+    person_folder,
+    role_of,
+    workspace_for,
+)
+from omega.turn.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.turn.records import audit_message, db_call, elapsed_ms, record_audit
+from omega.turn.state import RuntimeState
+
+__all__ = [
+    "GROUP_RULES",
+    "OWNER_COMMANDS",
+    "MarkerContext",
+    "MarkerOutcome",
+    "Notify",
+    "Outbox",
+    "PipelineDeps",
+    "PromptSituation",
+    "Responder",
+    "Role",
+    "RuntimeState",
+    "Turn",
+    "allowed_tools",
+    "allowed_users",
+    "as_role",
+    "ask_provider",
+    "at_least",
+    "audit_change",
+    "audit_message",
+    "check_auth",
+    "compose_system_prompt",
+    "creator_role",
+    "db_call",
+    "elapsed_ms",
+    "is_owner",
+    "load_turn",
+    "local_owner_id",
+    "lowest",
+    "make_turn",
+    "marker_context",
+    "may_edit_task",
+    "may_run_command",
+    "may_use_marker",
+    "models_for",
+    "owner_message",
+    "person_folder",
+    "person_workspace",
+    "record_audit",
+    "role_of",
+    "workspace_for",
+]

@@ -13,6 +13,7 @@ from omega.memory.store import AuditEntry, Store
 from omega.owner import owner_alert
 from omega.paths import OmegaPaths
 from omega.skills import ProjectCatalog, SkillCatalog
+from omega.turn.deps import Outbox, PipelineDeps, Turn
 from omega.turn.privileges import Role
 from omega.turn.state import RuntimeState
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
@@ -84,3 +85,22 @@ async def audit_change(
         )
     except Exception:
         log.exception("audit of %s failed", event)
+
+
+def marker_context(
+    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox, cause: str
+) -> MarkerContext:
+    """What markers of one reply act against, with the rights of the person answered."""
+    return MarkerContext(
+        store=deps.store,
+        paths=deps.paths,
+        config=deps.config,
+        message=message,
+        timezone=turn.zone,
+        skills=deps.skills,
+        projects=deps.projects,
+        state=deps.state,
+        notify=out.send,
+        cause=cause,
+        role=turn.role,
+    )

@@ -32,8 +32,8 @@ from omega.web.security import Guard, Sessions
 if TYPE_CHECKING:
     from omega.app import Runtime
     from omega.gateway.gateway import Gateway
-    from omega.gateway.pipeline import PipelineDeps
     from omega.memory.store import Store
+    from omega.turn import PipelineDeps
 
 log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
@@ -157,7 +157,7 @@ class WebServer:
     """The page's server, prepared before the loop starts and served inside it."""
 
     def __init__(self, runtime: Runtime, store: Store, sock: socket.socket, base_url: str):
-        from omega.turn.auth import local_owner_id
+        from omega.turn import local_owner_id
 
         self.runtime = runtime
         self.sock = sock

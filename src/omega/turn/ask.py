@@ -1,0 +1,78 @@
+"""The one way to ask the provider: bounded by the timeout and the concurrency limit, every
+failure a ProviderError, every tool call recorded; and which model a provider uses for what."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+
+from omega.config import Config
+from omega.providers.base import ProviderError
+from omega.turn.deps import PipelineDeps
+from omega.turn.records import db_call
+from omega.types import Context, Reply
+
+log = logging.getLogger(__name__)
+
+
+async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
+    """One provider call bounded by the configured timeout; every failure is a ProviderError.
+
+    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
+    try:
+        async with deps.state.provider_slots(deps.config.limits.max_concurrent_provider_calls):
+            reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
+    except TimeoutError:
+        raise ProviderError(
+            f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
+        ) from None
+    except ProviderError:
+        raise
+    except Exception as exc:  # a provider bug is still only a friendly message for the user
+        raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
+    await _record_tool_calls(deps, context, reply)
+    return reply
+
+
+async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply) -> None:
+    """Every tool call the provider made goes into the tool_calls table."""
+    if not reply.tool_calls:
+        return
+    if not context.use_tools:
+        log.warning("%s called tools in a call that had none to offer", reply.provider)
+    conversation = None
+    if context.sender_id:
+        conversation = await db_call(
+            deps,
+            "find conversation",
+            None,
+            deps.store.active_conversation_id,
+            context.channel,
+            context.sender_id,
+        )
+    record = functools.partial(
+        deps.store.record_tool_calls,
+        agent=reply.provider,
+        channel=context.channel,
+        sender_id=context.sender_id,
+        conversation_id=conversation or "",
+    )
+    await db_call(deps, "record tool calls", 0, record, reply.tool_calls)
+
+
+def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:
+    """(fast, complex) model names of a provider: direct answers vs multi-step plans."""
+    p = config.provider
+    if provider == "claude-code":
+        return p.claude_code.model, p.claude_code.model_complex or p.claude_code.model
+    section = {
+        "anthropic": p.anthropic,
+        "openai": p.openai,
+        "ollama": p.ollama,
+        "openrouter": p.openrouter,
+        "gemini": p.gemini,
+    }.get(provider)
+    if section is None:
+        return None, None
+    return section.model or None, (section.model_complex or section.model) or None

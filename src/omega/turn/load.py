@@ -1,0 +1,34 @@
+"""Loading a turn: the sender's facts, language, timezone and rights, and the folder their tools
+work in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from omega.schedule import resolve_timezone
+from omega.turn.deps import PipelineDeps, Turn
+from omega.turn.privileges import Role, role_of, workspace_for
+from omega.turn.records import db_call
+from omega.types import IncomingMessage
+
+
+async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
+    """The sender's facts, language and timezone (memory failing means empty facts)."""
+    no_facts: dict[str, str] = {}
+    facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
+    return make_turn(deps, facts, role_of(deps.config, message))
+
+
+def make_turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:
+    """A turn from known facts: language and timezone from them, or the configured defaults."""
+    return Turn(
+        facts=facts,
+        language=facts.get("preferred_language", "English"),
+        zone=resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone),
+        role=role,
+    )
+
+
+def person_workspace(deps: PipelineDeps, message: IncomingMessage, role: Role) -> Path:
+    """The folder this person's tools and images live in (the owner's is the workspace)."""
+    return workspace_for(deps.paths.workspace, role, message.channel, message.sender_id)
