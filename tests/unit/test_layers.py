@@ -80,26 +80,46 @@ def _modules() -> dict[str, Path]:
     return found
 
 
-def import_graph() -> dict[str, set[str]]:
-    """module -> omega modules it imports, anywhere in the file (lazy and TYPE_CHECKING too)."""
+def import_records() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
+    """module -> each omega import in it, anywhere in the file (lazy and TYPE_CHECKING too), as
+    (the module named, the names taken from it; () for a plain `import x.y`)."""
     modules = _modules()
-    graph: dict[str, set[str]] = {}
+    records: dict[str, list[tuple[str, tuple[str, ...]]]] = {}
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-        targets: set[str] = set()
+        found: list[tuple[str, tuple[str, ...]]] = []
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
             if isinstance(node, ast.Import):
-                names = [alias.name for alias in node.names]
+                found += [(alias.name, ()) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
                 if node.level:
                     base = package.split(".")[: len(package.split(".")) - node.level + 1]
                     module = ".".join(base + ([node.module] if node.module else []))
                 else:
                     module = node.module or ""
-                # `from omega import i18n` imports omega.i18n; `from x import name` imports x.
-                names = [module] + [f"{module}.{alias.name}" for alias in node.names]
-            for target in names:
+                found.append((module, tuple(alias.name for alias in node.names)))
+        records[name] = [(module, names) for module, names in found if module.startswith("omega")]
+    return records
+
+
+def import_graph() -> dict[str, set[str]]:
+    """module -> omega modules it imports, anywhere in the file (lazy and TYPE_CHECKING too).
+
+    `from omega import i18n` imports omega.i18n; `from x import name` imports x. Importing a
+    submodule also runs its package's `__init__` first, but that is Python's doing, not a
+    dependency the importer chose: `from omega.tools import safe_fs` is an edge to
+    omega.tools.safe_fs only, while `from omega.tools import ToolError` (a name the `__init__`
+    holds) is an edge to omega.tools."""
+    modules = _modules()
+    graph: dict[str, set[str]] = {}
+    for name, records in import_records().items():
+        targets: set[str] = set()
+        for module, names in records:
+            submodules = [f"{module}.{alias}" for alias in names]
+            wanted = [sub for sub in submodules if sub in modules]
+            if len(wanted) < len(names) or not names:
+                wanted.append(module)  # a name from the module itself
+            for target in wanted:
                 # the deepest omega module the name refers to
                 while target and target not in modules:
                     target = target.rpartition(".")[0]
@@ -129,15 +149,8 @@ def violations(graph: Mapping[str, set[str]]) -> list[str]:
     return problems
 
 
-def component_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
-    """Cycles between components (each as the path that closes it)."""
-    edges: dict[str, set[str]] = {}
-    for module, targets in graph.items():
-        source = component_of(module)
-        for target in targets:
-            dest = component_of(target)
-            if source and dest and source != dest:
-                edges.setdefault(source, set()).add(dest)
+def _cycles(edges: Mapping[str, set[str]]) -> list[list[str]]:
+    """Cycles of a directed graph (each as the path that closes it)."""
     cycles: list[list[str]] = []
     state: dict[str, int] = {}  # 1 visiting, 2 done
 
@@ -156,6 +169,35 @@ def component_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return cycles
 
 
+def component_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Cycles between components (each as the path that closes it)."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        source = component_of(module)
+        for target in targets:
+            dest = component_of(target)
+            if source and dest and source != dest:
+                edges.setdefault(source, set()).add(dest)
+    return _cycles(edges)
+
+
+def module_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Cycles between the modules of one component (each as the path that closes it).
+
+    A package's `__init__` is a module like the others: its re-exports are edges to its
+    submodules. A submodule is not an edge back to it merely because Python runs the `__init__`
+    first (see `import_graph`); it is one when it takes a name from the `__init__`
+    (`from omega.tools import ToolError` inside omega.tools), which is a circle as soon as the
+    `__init__` re-exports that submodule. So submodules import their siblings directly."""
+    edges: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        source = component_of(module)
+        for target in targets:
+            if source is not None and component_of(target) == source:
+                edges.setdefault(module, set()).add(target)
+    return _cycles(edges)
+
+
 def test_every_import_points_down() -> None:
     problems = violations(import_graph())
     assert not problems, "\n".join(problems)
@@ -163,6 +205,11 @@ def test_every_import_points_down() -> None:
 
 def test_no_cycles_between_components() -> None:
     cycles = component_cycles(import_graph())
+    assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_no_cycles_inside_a_component() -> None:
+    cycles = module_cycles(import_graph())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
@@ -189,6 +236,27 @@ def test_a_sideways_cycle_is_caught() -> None:
     graph["omega.tools.builtin"] = graph["omega.tools.builtin"] | {"omega.providers.base"}
     cycles = component_cycles(graph)
     assert any("omega.tools" in c and "omega.providers" in c for c in cycles)
+
+
+def test_a_cycle_inside_a_package_is_caught() -> None:
+    graph = import_graph()
+    # the circle this test guards against: the registry and its wrappers importing each other
+    graph["omega.tools.context"] = graph["omega.tools.context"] | {"omega.tools.wrappers"}
+    cycles = module_cycles(graph)
+    assert any("omega.tools.context" in c and "omega.tools.wrappers" in c for c in cycles)
+    assert not component_cycles(graph)  # one component: only the module check sees it
+    # a route taking a name from the web app that imports it
+    graph = import_graph()
+    graph["omega.web.pages"] = graph["omega.web.pages"] | {"omega.web.app"}
+    assert any("omega.web.app" in c and "omega.web.pages" in c for c in module_cycles(graph))
+
+
+def test_a_submodule_taking_a_name_from_its_package_is_a_cycle() -> None:
+    graph = import_graph()
+    # `from omega.sandbox import bwrap` is no edge to omega.sandbox; a re-exported name is
+    assert "omega.sandbox" not in graph["omega.sandbox.status"]
+    graph["omega.sandbox.runner"] = graph["omega.sandbox.runner"] | {"omega.sandbox"}
+    assert any("omega.sandbox" in c and "omega.sandbox.runner" in c for c in module_cycles(graph))
 
 
 def test_an_undeclared_module_is_caught() -> None:

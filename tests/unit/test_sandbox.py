@@ -21,9 +21,9 @@ from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, 
 from omega.sandbox import landlock as ll
 from omega.sandbox.modes import Layout, Policy, build_policy, expand, inside, ruleset
 from omega.sandbox.seatbelt import profile
+from omega.tools import ToolError
 from omega.tools import fetch as fetch_module
 from omega.tools.builtin import BuiltinTools
-from omega.tools.registry import ToolError
 
 
 @pytest.fixture

@@ -86,7 +86,7 @@ def build_provider(
             timeout_secs=p.timeout_secs,
         )
     from omega.providers.api import ApiProvider, ApiSettings
-    from omega.tools.builtin import builtin_registry
+    from omega.tools import builtin_registry
 
     sections: dict[str, ApiProviderConfig] = {
         "openai": p.openai,

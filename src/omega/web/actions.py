@@ -19,7 +19,7 @@ from omega.evolution.registration import approve as approve_proposal
 from omega.evolution.registration import reject as reject_proposal
 from omega.memory import dashboard
 from omega.memory.store import AuditEntry, Store, TaskLookupError
-from omega.web.app import ctx_of
+from omega.web.context import ctx_of
 from omega.web.security import COOKIE
 
 BY = "owner (web)"
