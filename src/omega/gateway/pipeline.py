@@ -65,7 +65,7 @@ from omega.types import (
     OutgoingMessage,
 )
 
-__all__ = ["friendly_error", "handle_message", "respond", "send_stored"]
+__all__ = ["handle_message", "respond", "send_stored"]
 
 log = logging.getLogger(__name__)
 MAX_SKILL_CHARS = 2000

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps, Turn, ask_provider, record_audit
 from omega.types import (

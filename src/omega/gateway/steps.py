@@ -11,7 +11,7 @@ from omega.gateway.delivery import conclude
 from omega.gateway.routing import Plan
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
 from omega.turn import (
     Outbox,

@@ -11,8 +11,8 @@ from omega.checklist import read_checklist
 from omega.evolution.limitations import LimitationStore
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
+from omega.memory.audit import AuditEntry
 from omega.memory.context import profile_lines
-from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers import chain_names
 from omega.providers.base import ProviderError

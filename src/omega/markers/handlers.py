@@ -12,7 +12,7 @@ from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.markers.notices import unmet_of_raw
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
-from omega.memory.store import Task, TaskLookupError
+from omega.memory.tasks import Task, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (

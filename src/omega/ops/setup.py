@@ -21,7 +21,7 @@ import tomlkit
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from omega.config import PROVIDER_NAMES, Config, ConfigError, load_config
+from omega.config import PROVIDER_NAMES, Config, load_config
 from omega.paths import PRIVATE_FILE_MODE, OmegaPaths
 
 # Where each provider's key comes from when it is not typed in.
@@ -268,7 +268,6 @@ def check_telegram_token(config: Config, token: str) -> tuple[bool, str]:
 
 __all__ = [
     "Answers",
-    "ConfigError",
     "Detected",
     "SetupError",
     "apply",

@@ -29,7 +29,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
 
 Side = Literal["BUY", "SELL"]

@@ -4,7 +4,6 @@ from omega.skills.projects import ROLE_FILE, Project, ProjectCatalog
 from omega.skills.skills import (
     LESSONS_HEADING,
     SKILL_FILE,
-    McpServer,
     Skill,
     SkillCatalog,
     SkillError,
@@ -20,7 +19,6 @@ __all__ = [
     "LESSONS_HEADING",
     "ROLE_FILE",
     "SKILL_FILE",
-    "McpServer",
     "Project",
     "ProjectCatalog",
     "Skill",

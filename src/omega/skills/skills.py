@@ -503,7 +503,6 @@ __all__ = [
     "LESSONS_HEADING",
     "NAME_RE",
     "SKILL_FILE",
-    "McpServer",
     "Skill",
     "SkillCatalog",
     "SkillError",

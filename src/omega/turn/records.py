@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.turn.deps import PipelineDeps
 from omega.types import IncomingMessage
 

@@ -33,6 +33,7 @@ from typing import Literal, TextIO
 
 from omega.channels.base import Submit
 from omega.channels.health import write_health
+from omega.channels.text import split_text, utf16_len
 from omega.channels.whatsapp.client import (
     Connected,
     Disconnected,
@@ -47,7 +48,7 @@ from omega.channels.whatsapp.client import (
     WhatsAppEvent,
     jid_user,
 )
-from omega.channels.whatsapp.format import render_whatsapp, split_text, utf16_len
+from omega.channels.whatsapp.format import render_whatsapp
 from omega.config import WhatsAppConfig
 from omega.owner import OWNER
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
