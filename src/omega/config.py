@@ -24,6 +24,8 @@ from pydantic import (
     model_validator,
 )
 
+from omega.errors import OmegaError
+
 ProviderName = Literal[
     "claude-code", "anthropic", "openai", "ollama", "openrouter", "gemini", "local"
 ]
@@ -47,7 +49,7 @@ SECRET_ENV_VARS: dict[tuple[str, ...], str] = {
 }
 
 
-class ConfigError(Exception):
+class ConfigError(OmegaError):
     """A configuration problem, with a message fit to show the user as is."""
 
 

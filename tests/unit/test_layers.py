@@ -34,6 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.checklist",
         "omega.channels.base",  # the Channel protocol the gateway runs channels through
         "omega.channels.health",  # what a running channel last reported, read by status
+        "omega.errors",  # OmegaError, the root every error class of Omega derives from
     ),
     ("omega.memory",),
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills", "omega.quant"),

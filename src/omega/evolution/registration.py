@@ -15,6 +15,7 @@ import difflib
 import logging
 
 from omega.config import Config
+from omega.errors import OmegaError
 from omega.evolution.procedural import GLOBAL, Proposal, ProposalStore
 from omega.evolution.review import skill_markdown
 from omega.evolution.scaffold import scaffold_text
@@ -30,7 +31,7 @@ GATE = "gate"
 __all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject"]
 
 
-class ReviewError(ValueError):
+class ReviewError(OmegaError, ValueError):
     """A review that cannot be carried out (unknown id, not pending, name taken)."""
 
 

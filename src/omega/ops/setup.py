@@ -22,6 +22,7 @@ from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
 from omega.config import PROVIDER_NAMES, Config, load_config
+from omega.errors import OmegaError
 from omega.paths import PRIVATE_FILE_MODE, OmegaPaths
 
 # Where each provider's key comes from when it is not typed in.
@@ -35,7 +36,7 @@ NEEDS_KEY = frozenset({"anthropic", "gemini", "openrouter"})  # openai: only at 
 CHECK_TIMEOUT = 60.0
 
 
-class SetupError(Exception):
+class SetupError(OmegaError):
     """An answer cannot be used; the message says why and what to do."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal, Protocol
 
+from omega.errors import OmegaError
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
@@ -62,7 +63,7 @@ class BrokerResult:
     error: str = ""
 
 
-class OrderUnresolvedError(Exception):
+class OrderUnresolvedError(OmegaError):
     """The order reached the broker but its outcome is unknown (e.g. the connection dropped
     while it was working): the intent stays pending and is looked up again later."""
 

@@ -25,6 +25,7 @@ from typing import Any
 
 import yaml
 
+from omega.errors import OmegaError
 from omega.paths import PRIVATE_FILE_MODE, write_private
 from omega.types import McpServer
 
@@ -43,7 +44,7 @@ _BULLET_RE = re.compile(r"^\s*[-*+][ \t]+(.*)$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
-class SkillError(ValueError):
+class SkillError(OmegaError, ValueError):
     """A SKILL.md problem, with a message naming the file and what is wrong."""
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 from contextvars import ContextVar, Token
 from dataclasses import dataclass
 
+from omega.errors import OmegaError
 
-class ToolError(Exception):
+
+class ToolError(OmegaError):
     """A tool could not do what was asked; the message goes back to the model, the turn goes on."""
 
 

@@ -24,6 +24,7 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from omega.channels.web import WebChannel
+from omega.errors import OmegaError
 from omega.web.context import WebContext, templates
 from omega.web.security import Guard, Sessions
 
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 
 
-class WebConfigError(ValueError):
+class WebConfigError(OmegaError, ValueError):
     """The [web] settings cannot be served as they are."""
 
 

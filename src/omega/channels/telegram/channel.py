@@ -32,6 +32,7 @@ from omega.channels.health import write_health
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
 from omega.channels.text import split_text, utf16_len
 from omega.config import TelegramConfig
+from omega.errors import OmegaError
 from omega.gateway.commands import HELP
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
@@ -424,5 +425,5 @@ class TelegramChannel:
         return task.result()
 
 
-class StoppedError(Exception):
+class StoppedError(OmegaError):
     """`stop` was called while waiting on the Bot API."""
