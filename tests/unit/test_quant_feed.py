@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory import Store
 from omega.quant import service
 from omega.quant.engine import Bar, QuantEngine

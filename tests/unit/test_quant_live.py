@@ -402,7 +402,7 @@ async def test_paper_mode_never_opens_the_order_connection_and_live_follows_the_
 
 
 async def test_status_shows_the_live_broker_and_the_days_limits(store: Store) -> None:
-    from omega.config import QuantSection
+    from omega.config.quant import QuantSection
     from omega.quant.commands import status_text
 
     go_live(store, portfolio=10_000.0)

@@ -147,7 +147,7 @@ def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) 
     from rich.console import Console
     from rich.prompt import Confirm, IntPrompt, Prompt
 
-    from omega.config import PROVIDER_NAMES
+    from omega.config.providers import PROVIDER_NAMES
     from omega.ops.setup import NEEDS_KEY, current
 
     console = Console()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory.store import Store
 from omega.owner import OWNER
 from omega.quant.executor import Limits, PaperBroker, QuantExecutor

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory.store import Store
 from omega.quant.settings import QuantStateStore
 

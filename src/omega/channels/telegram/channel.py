@@ -30,7 +30,7 @@ from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from omega.channels.base import Submit
 from omega.channels.health import write_health
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
-from omega.config import TelegramConfig
+from omega.config.channels import TelegramConfig
 from omega.gateway.commands import HELP
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage

@@ -48,7 +48,7 @@ from omega.channels.whatsapp.client import (
     jid_user,
 )
 from omega.channels.whatsapp.format import render_whatsapp, split_text, utf16_len
-from omega.config import WhatsAppConfig
+from omega.config.channels import WhatsAppConfig
 from omega.owner import OWNER
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from omega.text import scrub

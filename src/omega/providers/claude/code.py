@@ -24,7 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
 from omega.providers.claude.cli import (
