@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from omega.memory import Store
+from omega.quant.broker import PaperBroker
 from omega.quant.engine import Bar
-from omega.quant.executor import Limits, PaperBroker, QuantExecutor, client_order_id
+from omega.quant.executor import Limits, QuantExecutor, client_order_id
 from omega.quant.feed import QuantFeed
 from omega.quant.live import IbLiveBroker, limit_price
 from omega.quant.settings import QuantStateStore
