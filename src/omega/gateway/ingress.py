@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from omega.config import LimitsSection
+from omega.config.safety import LimitsSection
 from omega.text import scrub
 from omega.types import IncomingMessage
 
