@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from omega.channels import health
 from omega.channels.health import HealthReporter, read_health
 
 
@@ -14,7 +14,7 @@ def test_a_report_is_written_on_change_and_refreshed_only_now_and_then(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     clock = [1000.0]
-    monkeypatch.setattr(health.time, "monotonic", lambda: clock[0])
+    monkeypatch.setattr(time, "monotonic", lambda: clock[0])
     path = tmp_path / "health.json"
     account = [""]
     reporter = HealthReporter(path, lambda: account[0], every=60.0, mode="bot")
