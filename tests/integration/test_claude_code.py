@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.gateway.pipeline import friendly_error
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError

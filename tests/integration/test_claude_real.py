@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
 from omega.providers.claude.cli import LOGIN_HINT
@@ -283,7 +284,8 @@ def test_not_logged_in_is_one_clear_sentence(
 DRIVER = """
 import asyncio, json, sys
 from pathlib import Path
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox

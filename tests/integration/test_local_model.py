@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from omega.config import LocalConfig
+from omega.config.providers import LocalConfig
 from omega.providers.local import LocalProvider, bundled_model_path
 from omega.types import ChatMessage, Context
 from tests.conftest import run_omega

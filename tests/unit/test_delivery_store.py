@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import LimitsSection
+from omega.config.safety import LimitsSection
 from omega.gateway import ingress
 from omega.gateway.gateway import _redacted
 from omega.logs import REDACTED, redact, redact_url, register_secret

@@ -47,6 +47,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.cli.support",
         "omega.cli.evolution",
         "omega.cli.ops",
+        "omega.cli.setup",
         "omega.cli.quant",
         "omega.cli",
         "omega.__main__",

@@ -15,7 +15,8 @@ from threading import Thread
 
 import pytest
 
-from omega.config import Config, SandboxSection, load_config
+from omega.config import Config, load_config
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, seccomp
 from omega.sandbox import landlock as ll

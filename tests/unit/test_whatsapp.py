@@ -125,7 +125,8 @@ def test_the_real_neonize_adapter_builds_offline_and_reads_nested_media(tmp_path
     from neonize.proto import Neonize_pb2 as N
     from neonize.proto.waE2E import WAWebProtobufsE2E_pb2 as E
 
-    from omega.channels.whatsapp.client import NeonizeClient, WhatsAppClient, convert
+    from omega.channels.whatsapp.client import WhatsAppClient
+    from omega.channels.whatsapp.neonize_client import NeonizeClient, convert
 
     client = NeonizeClient(tmp_path / "session")
     assert isinstance(client, WhatsAppClient)

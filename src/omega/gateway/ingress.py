@@ -14,7 +14,7 @@ import dataclasses
 import logging
 from dataclasses import dataclass
 
-from omega.config import LimitsSection
+from omega.config.safety import LimitsSection
 from omega.memory.store import AuditEntry
 from omega.text import scrub
 from omega.turn import Outbox, PipelineDeps

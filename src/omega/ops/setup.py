@@ -21,7 +21,8 @@ import tomlkit
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from omega.config import PROVIDER_NAMES, Config, ConfigError, load_config
+from omega.config import Config, ConfigError, load_config
+from omega.config.providers import PROVIDER_NAMES
 from omega.paths import PRIVATE_FILE_MODE, OmegaPaths
 
 # Where each provider's key comes from when it is not typed in.

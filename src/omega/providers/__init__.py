@@ -8,7 +8,8 @@ import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from omega.config import ApiProviderConfig, Config
+from omega.config import Config
+from omega.config.providers import ApiProviderConfig
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
 from omega.sandbox import Sandbox

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from omega.quant.executor import BrokerResult, OrderRequest, OrderUnresolvedError
+from omega.quant.broker import BrokerResult, OrderRequest, OrderUnresolvedError
 from omega.quant.ib import connect_ib, load_ib_async
 
 REJECTED_STATES = frozenset({"Cancelled", "ApiCancelled", "Inactive"})

@@ -18,7 +18,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools import safe_fs

@@ -9,6 +9,10 @@ and voice notes are downloaded before `submit`, so their bytes are in the inbox 
 Edited messages are ignored on purpose (only `message` updates are asked for): the first
 version has already been answered, and answering an edit again would surprise more often than
 it helps.
+
+One module because receiving and sending go through one `Bot`, one wrapper for Telegram's
+flood waits and errors (`_call`) and one stop signal, which the poll loop and every send share;
+the Markdown to Telegram HTML rendering is format.py.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
-from omega.config import TelegramConfig
+from omega.config.channels import TelegramConfig
 from omega.gateway.commands import HELP
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage

@@ -15,6 +15,11 @@ Pairing: with no session the client reports QR codes; each is printed in the ter
 half-blocks), saved as `qr.png` in the session folder and sent as a photo to whoever asked
 (the owner, on whatever channel reaches them, at an unpaired start). The outcome - paired,
 failed, timed out, and later a logout from the phone - is told to them too.
+
+One module because the channel is one state machine driven by the client's events: connecting,
+pairing, receiving and sending share the client, the session folder and the set of sent ids,
+and one event (a logout, a reconnect) moves several of them at once. The library boundary is
+client.py and neonize_client.py; WhatsApp's text marks are format.py.
 """
 
 from __future__ import annotations
@@ -47,7 +52,7 @@ from omega.channels.whatsapp.client import (
     jid_user,
 )
 from omega.channels.whatsapp.format import render_whatsapp, split_text, utf16_len
-from omega.config import WhatsAppConfig
+from omega.config.channels import WhatsAppConfig
 from omega.owner import OWNER
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from omega.text import scrub
