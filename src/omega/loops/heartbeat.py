@@ -27,6 +27,7 @@ from omega.turn import (
     PromptSituation,
     ask_provider,
     compose_system_prompt,
+    usage_fields,
 )
 from omega.types import ChatMessage, Context, IncomingMessage
 
@@ -162,11 +163,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
             sender_id=owner,
             input_text="(heartbeat)",
             output_text=reply.text,
-            provider=reply.provider,
-            model=reply.model,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.usage.cost_usd,
+            **usage_fields(reply),
             status="ok",
             event="heartbeat",
             detail="suppressed: all fine" if suppressed else "alert delivered",
