@@ -34,8 +34,8 @@ from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 from omega.channels.base import Submit
 from omega.channels.health import write_health
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
+from omega.commands_table import HELP
 from omega.config.channels import TelegramConfig
-from omega.gateway.commands import HELP
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
