@@ -1,7 +1,7 @@
 """The gateway: admits, persists and dispatches messages (one sender at a time) and delivers
 the replies, on the channels and when the composition root (omega.app) tells it to serve.
 
-Over 400 lines because admission, per-sender dispatch, delivery (owner routes, the alert
+One module because admission, per-sender dispatch, delivery (owner routes, the alert
 digest) and the inbox replay share one state (the channels, the sender queues and workers,
 the handled futures) and one contract: every accepted message is answered exactly once.
 Building the service, its background jobs and its start/stop order live in omega.app."""
