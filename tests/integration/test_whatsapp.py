@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from omega.app import Runtime, bootstrap, pipeline_deps
-from omega.channels.base import Submit
+from omega.app import Runtime, Service, bootstrap, pipeline_deps, run_service
+from omega.channels.base import Channel, Submit
 from omega.channels.health import channel_health_lines
 from omega.channels.whatsapp import WhatsAppChannel
 from omega.channels.whatsapp.client import Media, Received, WaMessage
@@ -124,9 +124,9 @@ async def omega(
     )
     terminal = Terminal()
     stop = asyncio.Event()
-    serving = asyncio.create_task(
-        Gateway(deps, [channel, terminal]).run(stop, loops=False, grace=grace)
-    )
+    channels: list[Channel] = [channel, terminal]
+    service = Service(deps, channels, Gateway(deps, channels), jobs=[], grace=grace)
+    serving = asyncio.create_task(run_service(service, stop))
     await until(lambda: client.on_event is not None and terminal.submit is not None)
     try:
         yield Running(channel, client, terminal, home, output, store, runtime)

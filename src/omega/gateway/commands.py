@@ -10,13 +10,16 @@ from datetime import tzinfo
 
 from omega.channels.base import PairingChannel
 from omega.channels.health import channel_health_lines
+from omega.commands_table import HELP, NAMES
 from omega.config import Config
 from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
 from omega.evolution.review import render_review
 from omega.evolution.self_heal import SelfHealStore, clear_escalation
-from omega.memory.store import AuditEntry, Store, TaskLookupError
+from omega.memory.audit import AuditEntry
+from omega.memory.store import Store
+from omega.memory.tasks import TaskLookupError
 from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES
@@ -28,33 +31,6 @@ from omega.tools.mcp_health import status_lines as mcp_status_lines
 from omega.turn import Role, creator_role, is_owner, may_edit_task
 from omega.types import IncomingMessage
 
-HELP = {
-    "help": "this list",
-    "status": "uptime, provider, sandbox, database (owner only)",
-    "memory": "what I remember about you",
-    "history": "summaries of our last conversations",
-    "facts": "the facts I know about you",
-    "forget": "close this conversation and start fresh",
-    "tasks": "your pending reminders and actions",
-    "cancel <id>": "cancel a task by its id (or the start of it)",
-    "language [name]": "show or set my language (/lang too)",
-    "personality [text|reset]": "show, set or reset how I talk to you",
-    "purge": "forget every fact about you",
-    "skills": "installed skills",
-    "projects": "projects, the active one marked",
-    "project [name|off]": "show, activate or deactivate a project",
-    "limitations": "what I know I cannot do yet (owner only)",
-    "resolve <id>": "mark a limitation resolved (owner only)",
-    "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
-    "approve <id> [notes]": "approve a proposal (owner only)",
-    "reject <id> <reason>": "reject a proposal (owner only)",
-    "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
-    "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
-    "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (
-        "advisory trading signals and the guarded executor (owner only)"
-    ),
-}
-NAMES = frozenset(key.split()[0] for key in HELP) | {"lang"}
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
 OWNER_ONLY = "Only my owner can do that."
 _COMMAND = re.compile(r"^/(?P<name>[A-Za-z_]+)(?:@(?P<bot>[\w.]+))?(?:\s+(?P<args>.*))?$", re.S)

@@ -1,4 +1,10 @@
-"""The gateway: runs channels, persists and dispatches messages, one sender at a time."""
+"""The gateway: admits, persists and dispatches messages (one sender at a time) and delivers
+the replies, on the channels and when the composition root (omega.app) tells it to serve.
+
+One module because admission, per-sender dispatch, delivery (owner routes, the alert
+digest) and the inbox replay share one state (the channels, the sender queues and workers,
+the handled futures) and one contract: every accepted message is answered exactly once.
+Building the service, its background jobs and its start/stop order live in omega.app."""
 
 from __future__ import annotations
 
@@ -15,8 +21,9 @@ from collections.abc import Callable, Sequence
 from omega import i18n
 from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
+from omega.gateway.delivery import send_stored
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import handle_message, respond, send_stored
+from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
@@ -371,63 +378,24 @@ class Gateway:
         while self._workers:
             await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
 
-    def _start_loops(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-        from omega.loops.heartbeat import heartbeat_loop
-        from omega.loops.scheduler import Scheduler
-        from omega.loops.summarizer import summarizer_loop
+    async def prepare(self) -> None:
+        """Prepare the provider; one that cannot be prepared still lets channels answer kindly."""
+        try:
+            await self.deps.provider.prepare()
+        except Exception as exc:
+            log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
 
-        config = self.deps.config
-        tasks = [asyncio.create_task(summarizer_loop(self.deps, stop), name="summarizer")]
-        if config.scheduler.enabled:
-            scheduler = Scheduler(self.deps, self, respond)
-            tasks.append(asyncio.create_task(scheduler.run(stop), name="scheduler"))
-        if config.heartbeat.enabled:
-            tasks.append(
-                asyncio.create_task(heartbeat_loop(self.deps, self, stop), name="heartbeat")
-            )
-        return tasks
-
-    async def _alert_unconfined_sandbox(self) -> None:
-        """Tell the owner once when the configured sandbox cannot be enforced here."""
-        from omega.sandbox import degraded_alert, probe
-
-        status = probe(self.deps.config.sandbox.mode)
-        if not status.degraded:
-            return
-        log.warning("sandbox: %s", status.describe())
-        text = degraded_alert(status, self.deps.paths)
-        if text:
-            await self.send(owner_alert(text))
-
-    async def run(
+    async def serve(
         self,
         stop: asyncio.Event | None = None,
-        loops: bool = True,
-        summarize_on_exit: bool = False,
         grace: float | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> None:
-        """Serve until every channel's input ends or, when given, until `stop` is set.
+        """Run the channels until every one's input ends or, when given, until `stop` is set.
 
-        `on_ready` is called once the inbox is replayed and every channel is receiving (the
-        service manager's readiness notification).
-
-        Then: stop intake, let in-flight replies finish within the grace period (what does not
-        finish stays in the durable inbox for the next start), stop the loops and optionally
-        summarize the conversations still open.
-        """
-        try:
-            await self.deps.provider.prepare()
-        except Exception as exc:  # an unavailable provider still lets channels answer kindly
-            log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
-        loops_stop = asyncio.Event()
-        background = self._start_loops(loops_stop) if loops else []
-        await self.replay_inbox()
-        await self._alert_unconfined_sandbox()
-        try:
-            await self.flush_owner_alerts()
-        except Exception:
-            log.exception("delivering kept owner alerts failed")
+        `on_ready` is called once every channel is receiving. Then: stop intake and let
+        in-flight replies finish within `grace` (None: `[omega] shutdown_grace_secs`); what
+        does not finish stays in the durable inbox for the next start."""
         channel_tasks = [
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
@@ -458,16 +426,9 @@ class Gateway:
         left = await self.unanswered()
         if left:  # an answer already sent is no loss, whatever work followed it
             log.warning("%d messages were not answered in time; they stay in the inbox", len(left))
-        loops_stop.set()
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Send the alerts collapsed into the digest so far (kept for the owner, never dropped)."""
         if self._digest_task is not None:
             self._digest_task.cancel()
-        await self.flush_digest()  # collapsed alerts are kept for the owner, never dropped
-        if summarize_on_exit:
-            from omega.loops.summarizer import summarize_all_active
-
-            count = await summarize_all_active(self.deps)
-            log.info("summarized %d open conversations at shutdown", count)
-        log.info("gateway stopped")
+        await self.flush_digest()

@@ -15,7 +15,7 @@ import logging
 from dataclasses import dataclass
 
 from omega.config.safety import LimitsSection
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.text import scrub
 from omega.turn import Outbox, PipelineDeps
 from omega.types import IncomingMessage

@@ -27,7 +27,7 @@ from omega.evolution.mcp_report import report_server_failures
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments, ingress, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
-from omega.gateway.delivery import conclude, deliver_answer, send_stored
+from omega.gateway.delivery import conclude, deliver_answer
 from omega.gateway.language import detect_language
 from omega.gateway.planning import plan_message, routing_enabled
 from omega.gateway.routing import DIRECT, Plan
@@ -65,7 +65,7 @@ from omega.types import (
     OutgoingKind,
 )
 
-__all__ = ["handle_message", "respond", "send_stored"]
+__all__ = ["handle_message", "respond"]
 
 log = logging.getLogger(__name__)
 MAX_SKILL_CHARS = 2000

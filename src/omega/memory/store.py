@@ -15,15 +15,13 @@ Limitations, proposals and lessons keep their repositories in omega.evolution, o
 
 from __future__ import annotations
 
-from omega.memory.audit import AuditEntry, AuditLog
+from omega.memory.audit import AuditLog
 from omega.memory.conversations import Conversations
 from omega.memory.inbox import Inbox
 from omega.memory.people import People
-from omega.memory.tasks import TaskLookupError, Tasks
+from omega.memory.tasks import Tasks
 
-# AuditEntry and TaskLookupError live in audit.py and tasks.py; they are re-exported here only
-# until gateway/gateway.py and gateway/commands.py import them from there (test_layers.PENDING).
-__all__ = ["AuditEntry", "Store", "TaskLookupError"]
+__all__ = ["Store"]
 
 
 class Store(Conversations, People, Tasks, AuditLog, Inbox):

@@ -29,7 +29,7 @@ from omega.web.context import WebContext, templates
 from omega.web.security import Guard, Sessions
 
 if TYPE_CHECKING:
-    from omega.app import Runtime
+    from omega.app.runtime import Runtime
     from omega.gateway.gateway import Gateway
     from omega.memory.store import Store
     from omega.turn import PipelineDeps

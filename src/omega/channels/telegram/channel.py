@@ -34,9 +34,9 @@ from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
 from omega.channels.text import split_text, utf16_len
+from omega.commands_table import HELP
 from omega.config.channels import TelegramConfig
 from omega.errors import OmegaError
-from omega.gateway.commands import HELP
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
