@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from omega.app.runtime import Runtime
+from omega.errors import OmegaError
 
 if TYPE_CHECKING:
     from omega.channels.base import Channel
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from omega.web.app import WebServer
 
 
-class StartError(Exception):
+class StartError(OmegaError):
     """The service cannot start here; the message is for the person at the terminal."""
 
 
