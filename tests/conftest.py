@@ -9,9 +9,14 @@ import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
+from omega.app import bootstrap, pipeline_deps
+from omega.memory import Store
+from omega.providers.base import Provider
+from omega.turn import PipelineDeps
 from tests.fakes.openai_server import FakeOpenAI
 
 CREDENTIAL_VARS = (
@@ -43,6 +48,37 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A running scripted OpenAI-compatible server."""
     with FakeOpenAI() as server:
         yield server
+
+
+class MakeDeps(Protocol):
+    """Builds the pipeline's deps in the test's OMEGA_HOME (see the `make_deps` fixture)."""
+
+    def __call__(self, provider: Provider | None = None, /, **env: str) -> PipelineDeps:
+        """Deps with `env` (OMEGA_* settings) set first and `provider` in place of the real one."""
+        ...
+
+
+@pytest.fixture
+def make_deps(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MakeDeps]:
+    """The one way tests build PipelineDeps, as `omega start` does: settings from `env` (set
+    for the rest of the test), the configured provider unless a double is given; every store
+    it opened is closed at teardown."""
+    stores: list[Store] = []
+
+    def make(provider: Provider | None = None, /, **env: str) -> PipelineDeps:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        runtime = bootstrap(isolated_env)
+        store = Store(runtime.paths.db)
+        stores.append(store)
+        deps = pipeline_deps(runtime, store)
+        if provider is not None:
+            deps.provider = provider
+        return deps
+
+    yield make
+    for store in stores:
+        store.close()
 
 
 @dataclass
