@@ -19,13 +19,8 @@ class FakeProvider:
     contexts it was asked with, in order."""
 
     def __init__(self, name: str) -> None:
-        self._name = name
+        self.name = name  # as on its replies
         self.contexts: list[Context] = []
-
-    @property
-    def name(self) -> str:
-        """The provider's name, as on its replies."""
-        return self._name
 
     def availability(self) -> tuple[bool, str]:
         """Always available."""

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
+from omega.app import bootstrap
 from omega.config import Config
 from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
 from omega.evolution.gate import Policy, check_proposal
@@ -24,7 +24,9 @@ from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools
 from omega.turn import PipelineDeps
-from omega.types import Context, OutgoingMessage, Reply, ToolCall, Usage
+from omega.types import OutgoingMessage, Reply, ToolCall, Usage
+from tests.conftest import MakeDeps
+from tests.fakes.providers import ScriptedProvider
 
 GOOD: dict[str, Any] = {
     "name": "weather-report",
@@ -255,24 +257,11 @@ def test_human_tools_load_only_when_the_owner_pinned_them(isolated_env: Path) ->
     assert sorted(reasons) == ["changed", "unknown", "unknown"]
 
 
-class Evaluator:
+def evaluator(answer: dict[str, Any]) -> ScriptedProvider:
     """A provider answering introspection prompts with a fixed evaluation."""
-
-    name = "openai"
-
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-
-    def availability(self) -> tuple[bool, str]:
-        return True, ""
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        self.prompts.append(context.prompt)
-        return Reply(text=json.dumps(self.answer), provider="openai", usage=Usage(300, 80, None))
+    return ScriptedProvider(
+        default=json.dumps(answer), name="openai", model="", usage=Usage(300, 80, None)
+    )
 
 
 class Out:
@@ -286,15 +275,10 @@ class Out:
         return None
 
 
-def evo_deps(
-    home: Path, provider: Evaluator, monkeypatch: pytest.MonkeyPatch, mode: str
-) -> PipelineDeps:
-    monkeypatch.setenv("OMEGA_EVOLUTION__SELF_LEARN", mode)
-    monkeypatch.setenv("OMEGA_EVOLUTION__INTROSPECT_INTERVAL", "3")
-    runtime = bootstrap(home)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    deps.provider = provider  # type: ignore[assignment]
-    return deps
+def evo_deps(make_deps: MakeDeps, provider: ScriptedProvider, mode: str) -> PipelineDeps:
+    return make_deps(
+        provider, OMEGA_EVOLUTION__SELF_LEARN=mode, OMEGA_EVOLUTION__INTROSPECT_INTERVAL="3"
+    )
 
 
 CALLS = [
@@ -318,11 +302,9 @@ EVALUATION = {
 }
 
 
-def test_introspection_runs_every_n_calls_and_learns(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Evaluator(EVALUATION)
-    deps = evo_deps(isolated_env, provider, monkeypatch, "passive")
+def test_introspection_runs_every_n_calls_and_learns(make_deps: MakeDeps) -> None:
+    provider = evaluator(EVALUATION)
+    deps = evo_deps(make_deps, provider, "passive")
     deps.store.record_tool_calls(CALLS[:2], agent="openai", channel="terminal", sender_id="ana")
     assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # 2 < 3
     deps.store.record_tool_calls(CALLS[2:], agent="openai", channel="terminal", sender_id="ana")
@@ -337,10 +319,8 @@ def test_introspection_runs_every_n_calls_and_learns(
     assert average_satisfaction(deps.store) == 0.7
 
 
-def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "active")
+def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(make_deps: MakeDeps) -> None:
+    deps = evo_deps(make_deps, evaluator(EVALUATION), "active")
     ProposalStore(deps.store).add_fragment(
         "introspection_evaluation", "Prefer concrete patterns", "test"
     )
@@ -357,20 +337,16 @@ def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(
     assert "Prefer concrete patterns" in deps.provider.prompts[0]  # type: ignore[attr-defined]
 
 
-def test_introspection_off_does_nothing(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Evaluator(EVALUATION)
-    deps = evo_deps(isolated_env, provider, monkeypatch, "off")
+def test_introspection_off_does_nothing(make_deps: MakeDeps) -> None:
+    provider = evaluator(EVALUATION)
+    deps = evo_deps(make_deps, provider, "off")
     deps.store.record_tool_calls(CALLS * 3, agent="openai")
     assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None
     assert provider.prompts == []
 
 
-def test_critic_turns_a_failing_tool_into_a_limitation(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "passive")
+def test_critic_turns_a_failing_tool_into_a_limitation(make_deps: MakeDeps) -> None:
+    deps = evo_deps(make_deps, evaluator(EVALUATION), "passive")
     failing = [ToolCall("fetch_url", {"url": "x"}, False, "", 3, "timeout")] * 5
     deps.store.record_tool_calls([*failing, ToolCall("read_file", {}, True)], agent="openai")
     stats = {s.tool: s for s in tool_effectiveness(deps.store)}
