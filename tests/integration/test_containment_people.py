@@ -6,21 +6,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message, respond
 from omega.loops.scheduler import Scheduler
-from omega.memory import Store
 from omega.owner import OWNER as OWNER_ADDRESS
 from omega.skills.guarded import bundled_dir
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage, OutgoingMessage
-from tests.conftest import openai_env
+from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 # Telegram ids: the owner (heartbeat target) and three people who may only talk.
@@ -47,22 +43,16 @@ class Out:
 
 
 @pytest.fixture
-def deps(
-    isolated_env: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[PipelineDeps]:
-    env = openai_env(
-        fake_openai,
-        OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps([MALLORY, BOB, ANA, OWNER]),
-        OMEGA_HEARTBEAT__CHANNEL="telegram",
-        OMEGA_HEARTBEAT__REPLY_TARGET=OWNER,
-        OMEGA_PROVIDER__CLASSIFY="false",
+def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
+    return make_deps(
+        **openai_env(
+            fake_openai,
+            OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps([MALLORY, BOB, ANA, OWNER]),
+            OMEGA_HEARTBEAT__CHANNEL="telegram",
+            OMEGA_HEARTBEAT__REPLY_TARGET=OWNER,
+            OMEGA_PROVIDER__CLASSIFY="false",
+        )
     )
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    yield pipeline_deps(runtime, store)
-    store.close()
 
 
 def say(deps: PipelineDeps, sender: str, text: str, out: Out | None = None) -> Out:
