@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -17,7 +18,9 @@ from omega.app import bootstrap, pipeline_deps
 from omega.memory import Store
 from omega.providers.base import Provider
 from omega.turn import PipelineDeps
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",
@@ -48,6 +51,31 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A running scripted OpenAI-compatible server."""
     with FakeOpenAI() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The pinned `claude` CLI (installed on first use); a visible skip only where npm is absent."""
+    try:
+        return pinned_claude()
+    except UnavailableError as exc:
+        if shutil.which("npm") is None:
+            pytest.skip(f"real-CLI contract tests skipped: {exc}")
+        raise
+
+
+@pytest.fixture
+def real_claude(
+    claude_bin: Path, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RealClaude]:
+    """The one set-up of the tests with the real `claude` CLI: the pinned CLI, a running fake
+    Messages API, $OMEGA_HOME with a secret in config.toml, a fresh user home; the CLI's
+    environment and Omega's other secrets are set in this test's environment."""
+    with FakeAnthropic() as api:
+        claude = RealClaude.prepare(claude_bin, api, isolated_env, tmp_path / "user-home")
+        for name, value in claude.env.items():
+            monkeypatch.setenv(name, value)
+        yield claude
 
 
 class MakeDeps(Protocol):

@@ -411,7 +411,7 @@ print(json.dumps(found))
 def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
     """Omega run by an unprivileged user (root plays `nobody`): bubblewrap then builds its
     namespace in a user namespace; a socket that user may connect to stays out of reach."""
-    from tests.integration.test_claude_real import user_python
+    from tests.fakes.real_claude import user_python
 
     root = os.geteuid() == 0
     python = user_python() if root else PY
