@@ -39,6 +39,8 @@ from tests.fakes.real_claude import (
     user_python,
 )
 
+pytestmark = pytest.mark.slow  # every test runs the real claude CLI (seconds per call)
+
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo_server.py"
 DEGRADED = SandboxStatus("sandbox", "none", degraded=True, detail="playing a system without it")
 LEAN_LIMIT = 16 * 1024  # the planning request, bytes (the CLI's full harness: ~116 KB)
@@ -209,6 +211,7 @@ from omega.paths import OmegaPaths
 from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox
 from omega.types import ChatMessage, Context
+
 paths = OmegaPaths(Path(sys.argv[1]))
 p = ClaudeCodeProvider(ClaudeCodeConfig(), paths.workspace, executable=sys.argv[2],
                        sandbox=Sandbox(SandboxSection(), paths))

@@ -12,11 +12,15 @@ import sys
 from collections.abc import Mapping
 from typing import Any
 
+import pytest
+
 from tests.conftest import CliResult, jsonl, run_omega
 from tests.fakes import mcp_installs
 from tests.fakes.anthropic_server import Step
 from tests.fakes.real_claude import RealClaude, tool_results
 from tests.integration.test_mcp_installs import MEMORY, OFFLINE, add_skill
+
+pytestmark = pytest.mark.slow  # every test runs the real claude CLI (seconds per call)
 
 
 def chat_claude(
