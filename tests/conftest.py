@@ -1,4 +1,5 @@
-"""Shared fixtures: an isolated OMEGA_HOME, no credentials, and helpers to run the CLI."""
+"""Shared fixtures: an isolated OMEGA_HOME, no credentials, the pipeline's deps (`make_deps`),
+the real `claude` CLI's set-up (`real_claude`), and helpers to run the CLI."""
 
 from __future__ import annotations
 
