@@ -15,31 +15,13 @@ from omega.loops.scheduler import Scheduler
 from omega.owner import OWNER as OWNER_ADDRESS
 from omega.skills.guarded import bundled_dir
 from omega.turn import PipelineDeps
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage
 from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.outbox import Recorder
 
 # Telegram ids: the owner (heartbeat target) and three people who may only talk.
 OWNER, MALLORY, BOB, ANA = "42", "666", "7", "8"
-
-
-class Out:
-    """Records what is sent; `deliver` (the scheduler's strict send) can be made to fail."""
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-        self.fail_delivery = False
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def deliver(self, message: OutgoingMessage) -> None:
-        if self.fail_delivery:
-            raise ConnectionError("telegram is down")
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
 
 
 @pytest.fixture
@@ -55,8 +37,8 @@ def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
     )
 
 
-def say(deps: PipelineDeps, sender: str, text: str, out: Out | None = None) -> Out:
-    out = out or Out()
+def say(deps: PipelineDeps, sender: str, text: str, out: Recorder | None = None) -> Recorder:
+    out = out or Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("telegram", sender, text), out))
     return out
 
@@ -126,7 +108,7 @@ def test_retries_of_an_undeliverable_verification_task_are_not_iterations(
         Step(match="Self-healing verification", text="Still slow.\nSELF_HEAL: tuned | check")
         for _ in range(3)
     ]
-    out = Out()
+    out = Recorder()
     out.fail_delivery = True
     scheduler = Scheduler(deps, out, respond)
     for _ in range(3):  # the send fails: the task goes back to pending and is retried

@@ -23,21 +23,21 @@ from omega.turn import PipelineDeps, ask_provider, local_owner_id
 from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
 from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
-from tests.unit.test_loops import Outbox
 
 OWNER_ID = local_owner_id()  # the owner at the terminal by default
 ANA_IS_OWNER = '["terminal:ana"]'  # most tests here speak as the owner, Ana
 
 
-def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Outbox:
-    out = Outbox()
+def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Recorder:
+    out = Recorder()
     message = IncomingMessage("terminal", sender, text, is_group=group)
     asyncio.run(handle_message(deps, message, out))
     return out
 
 
-def replies(out: Outbox) -> list[str]:
+def replies(out: Recorder) -> list[str]:
     return [m.text for m in out.sent if m.kind == "reply"]
 
 
@@ -146,7 +146,7 @@ def test_background_calls_offer_no_tools(make_deps: MakeDeps, fake_openai: FakeO
     conversation = deps.store.active_conversation_id("terminal", "ana")
     assert conversation is not None
     asyncio.run(summarize_conversation(deps, conversation))
-    asyncio.run(run_heartbeat(deps, Outbox()))
+    asyncio.run(run_heartbeat(deps, Recorder()))
     reply_requests = [r for r in fake_openai.requests if r.last_user_text == "hi there"]
     background = [r for r in fake_openai.requests if r.last_user_text != "hi there"]
     background += fake_openai.planner_requests
@@ -227,7 +227,7 @@ def test_a_plan_over_20_steps_is_never_cut_silently(
     deps = make_deps(ScriptedProvider(), OMEGA_AUTH__OWNERS=ANA_IS_OWNER)
     deps.provider = PlanningProvider(deps.paths.workspace, 25)
 
-    class Typing(Outbox):
+    class Typing(Recorder):
         typed = 0
 
         async def typing(self, channel: str, target: str) -> None:
@@ -263,7 +263,7 @@ def test_scheduled_actions_use_the_complex_model(
         due_at=due,
         task_type="action",
     )
-    out = Outbox()
+    out = Recorder()
     assert asyncio.run(Scheduler(deps, out, respond).run_due()) == 1
     [request] = fake_openai.requests
     assert request.body["model"] == "big-model"

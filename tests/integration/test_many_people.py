@@ -303,7 +303,7 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     from omega.gateway.pipeline import handle_message, respond
     from omega.loops.scheduler import Scheduler
     from omega.types import IncomingMessage
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
     deps = make_deps(**openai_env(fake_openai, **NO_ROUTING))
     store = deps.store
@@ -315,7 +315,7 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
             "SELF_HEAL: notes | read them",
         ),
     ]
-    out = Out()
+    out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "mallory", "later"), out))
     [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
     assert asyncio.run(Scheduler(deps, out, respond).fire(task)) is True

@@ -14,21 +14,11 @@ from omega.quant.commands import quant_command
 from omega.quant.executor import PaperBroker, QuantExecutor
 from omega.quant.settings import QuantStateStore
 from omega.turn import PipelineDeps, local_owner_id
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
 
 
 def _deps(make_deps: MakeDeps) -> tuple[PipelineDeps, ScriptedProvider]:

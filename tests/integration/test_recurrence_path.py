@@ -12,8 +12,8 @@ from omega.loops.scheduler import Scheduler
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
 from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
-from tests.unit.test_loops import Outbox
 
 LISBON = ZoneInfo("Europe/Lisbon")
 
@@ -26,8 +26,8 @@ def deps_for(make_deps: MakeDeps, model_reply: str) -> PipelineDeps:
     )
 
 
-def ask(deps: PipelineDeps, text: str) -> Outbox:
-    out = Outbox()
+def ask(deps: PipelineDeps, text: str) -> Recorder:
+    out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "ana", text), out))
     return out
 
@@ -35,7 +35,7 @@ def ask(deps: PipelineDeps, text: str) -> Outbox:
 def fire(deps: PipelineDeps, times: int) -> list[datetime]:
     """Let the scheduler fire the person's one task `times` times; the local times it fired."""
     [task] = deps.store.pending_tasks("ana")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     fired: list[datetime] = []
     for _ in range(times):

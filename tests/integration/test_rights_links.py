@@ -200,7 +200,7 @@ def test_an_action_runs_with_its_creators_role_at_creation(
 ) -> None:
     from omega.gateway.pipeline import respond
     from omega.loops.scheduler import Scheduler
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
     # Alice schedules an action while she is a person ...
     fake_openai.script = [Step(text=f"Will do.\nSCHEDULE_ACTION: look around | {LATER}")]
@@ -212,7 +212,7 @@ def test_an_action_runs_with_its_creators_role_at_creation(
     fake_openai.script = [Step(match="Scheduled action", text="Done.\nHEARTBEAT_ADD: look again")]
     [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
     assert task.creator_role == "person"
-    assert asyncio.run(Scheduler(deps, Out(), respond).fire(task)) is True
+    assert asyncio.run(Scheduler(deps, Recorder(), respond).fire(task)) is True
     action = next(r for r in fake_openai.requests if "Scheduled action" in r.last_user_text)
     assert "run_shell" not in tool_names(action)
     assert not (isolated_env / "HEARTBEAT.md").exists()

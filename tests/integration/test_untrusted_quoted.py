@@ -85,7 +85,7 @@ def test_the_owner_role_heartbeat_acts_on_none_of_a_persons_words(
 ) -> None:
     from omega.loops.heartbeat import run_heartbeat
     from omega.loops.summarizer import summarize_conversation
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
     ten_failing_reads(fake_openai, isolated_env)
     before = (isolated_env / "HEARTBEAT.md").read_text()
@@ -98,7 +98,7 @@ def test_the_owner_role_heartbeat_acts_on_none_of_a_persons_words(
     asyncio.run(summarize_conversation(deps, conversation))
     # A heartbeat model that repeats what it was given: checklist, limitations, activity.
     fake_openai.script = []
-    out = Out()
+    out = Recorder()
     asyncio.run(run_heartbeat(deps, out))
     [request] = [r for r in fake_openai.requests if "scheduled heartbeat" in r.last_user_text]
     assert_quoted(request.last_user_text)

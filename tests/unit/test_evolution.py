@@ -24,8 +24,9 @@ from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools
 from omega.turn import PipelineDeps
-from omega.types import OutgoingMessage, Reply, ToolCall, Usage
+from omega.types import Reply, ToolCall, Usage
 from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
 
 GOOD: dict[str, Any] = {
@@ -264,17 +265,6 @@ def evaluator(answer: dict[str, Any]) -> ScriptedProvider:
     )
 
 
-class Out:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
 def evo_deps(make_deps: MakeDeps, provider: ScriptedProvider, mode: str) -> PipelineDeps:
     return make_deps(
         provider, OMEGA_EVOLUTION__SELF_LEARN=mode, OMEGA_EVOLUTION__INTROSPECT_INTERVAL="3"
@@ -306,16 +296,16 @@ def test_introspection_runs_every_n_calls_and_learns(make_deps: MakeDeps) -> Non
     provider = evaluator(EVALUATION)
     deps = evo_deps(make_deps, provider, "passive")
     deps.store.record_tool_calls(CALLS[:2], agent="openai", channel="terminal", sender_id="ana")
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # 2 < 3
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None  # 2 < 3
     deps.store.record_tool_calls(CALLS[2:], agent="openai", channel="terminal", sender_id="ana")
-    result = asyncio.run(maybe_introspect(deps, Out(), "openai"))
+    result = asyncio.run(maybe_introspect(deps, Recorder(), "openai"))
     assert result is not None and result.status == "ok"
     assert "❌ run_shell" in provider.prompts[0] and "3 tests failed" in provider.prompts[0]
     learned = ProposalStore(deps.store).recent_learnings("terminal:ana")
     assert learned == ["Run the tests again after each fix"]
     assert ProposalStore(deps.store).recent_learnings("telegram:bob") == []  # ana's only
     assert ProposalStore(deps.store).find() == []  # passive: no proposals
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # counter reset
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None  # counter reset
     assert average_satisfaction(deps.store) == 0.7
 
 
@@ -325,7 +315,7 @@ def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(make_deps: M
         "introspection_evaluation", "Prefer concrete patterns", "test"
     )
     deps.store.record_tool_calls(CALLS, agent="openai")
-    out = Out()
+    out = Recorder()
     asyncio.run(maybe_introspect(deps, out, "openai"))
     [proposal] = ProposalStore(deps.store).find()
     assert (proposal.name, proposal.source, proposal.status) == (
@@ -341,7 +331,7 @@ def test_introspection_off_does_nothing(make_deps: MakeDeps) -> None:
     provider = evaluator(EVALUATION)
     deps = evo_deps(make_deps, provider, "off")
     deps.store.record_tool_calls(CALLS * 3, agent="openai")
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None
     assert provider.prompts == []
 
 
@@ -352,8 +342,8 @@ def test_critic_turns_a_failing_tool_into_a_limitation(make_deps: MakeDeps) -> N
     stats = {s.tool: s for s in tool_effectiveness(deps.store)}
     assert stats["fetch_url"].success_rate == 0.0
     assert stats["fetch_url"].recurring_errors == (("timeout", 5),)
-    assert asyncio.run(review_tools(deps, Out())) == ["fetch_url"]
-    assert asyncio.run(review_tools(deps, Out())) == []  # stored once
+    assert asyncio.run(review_tools(deps, Recorder())) == ["fetch_url"]
+    assert asyncio.run(review_tools(deps, Recorder())) == []  # stored once
     [item] = LimitationStore(deps.store).list()
     assert item.title == "Tool fetch_url keeps failing" and item.source == "critic"
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import UTC, datetime, time, timedelta
 
 import pytest
@@ -20,30 +19,9 @@ from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_convers
 from omega.owner import OWNER
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps
-from omega.types import OutgoingMessage
 from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
-
-
-class Outbox:
-    """Records deliveries; can be told to fail the next N."""
-
-    def __init__(self, failures: int = 0) -> None:
-        self.sent: list[OutgoingMessage] = []
-        self.failures = failures
-
-    async def deliver(self, message: OutgoingMessage) -> None:
-        if self.failures:
-            self.failures -= 1
-            raise ConnectionError("network down")
-        self.sent.append(message)
-
-    async def send(self, message: OutgoingMessage) -> None:
-        with contextlib.suppress(ConnectionError):
-            await self.deliver(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
 
 
 def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
@@ -74,7 +52,7 @@ def test_due_reminder_is_delivered_once(make_deps: MakeDeps) -> None:
     deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, NOW - timedelta(seconds=1))
     add_task(deps, NOW + timedelta(hours=1), description="later")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.run_due(NOW)) == 1
     assert asyncio.run(scheduler.run_due(NOW)) == 0
@@ -88,7 +66,7 @@ def test_due_reminder_is_delivered_once(make_deps: MakeDeps) -> None:
 def test_repeating_task_moves_to_its_next_occurrence(make_deps: MakeDeps) -> None:
     deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, datetime(2020, 1, 31, 9, 0, tzinfo=UTC), repeat="monthly")
-    out = Outbox()
+    out = Recorder()
     asyncio.run(Scheduler(deps, out, respond).run_due())
     task = deps.store.task(task_id)
     assert task is not None and task.status == "pending"
@@ -105,7 +83,7 @@ def test_failed_send_is_retried_with_backoff_never_marked_delivered(make_deps: M
         OMEGA_SCHEDULER__MAX_RETRIES="1",
     )
     task_id = add_task(deps, NOW - timedelta(minutes=5))
-    out = Outbox(failures=1)
+    out = Recorder(failures=1)
     scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
@@ -131,7 +109,7 @@ def test_crash_between_send_and_bookkeeping_does_not_fire_twice(make_deps: MakeD
     deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, NOW - timedelta(seconds=5), repeat="daily")
     assert deps.store.claim_task(task_id)  # the run that died had claimed and sent it
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.recover()) == 1
     asyncio.run(scheduler.run_due(datetime.now(UTC)))
@@ -146,7 +124,7 @@ def test_action_task_runs_the_provider_and_can_schedule_more(make_deps: MakeDeps
     )
     deps = make_deps(provider)
     add_task(deps, NOW - timedelta(seconds=1), description="Check the news", task_type="action")
-    out = Outbox()
+    out = Recorder()
     asyncio.run(Scheduler(deps, out, respond).run_due(NOW))
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Top story: rain."]
     assert "Check the news" in provider.prompts[0]
@@ -159,7 +137,7 @@ def test_failing_action_is_retried_not_lost(make_deps: MakeDeps) -> None:
     provider = ScriptedProvider(ProviderError("down", kind="timeout"), "Done now.")
     deps = make_deps(provider, OMEGA_SCHEDULER__RETRY_BASE_SECS="1")
     task_id = add_task(deps, NOW, description="Backup report", task_type="action")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
@@ -170,7 +148,7 @@ def test_failing_action_is_retried_not_lost(make_deps: MakeDeps) -> None:
 
 def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(make_deps: MakeDeps) -> None:
     deps = make_deps(ScriptedProvider())
-    out = Outbox()
+    out = Recorder()
 
     async def scenario() -> float:
         stop = asyncio.Event()
@@ -235,7 +213,7 @@ def heartbeat_deps(make_deps: MakeDeps, provider: ScriptedProvider) -> PipelineD
 def test_heartbeat_skips_without_checklist(make_deps: MakeDeps) -> None:
     provider = ScriptedProvider("Something is wrong")
     deps = heartbeat_deps(make_deps, provider)
-    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+    assert asyncio.run(run_heartbeat(deps, Recorder())) is None
     assert provider.prompts == []
 
 
@@ -249,7 +227,7 @@ def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(make_deps: Mak
     deps.store.close_conversation(
         deps.store.store_exchange("terminal", "owner", "a", "b"), "Talked about disks."
     )
-    out = Outbox()
+    out = Recorder()
     assert asyncio.run(run_heartbeat(deps, out)) is None
     assert out.sent == []
     assert "Check disk space" in provider.prompts[0]
@@ -265,7 +243,7 @@ def test_heartbeat_loop_follows_interval_changes(make_deps: MakeDeps) -> None:
     provider = ScriptedProvider(*["Alert!"] * 20)
     deps = heartbeat_deps(make_deps, provider)
     deps.paths.heartbeat.write_text("- Check things\n")
-    out = Outbox()
+    out = Recorder()
 
     async def scenario() -> int:
         stop = asyncio.Event()
@@ -341,7 +319,7 @@ def test_heartbeat_carries_open_limitations_and_can_resolve_them(make_deps: Make
     repo = LimitationStore(deps.store)
     repo.add("No email", "Cannot send emails", "Add SMTP", "marker", reported_by="owner")
     deps.paths.heartbeat.write_text("- [ ] No email — Cannot send emails\n- Check disk\n")
-    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+    assert asyncio.run(run_heartbeat(deps, Recorder())) is None
     assert "## Self-Audit" in provider.prompts[0]
     assert "OS sandbox of your commands: sandbox (landlock ABI" in provider.prompts[0]
     assert "Open limitations:\n- No email — Cannot send emails" in provider.prompts[0]

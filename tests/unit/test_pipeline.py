@@ -8,22 +8,10 @@ from pathlib import Path
 import pytest
 
 from omega.gateway.pipeline import handle_message
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
+from omega.types import Context, IncomingMessage, Reply
 from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import EchoProvider, ScriptedProvider
-
-
-class Recorder:
-    """An Outbox that keeps what was sent."""
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
 
 
 def test_memory_and_audit_failures_do_not_stop_the_reply(

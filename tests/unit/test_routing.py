@@ -12,8 +12,9 @@ from omega.gateway.pipeline import respond
 from omega.gateway.routing import PLANNER_TAG, parse_plan, planning_prompt
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps, load_turn, local_owner_id, models_for
-from omega.types import ChatMessage, IncomingMessage, OutgoingMessage
+from omega.types import ChatMessage, IncomingMessage
 from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
 from tests.fakes.providers import ScriptedProvider
 
 KNOWN = ["read_file", "run_shell", "playwright-mcp"]
@@ -114,17 +115,6 @@ def test_models_for_each_provider() -> None:
 def scripted(plan: str, *answers: str | Exception) -> ScriptedProvider:
     """Answers planning calls with `plan`, other calls from `answers` (exceptions raised)."""
     return ScriptedProvider(*answers, plan=plan, default="fine", name="openai", model=None)
-
-
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
 
 
 def deps_for(make_deps: MakeDeps, provider: ScriptedProvider) -> PipelineDeps:
