@@ -13,6 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from omega.channels.terminal import JsonlChannel
 from omega.gateway.gateway import Gateway
 from omega.types import IncomingMessage
@@ -21,6 +23,7 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_exactly_once import DyingChannel, scripted
 
 
+@pytest.mark.slow
 def test_every_answer_of_a_script_is_delivered_past_the_grace_period(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -63,6 +66,7 @@ def test_an_interrupted_script_is_told_which_messages_were_not_answered(
     assert "q-1" in err and "not answered" in err
 
 
+@pytest.mark.slow
 def test_leaving_the_chat_warns_of_nothing_when_nothing_was_in_flight(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -142,6 +146,7 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(make_deps: MakeDeps) -> None:
     assert lost.id == "jsonl:m-7#1"  # the same id, before the channel dropped its namespace
 
 
+@pytest.mark.slow
 def test_a_queued_command_gets_no_acknowledgement(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -209,6 +214,7 @@ def _planner_line(request_text: str, prefix: str) -> str:
     return next(line for line in request_text.splitlines() if line.startswith(prefix))
 
 
+@pytest.mark.slow
 def test_the_planner_sees_the_tools_the_sender_may_use(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -243,6 +249,7 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
     assert statuses and statuses[0].startswith("Plan:\n1. list the files")
 
 
+@pytest.mark.slow
 def test_resolving_a_limitation_removes_only_its_own_checklist_line(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
