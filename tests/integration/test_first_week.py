@@ -23,7 +23,6 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_exactly_once import DyingChannel, scripted
 
 
-@pytest.mark.slow
 def test_every_answer_of_a_script_is_delivered_past_the_grace_period(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -66,7 +65,6 @@ def test_an_interrupted_script_is_told_which_messages_were_not_answered(
     assert "q-1" in err and "not answered" in err
 
 
-@pytest.mark.slow
 def test_leaving_the_chat_warns_of_nothing_when_nothing_was_in_flight(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -146,7 +144,6 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(make_deps: MakeDeps) -> None:
     assert lost.id == "jsonl:m-7#1"  # the same id, before the channel dropped its namespace
 
 
-@pytest.mark.slow
 def test_a_queued_command_gets_no_acknowledgement(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
