@@ -18,6 +18,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from omega.gateway.gateway import Gateway
 from omega.turn import local_owner_id
 from omega.types import IncomingMessage, OutgoingMessage
@@ -49,6 +51,7 @@ def count(home: Path, sql: str) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_kill_right_after_the_reply_neither_repeats_it_nor_reruns_tools_or_markers(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
