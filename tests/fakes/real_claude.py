@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox, SandboxStatus

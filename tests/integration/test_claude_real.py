@@ -206,7 +206,8 @@ def test_not_logged_in_is_one_clear_sentence(real_claude: RealClaude, monkeypatc
 DRIVER = """
 import asyncio, json, sys
 from pathlib import Path
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import LocalConfig
+from omega.config.providers import LocalConfig
 from omega.providers.local import LocalProvider, bundled_model_path
 from omega.types import ChatMessage, Context
 from tests.conftest import run_omega

@@ -10,8 +10,9 @@ import re
 from omega.gateway.pipeline import handle_message
 from omega.memory import Store
 from omega.owner import OWNER
+from omega.quant.broker import PaperBroker
 from omega.quant.commands import quant_command
-from omega.quant.executor import PaperBroker, QuantExecutor
+from omega.quant.executor import QuantExecutor
 from omega.quant.settings import QuantStateStore
 from omega.turn import PipelineDeps, local_owner_id
 from omega.types import IncomingMessage

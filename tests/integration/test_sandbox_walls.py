@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, SandboxStatus, bwrap, probe, seccomp
 from omega.sandbox.modes import Layout, Mode, build_policy
@@ -401,7 +401,7 @@ async def test_ordinary_tools_run_in_the_namespace(place: Place) -> None:
 USER_DRIVER = """
 import asyncio, json, sys
 from pathlib import Path
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools.builtin import BuiltinTools

@@ -242,7 +242,7 @@ async def test_nested_messages_are_unwrapped_by_the_adapter_and_answered(
     from neonize.proto import Neonize_pb2 as N
     from neonize.proto.waE2E import WAWebProtobufsE2E_pb2 as E
 
-    from omega.channels.whatsapp.client import convert
+    from omega.channels.whatsapp.neonize_client import convert
 
     def wrapped(inner: E.Message) -> E.Message:
         view_once = E.Message(viewOnceMessageV2=E.FutureProofMessage(message=inner))

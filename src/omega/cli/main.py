@@ -277,7 +277,7 @@ def _whatsapp_channel(runtime: Runtime) -> Channel | None:
     config = runtime.config.channel.whatsapp
     session = runtime.paths.whatsapp
     try:
-        from omega.channels.whatsapp.client import NeonizeClient
+        from omega.channels.whatsapp.neonize_client import NeonizeClient
 
         session.mkdir(parents=True, exist_ok=True)
         os.chmod(session, 0o700)

@@ -18,7 +18,6 @@ from omega.gateway import ingress
 from omega.gateway.language import detect_language
 from omega.gateway.pipeline import handle_message, respond, send_stored
 from omega.logs import redact, redact_known
-from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
 from omega.turn import PipelineDeps, check_auth, is_owner
@@ -88,7 +87,7 @@ class Gateway:
         message = ingress.clean(message)
         denial = check_auth(self.deps.config, message)
         if denial:
-            await self._deny(message, denial)
+            await ingress.deny(self.deps, message, denial, self)
             handled.set_result(None)
             return handled
         message, notices = ingress.within_limits(message, self.deps.config.limits)
@@ -106,13 +105,10 @@ class Gateway:
             language = await self._language(message)
             for number, notice in enumerate(notices, 1):
                 await self.send(
-                    OutgoingMessage(
-                        message.channel,
-                        message.target,
+                    message.answer(
                         i18n.message(notice.key, language, **notice.values),
-                        kind="notice",
-                        id=f"{message.id}#notice-{number}",
-                        reply_to=message.id,
+                        "notice",
+                        tag=f"notice-{number}",
                     )
                 )
         await self._dispatch(message)
@@ -123,50 +119,6 @@ class Gateway:
                 log.exception("delivering kept owner alerts failed")
         return handled
 
-    async def _deny(self, message: IncomingMessage, reason: str) -> None:
-        """Answer and audit a stranger at most once per `denial_every_secs` (kept in
-        memory.db, so a restart does not answer again); nothing of the message is kept."""
-        store = self.deps.store
-        every = self.deps.config.limits.denial_every_secs
-        try:
-            due, dropped = await store.call(
-                store.denial_due, message.channel, message.sender_id, every
-            )
-        except Exception:  # without the record, silence: a stranger must not cost a reply
-            log.exception("could not check the denial record of %s", message.sender_id)
-            return
-        if not due:
-            log.info("dropped a message from %s/%s (denied)", message.channel, message.sender_id)
-            return
-        log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
-        detail = reason
-        if dropped:
-            detail += f"; {dropped} more message(s) dropped since the last denial"
-        try:
-            await store.call(
-                store.audit,
-                AuditEntry(
-                    channel=message.channel,
-                    sender_id=message.sender_id[:200],
-                    sender_name=message.sender_name[:100],
-                    status="denied",
-                    event="denied",
-                    detail=detail,
-                ),
-            )
-        except Exception:
-            log.exception("could not audit the denial of %s", message.sender_id)
-        await self.send(
-            OutgoingMessage(
-                message.channel,
-                message.target,
-                self.deps.config.auth.deny_message,
-                kind="denied",
-                id=f"{message.id}#denied",
-                reply_to=message.id,
-            )
-        )
-
     async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
         key = (message.channel, message.sender_id)
         queue = self._queues.setdefault(key, deque())
@@ -174,13 +126,8 @@ class Gateway:
         if key in self._workers:
             if acknowledge and await self._should_acknowledge(message):
                 await self.send(
-                    OutgoingMessage(
-                        message.channel,
-                        message.target,
-                        i18n.message("busy_ack", await self._language(message)),
-                        kind="ack",
-                        id=f"{message.id}#ack",
-                        reply_to=message.id,
+                    message.answer(
+                        i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
                     )
                 )
             return
@@ -380,14 +327,7 @@ class Gateway:
         for message in await store.call(store.inbox_give_up, MAX_ATTEMPTS, reason):
             log.error("message %s from %s given up: %s", message.id, message.sender_id, reason)
             language = await self._language(message)
-            await self.send(
-                OutgoingMessage(
-                    message.channel,
-                    message.target,
-                    i18n.message("error_poison", language),
-                    kind="error",
-                )
-            )
+            await self.send(message.answer(i18n.message("error_poison", language), "error"))
             await self.send(
                 owner_alert(
                     f"⚠️ A message from {message.channel}:{message.sender_id} stopped Omega "
@@ -401,7 +341,7 @@ class Gateway:
             denial = check_auth(self.deps.config, message)
             if denial:  # kept by an older Omega, or the allow-list changed: not handled
                 await store.call(store.inbox_finish, message.id)
-                await self._deny(message, denial)
+                await ingress.deny(self.deps, message, denial, self)
                 continue
             log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
             await self._dispatch(message, acknowledge=False)
