@@ -11,14 +11,11 @@ import os
 import sqlite3
 from pathlib import Path
 
-import pytest
-
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message
-from omega.memory import Store
-from omega.types import IncomingMessage, OutgoingMessage
-from tests.conftest import jsonl, openai_env, run_omega
+from omega.types import IncomingMessage
+from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.outbox import Recorder
 from tests.integration.test_tool_loop import tool_call
 
 ONLY_ALICE = {"OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS": '["alice"]'}
@@ -93,34 +90,17 @@ def test_a_stranger_costs_nothing_and_is_answered_once_a_day(
     assert "5 more message(s) dropped" in str(details[1][0])
 
 
-class Sent:
-    """The pipeline's outbox: records what is sent."""
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        pass
-
-
 def test_the_pipeline_denies_through_the_one_deny_and_keeps_nothing_of_the_stranger(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAI, isolated_env: Path, make_deps: MakeDeps
 ) -> None:
     """A stranger's message handed straight to the pipeline (not through the gateway's front
     door) is denied the same way: answered and audited once a day, their text never stored."""
-    for key, value in openai_env(fake_openai, **ONLY_ALICE).items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
-    out = Sent()
+    deps = make_deps(**openai_env(fake_openai, **ONLY_ALICE))
+    out = Recorder()
     for i in range(3):
         message = IncomingMessage("terminal", "mallory", f"stranger-secret-{i}", "Mallory")
         asyncio.run(handle_message(deps, message, out))
-    store.close()
+    deps.store.close()  # all of it in the database file before its bytes are read
     assert [(m.target, m.kind) for m in out.sent] == [("mallory", "denied")]
     assert fake_openai.requests == []
     assert b"stranger-secret" not in db_bytes(isolated_env)

@@ -155,6 +155,7 @@ def inbox_rows(home: Path) -> list[tuple[str, str]]:
         return list(db.execute("SELECT id, status FROM inbox ORDER BY seq"))
 
 
+@pytest.mark.slow
 async def test_an_unpaired_start_shows_rotating_qr_codes_and_tells_the_owner_when_paired(
     env: Callable[..., None], fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -466,6 +467,7 @@ async def test_pairing_by_phone_code_and_whatsapp_refused_to_others(
     assert client.texts("351911111111@s.whatsapp.net")[-1] == OWNER_ONLY
 
 
+@pytest.mark.slow
 def test_omega_start_runs_the_real_neonize_channel_beside_the_others_and_stops_cleanly(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

@@ -5,12 +5,10 @@ own fields (mypy checks their names)."""
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
-from omega.app import bootstrap, pipeline_deps
-from omega.memory import Store
 from omega.turn import audit_message, usage_fields
 from omega.types import IncomingMessage, OutgoingMessage, Reply, Usage
+from tests.conftest import MakeDeps
 
 REPLY = Reply(
     text="hi",
@@ -49,16 +47,14 @@ def test_an_answer_goes_where_the_messages_replies_go() -> None:
 
 
 def test_audit_message_writes_the_sender_their_text_and_the_models_usage(
-    isolated_env: Path,
+    make_deps: MakeDeps,
 ) -> None:
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
+    deps = make_deps()
+    store = deps.store
     message = IncomingMessage("terminal", "ana", "what is up", sender_name="Ana")
     asyncio.run(audit_message(deps, message, status="ok", output_text="hi", **usage_fields(REPLY)))
     asyncio.run(audit_message(deps, message, status="denied", input_text="", event="x"))
     first, second = sorted(store.audit_entries(), key=lambda row: int(str(row["id"])))
-    store.close()
     assert {k: first[k] for k in ("sender_name", "input_text", "output_text", "event")} == {
         "sender_name": "Ana",
         "input_text": "what is up",
