@@ -45,7 +45,7 @@ def test_a_thousand_senders_never_open_more_sockets_than_the_pool(
 ) -> None:
     """The finding: 1,000 senders at once opened 318 sockets. With the default ceiling (64)
     every one is answered and the provider never sees more than 64 sockets open at once."""
-    fake_openai.default_delay = 0.2
+    fake_openai.default_delay = 2.0  # long enough for more than 64 to be asked at once
     result = run_omega(
         "chat",
         "--jsonl",
