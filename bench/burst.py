@@ -24,7 +24,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,8 +32,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ask_cold import run_once  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+
+from bench.ask_cold import run_once  # noqa: E402
 
 OMEGA = str(Path(sys.executable).with_name("omega"))
 WAIT_SECS = 120.0
@@ -69,7 +70,7 @@ class Chat:
             if line.strip():
                 self.events.put(Event(time.perf_counter(), json.loads(line)))
 
-    def send(self, *messages: dict[str, object]) -> float:
+    def send(self, *messages: Mapping[str, object]) -> float:
         """Write the messages in one go; returns when they were written."""
         assert self.proc.stdin is not None
         self.proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
