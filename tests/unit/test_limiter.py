@@ -20,13 +20,13 @@ class Clock:
         return self.now
 
 
-def test_starts_generous_but_never_above_the_ceiling() -> None:
-    assert AdaptiveLimiter(64).limit == 32
-    assert AdaptiveLimiter(4).limit == 4
+def test_starts_at_the_ceiling_so_a_burst_is_asked_at_once() -> None:
+    assert AdaptiveLimiter(64).limit == 64
+    assert AdaptiveLimiter(4, start=8).limit == 4
 
 
 def test_halves_on_overload_down_to_the_floor() -> None:
-    limiter = AdaptiveLimiter(64)
+    limiter = AdaptiveLimiter(64, start=32)
     limiter.overloaded()
     assert limiter.limit == 16
     for _ in range(10):
@@ -35,7 +35,7 @@ def test_halves_on_overload_down_to_the_floor() -> None:
 
 
 async def test_a_wave_of_429s_from_calls_already_in_flight_halves_once() -> None:
-    limiter = AdaptiveLimiter(64)
+    limiter = AdaptiveLimiter(64, start=32)
     tickets = []
     for _ in range(8):
         manager = limiter.call("ana")

@@ -78,8 +78,8 @@ class LimitsSection(Section):
     max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
     min_action_interval_secs: Annotated[int, Field(ge=60)] = 3600
     # The ceiling of provider calls in flight at once, all people together, per provider: the
-    # limit starts at 32 (or this, when lower), halves when the provider answers 429/503/529
-    # (waiting out its retry-after) and grows back by one per window of answers up to this.
+    # limit starts here, halves when the provider answers 429/503/529 (waiting out its
+    # retry-after) and grows back by one per window of answers up to this.
     # It is also the size of each API provider's connection pool (sockets open at most).
     max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 64
     # New limitations and owner alerts per hour; the rest are collapsed into one digest.

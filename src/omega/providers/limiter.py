@@ -1,10 +1,11 @@
 """How many calls one provider gets at once: a limit that adapts (AIMD) and is fair to people.
 
-The limit starts generous and halves when the provider says it is overloaded (HTTP 429, 503,
-529), pausing every new call for the `retry-after` it gave; it grows back by one after each
-window of successful calls, up to the ceiling (`[limits] max_concurrent_provider_calls`). Calls
-waiting for a slot are admitted round-robin by sender, so one person's burst queues behind
-itself, never in front of everyone else.
+The limit starts at the ceiling (`[limits] max_concurrent_provider_calls`: a burst of fifty
+people is asked at once, not in two waves) and halves when the provider says it is overloaded
+(HTTP 429, 503, 529), pausing every new call for the `retry-after` it gave; it grows back by one
+after each window of successful calls, up to the ceiling again. Calls waiting for a slot are
+admitted round-robin by sender, so one person's burst queues behind itself, never in front of
+everyone else.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
-START = 32  # the limit a fresh limiter allows (the ceiling when that is lower)
 MAX_RETRY_AFTER_SECS = 60.0  # a longer `retry-after` is not honoured past this
 
 
@@ -26,7 +26,7 @@ class AdaptiveLimiter:
         self,
         ceiling: int,
         *,
-        start: int = START,
+        start: int | None = None,
         floor: int = 1,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -34,7 +34,7 @@ class AdaptiveLimiter:
             raise ValueError("a limiter needs a ceiling and a floor of at least 1")
         self.ceiling = ceiling
         self.floor = min(floor, ceiling)
-        self.limit = max(self.floor, min(start, ceiling))
+        self.limit = max(self.floor, min(ceiling if start is None else start, ceiling))
         self.in_flight = 0
         self.paused_until = 0.0
         self._clock = clock
