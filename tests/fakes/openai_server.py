@@ -25,6 +25,7 @@ class Step:
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     match: str = ""  # only used for requests whose last user message contains this
     planner: bool = False  # answers Omega's planning (classify & route) call instead
+    retry_after: float = 0.0  # sent as the `retry-after` header of an error answer
 
 
 @dataclass
@@ -34,6 +35,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: dict[str, Any]
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -64,6 +66,9 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # keep-alive, as real providers do
+            disable_nagle_algorithm = True  # TCP_NODELAY: no delayed-ACK wait on keep-alive
+
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
@@ -80,7 +85,7 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                 step, planning = fake.record(request)
                 # default_delay simulates a slow answer; planning calls stay instant unless
                 # a scripted step says otherwise.
-                delay = step.hang_secs or (0.0 if planning else fake.default_delay)
+                delay = step.hang_secs or (fake.planner_delay if planning else fake.default_delay)
                 if delay:
                     fake.enter()
                     try:
@@ -97,14 +102,19 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                                 "type": "server_error",
                             }
                         },
+                        {"retry-after": f"{step.retry_after:g}"} if step.retry_after else {},
                     )
                     return
                 self._send(200, fake._completion(body, step))
 
-            def _send(self, status: int, payload: dict[str, Any]) -> None:
+            def _send(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
                 data = json.dumps(payload).encode()
                 try:
                     self.send_response(status)
+                    for name, value in (headers or {}).items():
+                        self.send_header(name, value)
                     self.send_header("Content-Type", "application/json")
                     self.send_header("Content-Length", str(len(data)))
                     self.end_headers()

@@ -44,12 +44,17 @@ class ScriptedServer(Generic[S, R]):
         # Omega's classify-and-route calls, kept apart so tests about replies see only replies.
         self.planner_requests: list[R] = []
         self.default_delay = 0.0
+        self.planner_delay = 0.0  # planning calls are instant unless set (benchmarks set it)
         # The status of every unscripted answer: set it to 500 for a server that is down.
         self.default_status = 200
         self._lock = threading.Lock()
         # How many slow answers were being worked on at once, at most (concurrency tests).
         self.in_flight = 0
         self.max_in_flight = 0
+        # Client sockets: accepted in all, open now, and open at once at most (pool tests).
+        self.connections = 0
+        self.open_connections = 0
+        self.max_open_connections = 0
 
     def enter(self) -> None:
         """A slow answer starts."""
@@ -85,8 +90,31 @@ class ScriptedServer(Generic[S, R]):
                 return self.script.pop(index)
         return self._make_step(text=f"echo: {request.last_user_text}", status=self.default_status)
 
+    def _opened(self) -> None:
+        with self._lock:
+            self.connections += 1
+            self.open_connections += 1
+            self.max_open_connections = max(self.max_open_connections, self.open_connections)
+
+    def _closed(self) -> None:
+        with self._lock:
+            self.open_connections -= 1
+
     def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        fake = self
+
+        class Server(ThreadingHTTPServer):
+            request_queue_size = 1024  # a burst of a thousand callers is not refused
+
+            def process_request(self, request: Any, client_address: Any) -> None:
+                fake._opened()
+                super().process_request(request, client_address)
+
+            def shutdown_request(self, request: Any) -> None:
+                super().shutdown_request(request)
+                fake._closed()
+
+        self._server = Server(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

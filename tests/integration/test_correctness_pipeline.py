@@ -142,13 +142,14 @@ def test_background_calls_offer_no_tools(make_deps: MakeDeps, fake_openai: FakeO
         Step(text="preferred_name: Ana", match="extract lasting facts"),
         Step(text="Disk almost full.", match="HEARTBEAT"),
     ]
-    say(deps, "hi there")
+    text = "hi there, sort out my week"  # not a bare greeting: it is planned
+    say(deps, text)
     conversation = deps.store.active_conversation_id("terminal", "ana")
     assert conversation is not None
     asyncio.run(summarize_conversation(deps, conversation))
     asyncio.run(run_heartbeat(deps, Recorder()))
-    reply_requests = [r for r in fake_openai.requests if r.last_user_text == "hi there"]
-    background = [r for r in fake_openai.requests if r.last_user_text != "hi there"]
+    reply_requests = [r for r in fake_openai.requests if r.last_user_text == text]
+    background = [r for r in fake_openai.requests if r.last_user_text != text]
     background += fake_openai.planner_requests
     assert len(reply_requests) == 1 and reply_requests[0].body.get("tools")
     assert len(background) == 4  # planning, summary, facts, heartbeat

@@ -229,13 +229,13 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
     result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "look through my files"}))
     assert result.returncode == 0, result.stderr
     guest = run_omega(
-        "chat", "--jsonl", env=env, stdin=jsonl({"text": "hello", "sender_id": "guest"})
+        "chat", "--jsonl", env=env, stdin=jsonl({"text": "read my notes", "sender_id": "guest"})
     )
     assert guest.returncode == 0, guest.stderr
     by_request = {
         r.last_user_text.rsplit("Request: ", 1)[-1]: r for r in fake_openai.planner_requests
     }
-    owner_plan, guest_plan = by_request["look through my files"], by_request["hello"]
+    owner_plan, guest_plan = by_request["look through my files"], by_request["read my notes"]
     owner_tools = _planner_line(owner_plan.last_user_text, "Tools:")
     for name in ("run_shell", "read_file", "write_file", "fetch_url"):
         assert name in owner_tools

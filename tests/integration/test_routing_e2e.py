@@ -10,15 +10,43 @@ from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
-def test_every_message_is_classified_with_the_fast_model(fake_openai: FakeOpenAI) -> None:
+def test_a_request_is_classified_with_the_fast_model(fake_openai: FakeOpenAI) -> None:
     env = openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="big-model")
-    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "hi"}))
+    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "sort out my week"}))
     assert result.returncode == 0, result.stderr
     [planning] = fake_openai.planner_requests
     assert planning.body["model"] == "fake-model"
     assert "tools" not in planning.body
-    assert "Request: hi" in planning.last_user_text
+    assert "Request: sort out my week" in planning.last_user_text
     assert fake_openai.requests[0].body["model"] == "fake-model"
+
+
+def test_hi_costs_one_provider_call_with_classification_on(fake_openai: FakeOpenAI) -> None:
+    """Issue 27: a greeting or a plain question needs no routing call; a request that may
+    need several steps still gets one."""
+    env = openai_env(fake_openai, OMEGA_PROVIDER__CLASSIFY="true")
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=env,
+        stdin=jsonl({"text": "hi"}, {"text": "What is the capital of France?"}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert [e["text"] for e in result.events if e["kind"] == "reply"] == [
+        "echo: hi",
+        "echo: What is the capital of France?",
+    ]
+    assert fake_openai.planner_requests == []
+    assert len(fake_openai.requests) == 2  # everything the server received: one call each
+    plan = {"kind": "steps", "steps": [{"do": "find the invoice"}, {"do": "email it"}]}
+    fake_openai.script = [Step(text=json.dumps(plan), planner=True)]
+    result = run_omega(
+        "chat", "--jsonl", env=env, stdin=jsonl({"text": "find the invoice and email it to Bob"})
+    )
+    assert result.returncode == 0, result.stderr
+    assert len(fake_openai.planner_requests) == 1
+    statuses = [str(e["text"]) for e in result.events if e["kind"] == "status"]
+    assert statuses[0].startswith("Plan:\n1. find the invoice")
 
 
 def test_twelve_step_plan_runs_every_step(fake_openai: FakeOpenAI, isolated_env: Path) -> None:

@@ -9,7 +9,7 @@ import pytest
 
 from omega.config import Config
 from omega.gateway.pipeline import respond
-from omega.gateway.routing import PLANNER_TAG, parse_plan, planning_prompt
+from omega.gateway.routing import PLANNER_TAG, obviously_direct, parse_plan, planning_prompt
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps, load_turn, local_owner_id, models_for
 from omega.types import ChatMessage, IncomingMessage
@@ -138,7 +138,7 @@ def run(deps: PipelineDeps, text: str) -> Recorder:
 
 def test_direct_uses_the_fast_model(make_deps: MakeDeps) -> None:
     provider = scripted('{"kind": "direct"}', "Hello!")
-    out = run(deps_for(make_deps, provider), "hi")
+    out = run(deps_for(make_deps, provider), "sort out my week")
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Hello!"]
     planning, answer = provider.contexts
     assert planning.use_tools is False and planning.model == "fast-model"
@@ -210,6 +210,68 @@ def test_requires_new_skill_is_answered_honestly_and_recorded(make_deps: MakeDep
 def test_local_provider_skips_planning(make_deps: MakeDeps) -> None:
     provider = scripted(steps_json(3), "plain answer")
     provider.name = "local"
-    out = run(deps_for(make_deps, provider), "hi")
+    out = run(deps_for(make_deps, provider), "do the three things")
     assert [m.text for m in out.sent if m.kind == "reply"] == ["plain answer"]
     assert len(provider.contexts) == 1
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "hi",
+        "Hello!",
+        "hey omega 👋",
+        "thanks so much",
+        "Good morning",
+        "how are you",
+        "ok",
+        "👍",
+        "What is the capital of France?",
+        "why is the sky blue?",
+        "Hola, ¿qué tal?",
+        "¿Cuál es la capital de Francia?",
+    ],
+)
+def test_greetings_and_plain_questions_are_obviously_direct(text: str) -> None:
+    assert obviously_direct(text, names=KNOWN)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "do the big job",  # neither small talk nor a question: the planner decides
+        "two things",
+        "look through my files",
+        "email my boss",
+        "Hola, necesito buscar vuelos y comparar precios",
+        "search the web for flights and then book one",
+        "what's in my notes?",
+        "can you run ls?",
+        "what is on https://example.com?",
+        "is /etc/passwd readable?",
+        "can you use read file for me?",  # names a tool (read_file), spoken
+        "does playwright mcp work?",
+        "why is the sky blue and the sea green and the grass not blue at all?",
+        "hi\nsend this to Bob",
+        "",
+    ],
+)
+def test_anything_that_may_need_tools_steps_or_a_skill_is_planned(text: str) -> None:
+    assert not obviously_direct(text, names=KNOWN)
+
+
+def test_an_attachment_is_never_obvious() -> None:
+    assert obviously_direct("what is this?", names=KNOWN)
+    assert not obviously_direct("what is this?", attachments=1, names=KNOWN)
+
+
+def test_a_greeting_costs_one_call_and_a_request_still_gets_a_plan(make_deps: MakeDeps) -> None:
+    provider = scripted(steps_json(2), "Hello!")
+    deps = deps_for(make_deps, provider)
+    out = run(deps, "hi")
+    assert [m.text for m in out.sent if m.kind == "reply"] == ["Hello!"]
+    [answer] = provider.contexts  # no planning call
+    assert PLANNER_TAG not in answer.prompt and answer.model == "fast-model"
+    out = run(deps, "do the two things")
+    assert PLANNER_TAG in provider.contexts[1].prompt
+    assert next(m.text for m in out.sent if m.kind == "status").startswith("Plan:\n1. step")

@@ -77,8 +77,11 @@ class LimitsSection(Section):
     # Pending tasks one person may have; repeating action tasks run at most this often.
     max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
     min_action_interval_secs: Annotated[int, Field(ge=60)] = 3600
-    # Provider calls in flight at once, all people together.
-    max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 4
+    # The ceiling of provider calls in flight at once, all people together, per provider: the
+    # limit starts here, halves when the provider answers 429/503/529 (waiting out its
+    # retry-after) and grows back by one per window of answers up to this.
+    # It is also the size of each API provider's connection pool (sockets open at most).
+    max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 64
     # New limitations and owner alerts per hour; the rest are collapsed into one digest.
     max_limitations_per_hour: Annotated[int, Field(ge=1)] = 5
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10

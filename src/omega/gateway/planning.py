@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
+from omega.gateway.routing import DIRECT, Plan, obviously_direct, parse_plan, planning_prompt
 from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps, Turn, ask_provider, record_audit, usage_fields
@@ -36,6 +36,9 @@ async def plan_message(
     """The planner's validated decision; any failure means a direct answer."""
     skills = [s.name for s in deps.skills.skills()]
     tools = sender_tools(deps, context)
+    names = [*skills, *tools]
+    if obviously_direct(message.text, attachments=len(message.attachments), names=names):
+        return DIRECT  # a greeting or a plain question: the answer is the only call
     prompt = planning_prompt(
         message.text,
         active_project=turn.facts.get("active_project", ""),
@@ -57,7 +60,7 @@ async def plan_message(
     except ProviderError as exc:
         log.warning("planning call failed (%s); answering directly", exc)
         return DIRECT
-    plan = parse_plan(reply.text, [*skills, *tools])
+    plan = parse_plan(reply.text, names)
     for note in plan.notes:
         log.warning("plan rejected, answering directly: %s", note)
     await record_audit(

@@ -150,3 +150,60 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
 def _steps_plan(steps: list[PlanStep]) -> Plan:
     """A steps plan: the first MAX_STEPS run now, the rest held back (and said so)."""
     return Plan(kind="steps", steps=tuple(steps[:MAX_STEPS]), held_back=tuple(steps[MAX_STEPS:]))
+
+
+# When routing is obvious no planning call is made (issue 27: one call for a "hi"). Obvious:
+# one short line, no attachment, no link or path, no word that asks for a tool, a sequence of
+# actions or something only a skill could do, nothing naming a tool or skill; and either small
+# talk (every word a greeting or acknowledgement) or a plain question. Anything else is planned.
+OBVIOUS_MAX_CHARS = 120
+OBVIOUS_MAX_WORDS = 12
+# Words that may need a tool, a plan of several steps or a new skill (English and Spanish, the
+# languages the messages speak most; an unknown language is planned unless it is small talk).
+ACTION_WORDS = frozenset(
+    """search find look lookup browse google web internet online site website url link
+    download upload fetch open read write edit save delete remove rename move copy create make
+    build generate draw image picture photo screenshot file files folder directory document pdf
+    run execute shell terminal command script code install deploy schedule remind reminder
+    remember forget alarm timer every daily weekly monthly tomorrow tonight later calendar
+    email mail inbox send message call book buy order pay weather news price prices stock
+    latest current today then after afterwards first next finally steps step plan compare
+    summarize summarise list check memory notes note project projects task tasks skill skills
+    tool tools heartbeat watch monitor track
+    busca buscar encuentra encontrar descarga descargar envía envia enviar manda mandar correo
+    archivo archivos carpeta abre abrir lee leer escribe escribir guarda guardar borra borrar
+    crea crear programa programar recuérdame recuerdame recordatorio luego después despues
+    compara comparar precio precios noticias tiempo clima mañana hoy""".split()
+)
+SMALL_TALK = frozenset(
+    """hi hello hey heya hiya yo howdy greetings morning afternoon evening night good day
+    gm gn thanks thank you thx ty cheers ok okay k kk cool great nice awesome perfect fine
+    yes yeah yep no nope sure bye goodbye later see ya lol haha hehe wow oh ah hmm how are
+    what's whats what s up sup doing there all everyone omega again much very so too
+    hola buenas buenos días dias tardes noches gracias muchas vale sí si adiós adios qué que
+    tal cómo como estás estas bien bonjour merci salut ciao grazie hallo danke olá ola
+    obrigado obrigada""".split()
+)
+_LINKISH = re.compile(r"://|www\.|[/\\~`@#$%{}<>\[\]|]")
+_WORDS = re.compile(r"\w+", re.U)
+
+
+def obviously_direct(text: str, *, attachments: int = 0, names: Sequence[str] = ()) -> bool:
+    """Whether a message needs no planning call: a greeting or a short plain question that
+    asks for no tool, no steps and no skill (`names`: the tools and skills that exist)."""
+    line = text.strip()
+    if attachments or not line or len(line) > OBVIOUS_MAX_CHARS or "\n" in line:
+        return False
+    if _LINKISH.search(line):
+        return False
+    words = [w.casefold() for w in _WORDS.findall(line)]
+    if len(words) > OBVIOUS_MAX_WORDS or any(w in ACTION_WORDS for w in words):
+        return False
+    folded = " ".join(words)
+    for name in names:
+        spoken = " ".join(_WORDS.findall(name.replace("_", " ").replace("-", " ").casefold()))
+        if spoken and re.search(rf"\b{re.escape(spoken)}\b", folded):
+            return False
+    if all(w in SMALL_TALK for w in words):
+        return True
+    return line.endswith(("?", "？")) or line.startswith("¿")

@@ -120,6 +120,7 @@ def build_provider(
             model_complex=section.model_complex,
             timeout_secs=p.timeout_secs,
             vision=section.vision,
+            max_connections=config.limits.max_concurrent_provider_calls,
         ),
         tools=tools,
         sandbox=sandbox,

@@ -7,6 +7,7 @@ import asyncio
 import logging
 import os
 import time
+import weakref
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,8 @@ class ApiSettings:
     timeout_secs: float = 120.0
     max_retries: int = 2
     vision: bool | None = None  # None: decided by the provider and endpoint (`sees_images`)
+    # Sockets this provider opens at most: one pool shared by all its models and calls.
+    max_connections: int = 64
 
 
 class ApiProvider:
@@ -63,6 +66,10 @@ class ApiProvider:
         self.tools = tools  # Omega's own tools, offered when a context allows tools
         self.sandbox = sandbox  # MCP servers run under it (None: the default mode)
         self._models: dict[str, Model] = {}
+        self._http: Any = None  # the provider's one connection pool (httpx2.AsyncClient)
+        # The event loop the pool serves: a pool's sockets belong to one loop, so another loop
+        # (tests, `omega ask`) gets a fresh pool and models bound to it.
+        self._loop: weakref.ref[asyncio.AbstractEventLoop] | None = None
         self._cached_agent: Agent[ToolDeps, str] | None = None
 
     @property
@@ -98,6 +105,27 @@ class ApiProvider:
         )
         return True, f"model {s.model}{where}"
 
+    def http_client(self) -> Any:
+        """The provider's one HTTP client: every model and call shares its pool of at most
+        `max_connections` sockets (pydantic-ai's own default allows 1,000)."""
+        if self._http is None:
+            import httpx2
+            from pydantic_ai._http import create_async_httpx2_client
+
+            size = self.settings.max_connections
+            self._http = create_async_httpx2_client(
+                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size)
+            )
+        return self._http
+
+    def _bind_to_running_loop(self) -> None:
+        """Keep the pool on the loop that first used it; on another loop start a fresh one."""
+        loop = asyncio.get_running_loop()
+        if self._loop is not None and self._loop() is not loop:
+            self._models.clear()
+            self._http = None
+        self._loop = weakref.ref(loop)
+
     def _model(self, model_name: str) -> Model:
         cached = self._models.get(model_name)
         if cached is not None:
@@ -108,7 +136,11 @@ class ApiProvider:
             from pydantic_ai.models.openai import OpenAIChatModel
             from pydantic_ai.providers.openai import OpenAIProvider
 
-            provider = OpenAIProvider(base_url=s.base_url or None, api_key=s.api_key or "none")
+            provider = OpenAIProvider(
+                base_url=s.base_url or None,
+                api_key=s.api_key or "none",
+                http_client=self.http_client(),
+            )
             model = OpenAIChatModel(model_name, provider=provider)
         elif s.name == "anthropic":
             from pydantic_ai.models.anthropic import AnthropicModel
@@ -116,7 +148,9 @@ class ApiProvider:
 
             model = AnthropicModel(
                 model_name,
-                provider=AnthropicProvider(api_key=s.api_key, base_url=s.base_url or None),
+                provider=AnthropicProvider(
+                    api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
+                ),
             )
         elif s.name == "gemini":
             from pydantic_ai.models.google import GoogleModel
@@ -124,7 +158,9 @@ class ApiProvider:
 
             model = GoogleModel(
                 model_name,
-                provider=GoogleProvider(api_key=s.api_key, base_url=s.base_url or None),
+                provider=GoogleProvider(
+                    api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
+                ),
             )
         else:
             raise ProviderError(f"unknown API provider {s.name!r}", kind="unavailable")
@@ -160,6 +196,7 @@ class ApiProvider:
         from omega.tools.mcp import default_sandbox, start_servers
         from omega.tools.wrappers import RecordingToolset
 
+        self._bind_to_running_loop()
         model_name = context.model or self.settings.model
         settings: ModelSettings = {
             "timeout": self.settings.timeout_secs,
@@ -215,9 +252,10 @@ class ApiProvider:
                     infer_name=False,
                 )
         except exceptions.ModelHTTPError as exc:
-            kind: ErrorKind = "rate_limit" if exc.status_code == 429 else "error"
             raise ProviderError(
-                f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}", kind=kind
+                f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}",
+                kind=http_error_kind(exc.status_code),
+                retry_after=getattr(exc, "retry_after", None),
             ) from exc
         except exceptions.UsageLimitExceeded as exc:
             raise ProviderError(f"{self.name}: too many tool rounds ({exc})") from exc
@@ -248,6 +286,13 @@ class ApiProvider:
             tool_calls=recorder.tool_calls(messages),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
+
+
+def http_error_kind(status: int) -> ErrorKind:
+    """The error kind of an HTTP status: 429 is a rate limit, 503 and 529 an overload."""
+    if status == 429:
+        return "rate_limit"
+    return "overloaded" if status in (503, 529) else "error"
 
 
 def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:

@@ -8,17 +8,28 @@ from omega import i18n
 from omega.errors import OmegaError
 from omega.types import Context, Reply
 
-ErrorKind = Literal["timeout", "unavailable", "rate_limit", "error"]
+# rate_limit: HTTP 429; overloaded: the provider is busy for everyone (HTTP 503, 529).
+ErrorKind = Literal["timeout", "unavailable", "rate_limit", "overloaded", "error"]
+LOAD_KINDS = frozenset({"rate_limit", "overloaded"})  # answers that say: ask less at once
 
 
 class ProviderError(OmegaError):
     """A provider could not answer; `kind` picks the friendly message shown to the user, and
-    `hint`, when set, is one sentence saying what to do instead (shown as it is)."""
+    `hint`, when set, is one sentence saying what to do instead (shown as it is);
+    `retry_after`, the seconds the provider asked to wait (its `retry-after`), when it said."""
 
-    def __init__(self, message: str, kind: ErrorKind = "error", *, hint: str = "") -> None:
+    def __init__(
+        self,
+        message: str,
+        kind: ErrorKind = "error",
+        *,
+        hint: str = "",
+        retry_after: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.hint = hint
+        self.retry_after = retry_after
 
 
 @runtime_checkable
@@ -53,5 +64,6 @@ def friendly_error(error: Exception, language: str = "English") -> str:
         "timeout": "error_timeout",
         "unavailable": "error_unavailable",
         "rate_limit": "error_rate_limit",
+        "overloaded": "error_rate_limit",
     }.get(kind, "error_generic")
     return i18n.message(key, language)

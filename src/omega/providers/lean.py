@@ -127,6 +127,8 @@ class LeanChatProvider:
                 attempt += 1
                 continue
             kind: ErrorKind = "rate_limit" if status == 429 else "error"
+            if status in (503, 529):
+                kind = "overloaded"  # the same kinds as ApiProvider's (api.http_error_kind)
             if status == 0:
                 kind = "unavailable"
                 raise ProviderError(f"{self._name}: cannot connect: {raw.decode()}", kind=kind)

@@ -1,5 +1,6 @@
-"""The one way to ask the provider: bounded by the timeout and the concurrency limit, every
-failure a ProviderError, every tool call recorded; and which model a provider uses for what."""
+"""The one way to ask the provider: bounded by the timeout and the provider's adaptive
+concurrency limit (providers/limiter.py), every failure a ProviderError, every tool call
+recorded; and which model a provider uses for what."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import functools
 import logging
 
 from omega.config import Config
-from omega.providers.base import ProviderError
+from omega.providers.base import LOAD_KINDS, ProviderError
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call
 from omega.types import Context, Reply
@@ -20,9 +21,20 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
     """One provider call bounded by the configured timeout; every failure is a ProviderError.
 
     Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
+    limiter = deps.state.provider_limiter(
+        deps.provider.name, deps.config.limits.max_concurrent_provider_calls
+    )
     try:
-        async with deps.state.provider_slots(deps.config.limits.max_concurrent_provider_calls):
-            reply = await asyncio.wait_for(deps.provider.complete(context), deps.provider_timeout)
+        async with limiter.call(context.sender_id) as ticket:
+            try:
+                reply = await asyncio.wait_for(
+                    deps.provider.complete(context), deps.provider_timeout
+                )
+            except ProviderError as exc:
+                if exc.kind in LOAD_KINDS:  # the provider asks for fewer calls at once
+                    ticket.overloaded(exc.retry_after)
+                raise
+            ticket.ok()
     except TimeoutError:
         raise ProviderError(
             f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"

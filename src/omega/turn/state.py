@@ -5,9 +5,11 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from omega.channels.base import PairingChannel
+from omega.providers.limiter import AdaptiveLimiter
 
 # Locks and semaphores belong to one event loop; tests (and `omega ask`) run several loops.
 _PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, object]] = (
@@ -15,12 +17,10 @@ _PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, obj
 )
 
 
-def _loop_local(
-    key: object, make: type[asyncio.Lock] | type[asyncio.Semaphore], *args: int
-) -> object:
+def _loop_local(key: object, make: Callable[[], object]) -> object:
     table = _PER_LOOP.setdefault(asyncio.get_running_loop(), {})
     if key not in table:
-        table[key] = make(*args)
+        table[key] = make()
     return table[key]
 
 
@@ -44,8 +44,11 @@ class RuntimeState:
         assert isinstance(lock, asyncio.Lock)
         return lock
 
-    def provider_slots(self, limit: int) -> asyncio.Semaphore:
-        """At most `limit` provider calls in flight at once, all people together."""
-        slots = _loop_local((id(self), "provider", limit), asyncio.Semaphore, limit)
-        assert isinstance(slots, asyncio.Semaphore)
-        return slots
+    def provider_limiter(self, provider: str, ceiling: int) -> AdaptiveLimiter:
+        """The provider's adaptive limit on calls in flight (never above `ceiling`), all people
+        together, admitted round-robin by sender."""
+        limiter = _loop_local(
+            (id(self), "provider", provider, ceiling), lambda: AdaptiveLimiter(ceiling)
+        )
+        assert isinstance(limiter, AdaptiveLimiter)
+        return limiter

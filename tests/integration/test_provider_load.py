@@ -1,0 +1,79 @@
+"""Many callers, one provider (issue 27): the adaptive limit backs off on 429 and waits out
+`retry-after`, and no burst opens more sockets than the provider's pool, through
+`omega chat --jsonl` with the scripted OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+
+from omega.providers.api import ApiProvider, ApiSettings
+from omega.types import ChatMessage, Context
+from tests.conftest import jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, Step
+
+EVERYONE = {"OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS": '["*"]', "OMEGA_PROVIDER__CLASSIFY": "false"}
+
+
+def test_429s_halve_the_limit_and_retry_after_pauses_new_calls(fake_openai: FakeOpenAI) -> None:
+    """Ceiling 8: the first eight calls are refused with 429 (three attempts each, the SDK's
+    retries included); the limit halves to 4 and nothing is asked for retry-after's 1 s; the
+    other eight people are then answered four at a time."""
+    fake_openai.script = [Step(status=429, text="slow down", retry_after=1)] * 24 + [
+        Step(text="Hi.", hang_secs=0.5)
+    ] * 8
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_LIMITS__MAX_CONCURRENT_PROVIDER_CALLS="8", **EVERYONE),
+        stdin=jsonl(*({"text": "hello", "sender_id": f"p{i}"} for i in range(16))),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    errors = [e for e in result.events if e["kind"] == "error"]
+    replies = [e for e in result.events if e["kind"] == "reply"]
+    assert len(errors) == 8 and len(replies) == 8
+    assert all("rate-limited" in str(e["text"]) for e in errors)
+    assert fake_openai.max_in_flight == 4  # the answered calls: at most the halved limit
+    refused = [r for r in fake_openai.requests if r.last_user_text == "hello"][:24]
+    answered = [r for r in fake_openai.requests if r.last_user_text == "hello"][24:]
+    assert len(answered) == 8
+    assert min(r.at for r in answered) - max(r.at for r in refused) >= 0.9
+
+
+def test_a_thousand_senders_never_open_more_sockets_than_the_pool(
+    fake_openai: FakeOpenAI,
+) -> None:
+    """The finding: 1,000 senders at once opened 318 sockets. With the default ceiling (64)
+    every one is answered and the provider never sees more than 64 sockets open at once."""
+    fake_openai.default_delay = 2.0  # long enough for more than 64 to be asked at once
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, **EVERYONE),
+        stdin=jsonl(*({"text": "hello", "sender_id": f"p{i}"} for i in range(1000))),
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr
+    assert len([e for e in result.events if e["kind"] == "reply"]) == 1000
+    assert 1 < fake_openai.max_open_connections <= 64
+    assert fake_openai.max_in_flight <= 64
+
+
+async def test_the_pool_alone_bounds_the_sockets(fake_openai: FakeOpenAI) -> None:
+    """Forty calls at once straight to the provider (no limiter in front): its one pool
+    opens five sockets at most."""
+    fake_openai.default_delay = 0.2
+    provider = ApiProvider(
+        ApiSettings(
+            name="openai",
+            model="fake-model",
+            api_key="sk-test",
+            base_url=fake_openai.base_url,
+            max_connections=5,
+        )
+    )
+    context = Context("", [ChatMessage("user", "hi")], use_tools=False)
+    replies = await asyncio.gather(*(provider.complete(context) for _ in range(40)))
+    assert [r.text for r in replies] == ["echo: hi"] * 40
+    assert fake_openai.max_open_connections <= 5
+    assert fake_openai.connections <= 5  # kept alive and reused, not reopened
