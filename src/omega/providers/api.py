@@ -108,6 +108,9 @@ class ApiProvider:
             from pydantic_ai.models.openai import OpenAIChatModel
             from pydantic_ai.providers.openai import OpenAIProvider
 
+            from omega.providers import openai_fast
+
+            openai_fast.install()  # requests of plain JSON skip the SDK's per-message walk
             provider = OpenAIProvider(base_url=s.base_url or None, api_key=s.api_key or "none")
             model = OpenAIChatModel(model_name, provider=provider)
         elif s.name == "anthropic":
