@@ -11,7 +11,6 @@ thread's time shows as waits) [--pyspy PATH-TO-py-spy --svg out.svg] (every thre
 from __future__ import annotations
 
 import argparse
-import cProfile  # noqa: F401  (the profiled child imports it; listed so the intent is visible)
 import json
 import os
 import socket
@@ -52,7 +51,11 @@ class _Handler(BaseHTTPRequestHandler):
             "created": int(time.time()),
             "model": body.get("model", "fake-model"),
             "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop",
+                }
             ],
             "usage": {
                 "prompt_tokens": prompt,
@@ -165,9 +168,16 @@ def run(args: argparse.Namespace) -> tuple[list[float], float]:
             ask(i)
         spy = None
         if args.pyspy:
+            kind = "flamegraph" if args.svg.endswith(".svg") else "raw"
             spy = subprocess.Popen(
-                [args.pyspy, "record", "-p", str(proc.pid), "-r", "500", "--threads"]
-                + ["-f", "flamegraph" if args.svg.endswith(".svg") else "raw", "-o", args.svg],
+                [
+                    *(args.pyspy, "record", "-p", str(proc.pid), "-r", "500", "--threads"),
+                    "--nonblocking",
+                    "-f",
+                    kind,
+                    "-o",
+                    args.svg,
+                ],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )

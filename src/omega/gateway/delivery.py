@@ -134,6 +134,7 @@ async def conclude(
         input_tokens=usage.input_tokens if usage else 0,
         output_tokens=usage.output_tokens if usage else 0,
         cost_usd=usage.cost_usd if usage else None,
+        cached_tokens=usage.cached_tokens if usage else 0,
         processing_ms=elapsed_ms(started),
         detail=detail[:2000],
     )

@@ -48,7 +48,7 @@ from omega.turn import (
     ask_provider,
     audit_message,
     check_auth,
-    compose_system_prompt,
+    compose_prompt_parts,
     db_call,
     elapsed_ms,
     load_turn,
@@ -221,16 +221,14 @@ async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> 
     advisory = ""
     if turn.role == "owner":
         advisory = await db_call(deps, "quant advisory", "", _quant_advisory, deps.store)
-    system_prompt = compose_system_prompt(
-        deps.prompts, _situation(deps, message, turn, matched, advisory)
-    )
+    parts = compose_prompt_parts(deps.prompts, _situation(deps, message, turn, matched, advisory))
     no_learnings: list[str] = []
     learnings = await db_call(
         deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5
     )
     request = ContextRequest(
         message=message,
-        system_prompt=system_prompt,
+        system_prompt=parts.text,
         facts=turn.facts,
         language=turn.language,
         max_history=deps.config.memory.max_context_messages,
@@ -249,6 +247,9 @@ async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> 
     if tools is None or "mcp" in tools:
         context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
     context.allowed_tools = tools
+    # What comes after this prefix (the turn's part, facts, recall, history) changes per turn.
+    if context.system_prompt.startswith(parts.stable):
+        context.stable_prefix = parts.stable
     # Providers with tools of their own (the claude CLI) get the same line: read, or all.
     writes = tools is None or bool({"run_shell", "write_file"} & tools)
     context.tool_access = "full" if writes else "read_only"

@@ -153,6 +153,17 @@ class ApiProvider:
             self._cached_agent = Agent(output_type=str, deps_type=ToolDeps, name="omega")
         return self._cached_agent
 
+    def _instructions(self, context: Context) -> str | list[Any] | None:
+        """The system prompt; for Anthropic its stable prefix and the turn's part as separate
+        blocks, so the cache point falls after the prefix (others get the same text whole)."""
+        prompt, prefix = context.system_prompt, context.stable_prefix
+        if self.settings.name != "anthropic" or not prefix or not prompt.startswith(prefix):
+            return prompt or None
+        from pydantic_ai.messages import InstructionPart
+
+        rest = prompt[len(prefix) :].lstrip("\n")
+        return [prefix, InstructionPart(rest, dynamic=True)] if rest else [prefix]
+
     async def complete(self, context: Context) -> Reply:
         from pydantic_ai import exceptions
         from pydantic_ai.messages import ModelResponse
@@ -173,6 +184,10 @@ class ApiProvider:
         }
         if context.max_tokens:
             settings["max_tokens"] = context.max_tokens
+        if self.settings.name == "anthropic":
+            # Cache points after the tool schemas and after the stable prefix of the prompt.
+            settings["anthropic_cache_tool_definitions"] = True  # type: ignore[typeddict-unknown-key]
+            settings["anthropic_cache_instructions"] = True  # type: ignore[typeddict-unknown-key]
         history, prompt = split_context(context)
         user_prompt: str | list[Any] | None = prompt
         if context.images and self.sees_images():
@@ -203,7 +218,7 @@ class ApiProvider:
                 result = await self._agent().run(
                     user_prompt,
                     message_history=history or None,
-                    instructions=context.system_prompt or None,
+                    instructions=self._instructions(context),
                     model=self._model(model_name),
                     deps=ToolDeps(
                         sender_id=context.sender_id,
@@ -247,6 +262,7 @@ class ApiProvider:
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
                 cost_usd=_total_cost(responses),
+                cached_tokens=usage.cache_read_tokens,
             ),
             tool_calls=recorder.tool_calls(messages),
             elapsed_ms=int((time.perf_counter() - started) * 1000),

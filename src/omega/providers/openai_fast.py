@@ -6,12 +6,14 @@ request of plain JSON values is sent as it is. Anything else still takes the SDK
 from __future__ import annotations
 
 import logging
-import typing
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from typing import Any
+
+import typing_extensions as typing
 
 log = logging.getLogger(__name__)
 
+Transform = Callable[[object, Any], Coroutine[Any, Any, object]]
 _PLAIN = (str, int, float, bool, type(None))
 _installed = False
 
@@ -52,9 +54,7 @@ def is_plain_json(value: object) -> bool:
     return True
 
 
-def identity_when_plain(
-    original: Callable[[object, Any], Awaitable[object]], expected: tuple[object, ...]
-) -> Callable[[object, Any], Awaitable[object]]:
+def identity_when_plain(original: Transform, expected: tuple[object, ...]) -> Transform:
     """A stand-in for the SDK's transform: for `expected` params whose values are plain JSON,
     the request minus its omitted arguments; otherwise the SDK's own transform."""
     from openai._utils import is_given
@@ -87,9 +87,8 @@ def install() -> bool:
         if any(needs_transform(kind) for kind in expected):
             log.info("openai request types carry aliases or formats; the SDK's walk stays")
             return False
-        module.async_maybe_transform = identity_when_plain(  # type: ignore[assignment]
-            module.async_maybe_transform, expected
-        )
+        original = module.__dict__["async_maybe_transform"]
+        module.__dict__["async_maybe_transform"] = identity_when_plain(original, expected)
     except Exception:  # another SDK layout: its own path is always correct
         log.debug("openai request walk kept", exc_info=True)
         return False

@@ -40,7 +40,13 @@ from omega.turn.privileges import (
     role_of,
     workspace_for,
 )
-from omega.turn.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.turn.prompt import (
+    GROUP_RULES,
+    PromptParts,
+    PromptSituation,
+    compose_prompt_parts,
+    compose_system_prompt,
+)
 from omega.turn.records import audit_message, db_call, elapsed_ms, record_audit
 from omega.turn.state import RuntimeState
 
@@ -52,6 +58,7 @@ __all__ = [
     "Notify",
     "Outbox",
     "PipelineDeps",
+    "PromptParts",
     "PromptSituation",
     "Responder",
     "Role",
@@ -65,6 +72,7 @@ __all__ = [
     "audit_change",
     "audit_message",
     "check_auth",
+    "compose_prompt_parts",
     "compose_system_prompt",
     "creator_role",
     "db_call",
