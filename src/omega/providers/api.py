@@ -313,6 +313,11 @@ def _total_cost(responses: list[ModelResponse]) -> float | None:
 
 def _cost(response: Any) -> float | None:
     """The response's price in USD from genai-prices, or None when the model is not priced."""
+    usage = getattr(response, "usage", None)
+    if usage is not None and hasattr(usage, "cost"):
+        # pydantic-ai priced it when it arrived (None: no price known); a second look-up
+        # would scan the price list again (about a millisecond for a model it does not know).
+        return None if usage.cost is None else float(usage.cost)
     try:
         return float(response.cost().total_price)
     except Exception:  # unknown model or missing usage: cost stays unknown
