@@ -175,15 +175,22 @@ class ApiProvider:
         from omega.tools.wrappers import RecordingToolset
 
         model_name = context.model or self.settings.model
+        model = self._model(model_name)
         settings: ModelSettings = {
             "timeout": self.settings.timeout_secs,
-            "max_retries": self.settings.max_retries,
             # pydantic-ai would prepend ~250 tokens explaining its <system> tags to every
             # request for some models; Omega's prompts use none, so that is pure cost.
             "framing_announcement": "never",
         }
         if context.max_tokens:
             settings["max_tokens"] = context.max_tokens
+        # A per-request max_retries makes pydantic-ai copy the SDK client for every request
+        # (and the copy looks up the platform on a worker thread): only when the client differs.
+        if (
+            getattr(getattr(model, "client", None), "max_retries", None)
+            != self.settings.max_retries
+        ):
+            settings["max_retries"] = self.settings.max_retries
         if self.settings.name == "anthropic":
             # Cache points after the tool schemas and after the stable prefix of the prompt.
             settings["anthropic_cache_tool_definitions"] = True  # type: ignore[typeddict-unknown-key]
@@ -219,7 +226,7 @@ class ApiProvider:
                     user_prompt,
                     message_history=history or None,
                     instructions=self._instructions(context),
-                    model=self._model(model_name),
+                    model=model,
                     deps=ToolDeps(
                         sender_id=context.sender_id,
                         channel=context.channel,
