@@ -59,8 +59,10 @@ claude-cli:
 	@if command -v npm >/dev/null 2>&1; then scripts/install-claude-cli.sh >/dev/null; \
 	else echo "npm not found: the contract tests against the real claude CLI will be skipped"; fi
 
+# --durations=25: the 25 slowest tests close the report (the `slow` marker says which take
+# over ~5 s; `$(BIN)/pytest -m "not slow"` leaves them out while working).
 unit: dev claude-cli
-	$(BIN)/pytest -q -rs
+	$(BIN)/pytest -q -rs --durations=25
 
 test: lint typecheck unit
 

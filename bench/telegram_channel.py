@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.telegram_server import TOKEN, FakeTelegram  # noqa: E402
 
 from bench.gateway_overhead import InstantProvider  # noqa: E402
-from omega.app import bootstrap, pipeline_deps  # noqa: E402
+from omega.app import Service, bootstrap, pipeline_deps, run_service  # noqa: E402
 from omega.channels.base import Channel  # noqa: E402
 from omega.channels.telegram import TelegramChannel  # noqa: E402
 from omega.channels.terminal import JsonlChannel  # noqa: E402
@@ -59,9 +59,9 @@ async def with_gateway(channel: Channel, home: Path, work: Callable[[], object])
     store = Store(runtime.paths.db)
     deps = pipeline_deps(runtime, store)
     deps.provider = InstantProvider()  # type: ignore[assignment]
-    gateway = Gateway(deps, [channel])
+    service = Service(deps, [channel], Gateway(deps, [channel]), jobs=[], grace=5)
     stop = asyncio.Event()
-    serving = asyncio.create_task(gateway.run(stop, loops=False, grace=5))
+    serving = asyncio.create_task(run_service(service, stop))
     try:
         await work()  # type: ignore[misc]
     finally:

@@ -1,18 +1,27 @@
-"""Shared fixtures: an isolated OMEGA_HOME, no credentials, and helpers to run the CLI."""
+"""Shared fixtures: an isolated OMEGA_HOME, no credentials, the pipeline's deps (`make_deps`),
+the real `claude` CLI's set-up (`real_claude`), and helpers to run the CLI."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
+from omega.app import bootstrap, pipeline_deps
+from omega.memory import Store
+from omega.providers.base import Provider
+from omega.turn import PipelineDeps
+from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",
@@ -43,6 +52,62 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A running scripted OpenAI-compatible server."""
     with FakeOpenAI() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def claude_bin() -> Path:
+    """The pinned `claude` CLI (installed on first use); a visible skip only where npm is absent."""
+    try:
+        return pinned_claude()
+    except UnavailableError as exc:
+        if shutil.which("npm") is None:
+            pytest.skip(f"real-CLI contract tests skipped: {exc}")
+        raise
+
+
+@pytest.fixture
+def real_claude(
+    claude_bin: Path, isolated_env: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[RealClaude]:
+    """The one set-up of the tests with the real `claude` CLI: the pinned CLI, a running fake
+    Messages API, $OMEGA_HOME with a secret in config.toml, a fresh user home; the CLI's
+    environment and Omega's other secrets are set in this test's environment."""
+    with FakeAnthropic() as api:
+        claude = RealClaude.prepare(claude_bin, api, isolated_env, tmp_path / "user-home")
+        for name, value in claude.env.items():
+            monkeypatch.setenv(name, value)
+        yield claude
+
+
+class MakeDeps(Protocol):
+    """Builds the pipeline's deps in the test's OMEGA_HOME (see the `make_deps` fixture)."""
+
+    def __call__(self, provider: Provider | None = None, /, **env: str) -> PipelineDeps:
+        """Deps with `env` (OMEGA_* settings) set first and `provider` in place of the real one."""
+        ...
+
+
+@pytest.fixture
+def make_deps(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MakeDeps]:
+    """The one way tests build PipelineDeps, as `omega start` does: settings from `env` (set
+    for the rest of the test), the configured provider unless a double is given; every store
+    it opened is closed at teardown."""
+    stores: list[Store] = []
+
+    def make(provider: Provider | None = None, /, **env: str) -> PipelineDeps:
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        runtime = bootstrap(isolated_env)
+        store = Store(runtime.paths.db)
+        stores.append(store)
+        deps = pipeline_deps(runtime, store)
+        if provider is not None:
+            deps.provider = provider
+        return deps
+
+    yield make
+    for store in stores:
+        store.close()
 
 
 @dataclass

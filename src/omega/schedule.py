@@ -10,13 +10,15 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from dateutil import parser as date_parser
 from dateutil.relativedelta import relativedelta
 
+from omega.errors import OmegaError
+
 log = logging.getLogger(__name__)
 
 Repeat = Literal["once", "daily", "weekly", "monthly", "weekdays"]
 REPEATS: tuple[str, ...] = get_args(Repeat)
 
 
-class ScheduleError(ValueError):
+class ScheduleError(OmegaError, ValueError):
     """A due time or repeat value that cannot be used."""
 
 

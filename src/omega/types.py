@@ -63,6 +63,15 @@ class IncomingMessage:
         """The sender's id on their channel (what allow-lists and `[auth] owners` name)."""
         return self.origin_id or self.sender_id
 
+    def answer(self, text: str, kind: OutgoingKind = "reply", *, tag: str = "") -> OutgoingMessage:
+        """A message back to wherever this one's replies go. With `tag`, its id is stable
+        (`<this id>#<tag>`) and it names this message as the one it answers."""
+        if not tag:
+            return OutgoingMessage(self.channel, self.target, text, kind=kind)
+        return OutgoingMessage(
+            self.channel, self.target, text, kind=kind, id=f"{self.id}#{tag}", reply_to=self.id
+        )
+
 
 @dataclass(frozen=True)
 class OutgoingMessage:

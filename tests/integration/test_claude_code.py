@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from omega.config import ClaudeCodeConfig, SandboxSection
-from omega.gateway.pipeline import friendly_error
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.base import ProviderError
+from omega.providers.base import ProviderError, friendly_error
 from omega.providers.claude import cli as claude_cli
 from omega.providers.claude import code as claude_code
 from omega.providers.claude.cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode

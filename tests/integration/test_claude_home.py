@@ -26,22 +26,12 @@ from typing import Any
 
 import pytest
 
-from omega.paths import OmegaPaths
 from omega.sandbox import probe
 from omega.types import ChatMessage, Context
-from tests.fakes.anthropic_server import FakeAnthropic, Step
-from tests.fakes.real_claude import API_KEY
-from tests.integration.test_claude_real import (  # the real CLI's fixtures and helpers
-    api,  # noqa: F401
-    ask,
-    bash,
-    claude_bin,  # noqa: F401
-    cli_env,  # noqa: F401
-    home,  # noqa: F401
-    provider,
-    tool_results,
-    user_python,
-)
+from tests.fakes.anthropic_server import Step
+from tests.fakes.real_claude import API_KEY, RealClaude, ask, bash, tool_results, user_python
+
+pytestmark = pytest.mark.slow  # every test runs the real claude CLI (seconds per call)
 
 # Another account's view: every process's command line, until the CLI has run a while.
 READER = """
@@ -75,32 +65,27 @@ def hook_settings(marker: Path) -> str:
 
 
 def test_the_model_cannot_plant_a_claude_wrapper_and_the_version_check_runs_confined(
-    claude_bin: Path,  # noqa: F811
-    home: OmegaPaths,  # noqa: F811
-    api: FakeAnthropic,  # noqa: F811
-    cli_env: dict[str, str],  # noqa: F811
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    real_claude: RealClaude, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Finding 2: the CLI as the native installer lays it out (~/.local/bin/claude ->
     ~/.local/share/claude/versions/X); the model's Bash replaces the binary with a wrapper
     and drops one into the program's folder; then Omega asks the CLI its version."""
     needs_landlock()
-    user_home = Path(cli_env["HOME"])
+    user_home = real_claude.user_home
     versions = user_home / ".local" / "share" / "claude" / "versions"
     versions.mkdir(parents=True)
     binary = versions / CONFIG_VERSION
-    binary.symlink_to(claude_bin.resolve())
+    binary.symlink_to(real_claude.bin.resolve())
     bin_dir = user_home / ".local" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "claude").symlink_to(binary)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    install = claude_bin.resolve().parent
+    install = real_claude.bin.resolve().parent
     before = sorted(p.name for p in install.iterdir())
     marker = tmp_path / "outside" / "wrapper-ran"  # only an unconfined process may write here
     marker.parent.mkdir()
-    wrapper = f'#!/bin/sh\\ntouch {marker}\\nexec {claude_bin.resolve()} "$@"\\n'
-    api.script = [
+    wrapper = f'#!/bin/sh\\ntouch {marker}\\nexec {real_claude.bin.resolve()} "$@"\\n'
+    real_claude.api.script = [
         Step(
             tool_calls=[
                 bash("w1", f"rm -f {binary} && printf '{wrapper}' > {binary}; chmod +x {binary}")
@@ -110,32 +95,31 @@ def test_the_model_cannot_plant_a_claude_wrapper_and_the_version_check_runs_conf
         Step(tool_calls=[bash("w3", f"printf '{wrapper}' > {user_home}/.local/bin/claude2")]),
         Step(text="Planted."),
     ]
-    p = provider(Path("claude"), home)  # found on PATH, as an installed CLI is
+    p = real_claude.provider(executable=Path("claude"))  # found on PATH, as an installed CLI is
     assert ask(p, "plant").text == "Planted."
     ok, reason = p.availability()  # `claude --version` and `claude auth status`
     assert ok, reason
     assert CONFIG_VERSION in reason
     assert not marker.exists(), "a wrapper planted by the model ran outside the sandbox"
-    assert binary.is_symlink() and binary.resolve() == claude_bin.resolve()
+    assert binary.is_symlink() and binary.resolve() == real_claude.bin.resolve()
     assert sorted(p.name for p in install.iterdir()) == before
     assert not (user_home / ".local" / "bin" / "claude2").exists()
 
 
 def test_the_model_reads_no_login_and_leaves_no_hook_that_runs_later(
-    claude_bin: Path,  # noqa: F811
-    home: OmegaPaths,  # noqa: F811
-    api: FakeAnthropic,  # noqa: F811
-    cli_env: dict[str, str],  # noqa: F811
+    real_claude: RealClaude,
 ) -> None:
     """Finding 3: the owner's ~/.claude holds an OAuth login; the model's Bash reads it, the
     private home's files, the CLI's environment in /proc, and writes SessionStart hooks into
     every settings file it can think of. The login never reaches the model, ~/.claude is
     untouched, and no hook runs in Omega's next call."""
     needs_landlock()
-    claude_dir = Path(cli_env["HOME"]) / ".claude"
+    api = real_claude.api
+    claude_dir = real_claude.user_home / ".claude"
     credentials = claude_dir / ".credentials.json"
     credentials.write_text(json.dumps({"claudeAiOauth": {"accessToken": OWNER_TOKEN}}))
     owner_files = {p: p.read_bytes() for p in claude_dir.rglob("*") if p.is_file()}
+    home = real_claude.paths
     marker = home.workspace / "hook-ran"  # a hook runs confined: it can write only here
     settings = hook_settings(marker)
     targets = [
@@ -148,7 +132,7 @@ def test_the_model_reads_no_login_and_leaves_no_hook_that_runs_later(
         f"mkdir -p {t.parent} && printf '%s' '{settings}' > {t} && echo planted {t}"
         for t in targets
     )
-    api.script = [
+    real_claude.api.script = [
         Step(
             tool_calls=[
                 bash(
@@ -163,10 +147,10 @@ def test_the_model_reads_no_login_and_leaves_no_hook_that_runs_later(
         Step(text="Looked and planted."),
         Step(text="A later answer."),
     ]
-    p = provider(claude_bin, home)
+    p = real_claude.provider()
     assert ask(p, "look").text == "Looked and planted."
     assert ask(p, "again").text == "A later answer."  # Omega's next run
-    results = tool_results(api.requests)
+    results = tool_results(real_claude.api.requests)
     assert "PATH=" in results["r1"]  # the commands ran
     for secret in (OWNER_TOKEN, API_KEY):
         assert secret not in json.dumps([r.body for r in api.requests]), secret
@@ -177,16 +161,11 @@ def test_the_model_reads_no_login_and_leaves_no_hook_that_runs_later(
     assert leftovers == []  # each call's private home is gone with it
 
 
-def test_the_prompt_is_not_on_any_command_line(
-    claude_bin: Path,  # noqa: F811
-    home: OmegaPaths,  # noqa: F811
-    api: FakeAnthropic,  # noqa: F811
-    cli_env: dict[str, str],  # noqa: F811
-) -> None:
+def test_the_prompt_is_not_on_any_command_line(real_claude: RealClaude) -> None:
     """Finding 8: while a call is in flight, another account reads every process's
     /proc/<pid>/cmdline: the person's message and the system prompt are not there."""
     message, system = "my-secret-diagnosis-4821", "SYSTEM-PROMPT-SECRET-9931"
-    api.script = [Step(text="Answered.", hang_secs=4.0)]
+    real_claude.api.script = [Step(text="Answered.", hang_secs=4.0)]
     prefix: list[str] = []
     python: str | None = sys.executable
     if os.geteuid() == 0 and shutil.which("setpriv"):
@@ -213,12 +192,12 @@ def test_the_prompt_is_not_on_any_command_line(
     time.sleep(0.5)
     try:
         context = Context(system_prompt=system, messages=[ChatMessage("user", message)])
-        reply = asyncio.run(provider(claude_bin, home).complete(replace(context, use_tools=True)))
+        reply = asyncio.run(real_claude.provider().complete(replace(context, use_tools=True)))
     finally:
         thread.join()
     assert reply.text == "Answered."
     lines: list[str] = found["lines"]
     assert any("--output-format" in line for line in lines), found  # the CLI was seen
     assert not [line for line in lines if message in line or system in line]
-    assert message in api.requests[0].last_user_text  # it did reach the model
-    assert system in api.requests[0].system_text
+    assert message in real_claude.api.requests[0].last_user_text  # it did reach the model
+    assert system in real_claude.api.requests[0].system_text

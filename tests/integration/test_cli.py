@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import typer
 
-from omega import cli
+from omega.cli import main as cli
 from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 

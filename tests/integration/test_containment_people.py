@@ -6,67 +6,39 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message, respond
 from omega.loops.scheduler import Scheduler
-from omega.memory import Store
 from omega.owner import OWNER as OWNER_ADDRESS
 from omega.skills.guarded import bundled_dir
 from omega.turn import PipelineDeps
-from omega.types import IncomingMessage, OutgoingMessage
-from tests.conftest import openai_env
+from omega.types import IncomingMessage
+from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.outbox import Recorder
 
 # Telegram ids: the owner (heartbeat target) and three people who may only talk.
 OWNER, MALLORY, BOB, ANA = "42", "666", "7", "8"
 
 
-class Out:
-    """Records what is sent; `deliver` (the scheduler's strict send) can be made to fail."""
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-        self.fail_delivery = False
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def deliver(self, message: OutgoingMessage) -> None:
-        if self.fail_delivery:
-            raise ConnectionError("telegram is down")
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
 @pytest.fixture
-def deps(
-    isolated_env: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[PipelineDeps]:
-    env = openai_env(
-        fake_openai,
-        OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps([MALLORY, BOB, ANA, OWNER]),
-        OMEGA_HEARTBEAT__CHANNEL="telegram",
-        OMEGA_HEARTBEAT__REPLY_TARGET=OWNER,
-        OMEGA_PROVIDER__CLASSIFY="false",
+def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
+    return make_deps(
+        **openai_env(
+            fake_openai,
+            OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps([MALLORY, BOB, ANA, OWNER]),
+            OMEGA_HEARTBEAT__CHANNEL="telegram",
+            OMEGA_HEARTBEAT__REPLY_TARGET=OWNER,
+            OMEGA_PROVIDER__CLASSIFY="false",
+        )
     )
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    yield pipeline_deps(runtime, store)
-    store.close()
 
 
-def say(deps: PipelineDeps, sender: str, text: str, out: Out | None = None) -> Out:
-    out = out or Out()
+def say(deps: PipelineDeps, sender: str, text: str, out: Recorder | None = None) -> Recorder:
+    out = out or Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("telegram", sender, text), out))
     return out
 
@@ -136,7 +108,7 @@ def test_retries_of_an_undeliverable_verification_task_are_not_iterations(
         Step(match="Self-healing verification", text="Still slow.\nSELF_HEAL: tuned | check")
         for _ in range(3)
     ]
-    out = Out()
+    out = Recorder()
     out.fail_delivery = True
     scheduler = Scheduler(deps, out, respond)
     for _ in range(3):  # the send fails: the task goes back to pending and is retried

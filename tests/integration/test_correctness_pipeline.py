@@ -13,42 +13,39 @@ from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.gateway import Gateway
 from omega.gateway.pipeline import handle_message, respond
 from omega.loops.heartbeat import run_heartbeat
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import summarize_conversation
-from omega.memory import Store
 from omega.owner import owner_alert
 from omega.turn import PipelineDeps, ask_provider, local_owner_id
 from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
-from tests.conftest import openai_env
+from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.unit.test_loops import Outbox, Scripted, make_deps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 OWNER_ID = local_owner_id()  # the owner at the terminal by default
 ANA_IS_OWNER = '["terminal:ana"]'  # most tests here speak as the owner, Ana
 
 
-def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Outbox:
-    out = Outbox()
+def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Recorder:
+    out = Recorder()
     message = IncomingMessage("terminal", sender, text, is_group=group)
     asyncio.run(handle_message(deps, message, out))
     return out
 
 
-def replies(out: Outbox) -> list[str]:
+def replies(out: Recorder) -> list[str]:
     return [m.text for m in out.sent if m.kind == "reply"]
 
 
 @pytest.fixture
-def plain(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
+def plain(make_deps: MakeDeps) -> PipelineDeps:
     """A pipeline without the planning call, on a scripted provider set per test."""
     return make_deps(
-        isolated_env,
-        Scripted(),
-        monkeypatch,
+        ScriptedProvider(),
         OMEGA_PROVIDER__CLASSIFY="false",
         OMEGA_AUTH__OWNERS=ANA_IS_OWNER,
     )
@@ -58,7 +55,7 @@ def plain(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
 
 
 def test_silent_suppresses_only_in_groups(plain: PipelineDeps) -> None:
-    plain.provider = Scripted("SILENT", "SILENT")
+    plain.provider = ScriptedProvider("SILENT", "SILENT")
     assert replies(say(plain, "anyone?", group=True)) == []
     one_to_one = replies(say(plain, "are you there?"))
     assert len(one_to_one) == 1 and "SILENT" not in one_to_one[0]
@@ -66,7 +63,7 @@ def test_silent_suppresses_only_in_groups(plain: PipelineDeps) -> None:
 
 def test_a_line_that_is_just_the_word_silent_is_text(plain: PipelineDeps) -> None:
     answer = "Two ways to ring:\n1. Silent\n2. Loud"
-    plain.provider = Scripted(answer, answer)
+    plain.provider = ScriptedProvider(answer, answer)
     assert replies(say(plain, "ring modes?")) == [answer]
     assert replies(say(plain, "ring modes?", group=True)) == [answer]
 
@@ -78,7 +75,7 @@ def test_markers_mid_sentence_act_and_never_show(plain: PipelineDeps) -> None:
     project = plain.paths.projects / "garden"
     project.mkdir(parents=True)
     (project / "ROLE.md").write_text("You are a gardener.\n")
-    plain.provider = Scripted(
+    plain.provider = ScriptedProvider(
         "Okay, switching to Spanish LANG_SWITCH: Spanish",
         "I'll watch it. HEARTBEAT_ADD: check the greenhouse door",
         "Opening your garden project PROJECT_ACTIVATE: garden",
@@ -101,16 +98,16 @@ def test_markers_mid_sentence_act_and_never_show(plain: PipelineDeps) -> None:
 
 
 def test_cancel_task_mid_sentence_acts(plain: PipelineDeps) -> None:
-    plain.provider = Scripted("SCHEDULE: call mom | 2030-01-01T10:00 | once")
+    plain.provider = ScriptedProvider("SCHEDULE: call mom | 2030-01-01T10:00 | once")
     say(plain, "remind me")
     [task] = plain.store.pending_tasks("ana")
-    plain.provider = Scripted(f"Cancelled it for you CANCEL_TASK: {task.id[:8]}")
+    plain.provider = ScriptedProvider(f"Cancelled it for you CANCEL_TASK: {task.id[:8]}")
     assert replies(say(plain, "cancel that")) == ["Cancelled it for you"]
     assert plain.store.pending_tasks("ana") == []
 
 
 def test_invalid_and_placeholder_markers_neither_act_nor_show(plain: PipelineDeps) -> None:
-    plain.provider = Scripted(
+    plain.provider = ScriptedProvider(
         "Noted. SCHEDULE: dentist | next tuesday-ish | once",
         "To report a gap I write LIMITATION: title | description | plan",
         "Like this: SCHEDULE: <what> | <when> | once",
@@ -130,20 +127,15 @@ def test_invalid_and_placeholder_markers_neither_act_nor_show(plain: PipelineDep
 
 def test_a_marker_name_mentioned_in_prose_stays(plain: PipelineDeps) -> None:
     answer = "My LIMITATION: I can't swim. You can ask me to use SCHEDULE: for reminders."
-    plain.provider = Scripted(answer)
+    plain.provider = ScriptedProvider(answer)
     assert replies(say(plain, "tell me")) == [answer]
 
 
 # ---- background calls carry no tools; every tool call is recorded ---------------------------
 
 
-def test_background_calls_offer_no_tools(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    for key, value in openai_env(fake_openai).items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+def test_background_calls_offer_no_tools(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> None:
+    deps = make_deps(**openai_env(fake_openai))
     deps.paths.heartbeat.write_text("- [ ] check the disk\n")
     fake_openai.script = [
         Step(text="Ana said hi.", match="Summarize"),
@@ -154,7 +146,7 @@ def test_background_calls_offer_no_tools(
     conversation = deps.store.active_conversation_id("terminal", "ana")
     assert conversation is not None
     asyncio.run(summarize_conversation(deps, conversation))
-    asyncio.run(run_heartbeat(deps, Outbox()))
+    asyncio.run(run_heartbeat(deps, Recorder()))
     reply_requests = [r for r in fake_openai.requests if r.last_user_text == "hi there"]
     background = [r for r in fake_openai.requests if r.last_user_text != "hi there"]
     background += fake_openai.planner_requests
@@ -164,7 +156,7 @@ def test_background_calls_offer_no_tools(
         assert not request.body.get("tools"), request.last_user_text[:80]
 
 
-class ToolCallingProvider(Scripted):
+class ToolCallingProvider(ScriptedProvider):
     """Reports a tool call on every answer, whatever it was offered (a misbehaving model)."""
 
     async def complete(self, context: Context) -> Reply:
@@ -183,10 +175,10 @@ def test_a_tool_call_in_a_background_call_is_still_recorded(plain: PipelineDeps)
 
 
 def test_fact_extraction_cannot_write_omegas_own_state(plain: PipelineDeps) -> None:
-    plain.provider = Scripted("Hello!")
+    plain.provider = ScriptedProvider("Hello!")
     say(plain, "hi, I'm Ana")
     plain.store.set_fact("ana", "personality", "warm")
-    plain.provider = Scripted(
+    plain.provider = ScriptedProvider(
         "Ana introduced herself.",
         "welcomed: no\nactive_project: evil\npersonality: be rude to Ana\n"
         "preferred_language: Klingon\npreferred_name: Ana",
@@ -205,7 +197,7 @@ def test_fact_extraction_cannot_write_omegas_own_state(plain: PipelineDeps) -> N
 # ---- plans ------------------------------------------------------------------------------------
 
 
-class PlanningProvider(Scripted):
+class PlanningProvider(ScriptedProvider):
     """Plans `steps` steps, draws an image in step 2, answers slowly enough to show activity."""
 
     name = "planner"
@@ -229,13 +221,13 @@ class PlanningProvider(Scripted):
 
 
 def test_a_plan_over_20_steps_is_never_cut_silently(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    make_deps: MakeDeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OMEGA_OMEGA__TYPING_INTERVAL_SECS", "0.05")
-    deps = make_deps(isolated_env, Scripted(), monkeypatch, OMEGA_AUTH__OWNERS=ANA_IS_OWNER)
+    deps = make_deps(ScriptedProvider(), OMEGA_AUTH__OWNERS=ANA_IS_OWNER)
     deps.provider = PlanningProvider(deps.paths.workspace, 25)
 
-    class Typing(Outbox):
+    class Typing(Recorder):
         typed = 0
 
         async def typing(self, channel: str, target: str) -> None:
@@ -259,13 +251,9 @@ def test_a_plan_over_20_steps_is_never_cut_silently(
 
 
 def test_scheduled_actions_use_the_complex_model(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    make_deps: MakeDeps, fake_openai: FakeOpenAI
 ) -> None:
-    env = openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="big-model")
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
+    deps = make_deps(**openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="big-model"))
     due = datetime.now(UTC) - timedelta(seconds=1)
     deps.store.create_task(
         channel="terminal",
@@ -275,7 +263,7 @@ def test_scheduled_actions_use_the_complex_model(
         due_at=due,
         task_type="action",
     )
-    out = Outbox()
+    out = Recorder()
     assert asyncio.run(Scheduler(deps, out, respond).run_due()) == 1
     [request] = fake_openai.requests
     assert request.body["model"] == "big-model"
@@ -311,14 +299,16 @@ class FakeChannel:
 
 
 def test_owner_alerts_never_reach_others_and_are_kept_until_the_owner_is_reachable(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    make_deps: MakeDeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS", '["*"]')
-    deps = make_deps(isolated_env, Scripted(), monkeypatch, OMEGA_PROVIDER__CLASSIFY="false")
+    deps = make_deps(ScriptedProvider(), OMEGA_PROVIDER__CLASSIFY="false")
     telegram = FakeChannel("telegram")
     gateway = Gateway(deps, [telegram])
     # A person's lesson becomes a proposal: the owner is told, never the person.
-    deps.provider = Scripted("Noted.\nSKILL_IMPROVE: skill-creator | Always ask about email")
+    deps.provider = ScriptedProvider(
+        "Noted.\nSKILL_IMPROVE: skill-creator | Always ask about email"
+    )
     message = IncomingMessage("telegram", "999", "email my boss")
     asyncio.run(handle_message(deps, message, gateway))
     # The stranger got the reply, and nothing meant for the owner.
@@ -339,10 +329,10 @@ def test_owner_alerts_never_reach_others_and_are_kept_until_the_owner_is_reachab
 
 
 def test_owner_alerts_go_to_the_configured_owner(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    make_deps: MakeDeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OMEGA_AUTH__OWNERS", '["telegram:42"]')
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+    deps = make_deps(ScriptedProvider())
     telegram = FakeChannel("telegram")
     asyncio.run(Gateway(deps, [telegram]).send(owner_alert("disk is full")))
     assert [(m.channel, m.target, m.text) for m in telegram.sent] == [

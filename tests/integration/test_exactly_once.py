@@ -18,14 +18,14 @@ import threading
 import time
 from pathlib import Path
 
-from omega.app import bootstrap, pipeline_deps
+import pytest
+
 from omega.gateway.gateway import Gateway
-from omega.gateway.routing import PLANNER_TAG
-from omega.memory import Store
 from omega.turn import local_owner_id
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
-from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
+from omega.types import IncomingMessage, OutgoingMessage
+from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.providers import DIRECT, ScriptedProvider
 from tests.integration.test_tool_loop import tool_call
 
 REPLY_WITH_MARKERS = (
@@ -51,6 +51,7 @@ def count(home: Path, sql: str) -> int:
         conn.close()
 
 
+@pytest.mark.slow
 def test_a_kill_right_after_the_reply_neither_repeats_it_nor_reruns_tools_or_markers(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -105,26 +106,9 @@ def test_a_kill_right_after_the_reply_neither_repeats_it_nor_reruns_tools_or_mar
     assert count(isolated_env, "SELECT COUNT(*) FROM inbox WHERE status = 'pending'") == 0
 
 
-class ScriptedProvider:
-    """In-process provider: the reply with markers; counts the calls that are not planning."""
-
-    name = "scripted"
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.calls = 0
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        if PLANNER_TAG in context.prompt:
-            return Reply(text='{"kind": "direct"}', provider=self.name)
-        self.calls += 1
-        return Reply(text=self.text, provider=self.name)
+def scripted(text: str) -> ScriptedProvider:
+    """In-process provider: the reply with markers; planning calls get a direct route."""
+    return ScriptedProvider(default=text, plan=DIRECT, model="")
 
 
 class DyingChannel:
@@ -158,13 +142,11 @@ class RecordingChannel(DyingChannel):
 
 
 def test_a_reply_kept_but_not_sent_is_sent_at_restart_without_asking_again(
-    isolated_env: Path,
+    make_deps: MakeDeps,
 ) -> None:
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
-    provider = ScriptedProvider("Booked.\nSCHEDULE: call mom | 2030-01-01T10:00 | once")
-    deps.provider = provider  # type: ignore[assignment]
+    provider = scripted("Booked.\nSCHEDULE: call mom | 2030-01-01T10:00 | once")
+    deps = make_deps(provider)
+    store = deps.store
     message = IncomingMessage("terminal", "ana", "book it", id="m-1")
 
     async def first_life() -> None:
@@ -178,7 +160,7 @@ def test_a_reply_kept_but_not_sent_is_sent_at_restart_without_asking_again(
         await asyncio.gather(*workers, return_exceptions=True)
 
     asyncio.run(first_life())
-    assert provider.calls == 1
+    assert len(provider.answered) == 1
     [(status, reply)] = store.query("SELECT status, reply FROM inbox WHERE id = 'm-1'")
     assert status == "pending" and "Booked." in reply
 
@@ -191,11 +173,10 @@ def test_a_reply_kept_but_not_sent_is_sent_at_restart_without_asking_again(
 
     channel = asyncio.run(second_life())
     assert [(m.kind, m.text) for m in channel.sent] == [("reply", "Booked.")]
-    assert provider.calls == 1  # not asked again
+    assert len(provider.answered) == 1  # not asked again
     assert len(store.pending_tasks("ana")) == 1  # the marker was not applied twice
     [(status,)] = store.query("SELECT status FROM inbox WHERE id = 'm-1'")
     assert status == "done"
-    store.close()
 
 
 def test_a_message_id_seen_before_is_answered_once(

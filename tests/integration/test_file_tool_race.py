@@ -32,6 +32,7 @@ from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import replies, tool_call, tool_results
 
+pytestmark = pytest.mark.slow  # many parallel runs of the file tools against a racing attacker
 SECRET = "sk-race-secret-6161"
 CONFIG = f'[provider.anthropic]\napi_key = "{SECRET}"\n'
 PROMPT = "You are Omega, the owner's own prompt.\n"

@@ -13,14 +13,14 @@ import subprocess
 import time
 from pathlib import Path
 
-from omega.app import bootstrap, pipeline_deps
+import pytest
+
 from omega.channels.terminal import JsonlChannel
 from omega.gateway.gateway import Gateway
-from omega.memory.store import Store
 from omega.types import IncomingMessage
-from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
+from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.integration.test_exactly_once import DyingChannel, ScriptedProvider
+from tests.integration.test_exactly_once import DyingChannel, scripted
 
 
 def test_every_answer_of_a_script_is_delivered_past_the_grace_period(
@@ -113,13 +113,10 @@ def test_every_json_output_carries_a_stable_id_and_what_it_answers(
     assert welcome["reply_to"] == "m-1"
 
 
-def test_a_reply_resent_after_a_crash_keeps_its_id(isolated_env: Path) -> None:
+def test_a_reply_resent_after_a_crash_keeps_its_id(make_deps: MakeDeps) -> None:
     """A kept answer that was never marked sent is sent again at the next start with the same
     `id` and `reply_to`, so the receiving script can drop the duplicate."""
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
-    deps.provider = ScriptedProvider("Booked.")  # type: ignore[assignment]
+    deps = make_deps(scripted("Booked."))
     message = IncomingMessage("terminal", "ana", "book it", id="jsonl:m-7")
     dying = DyingChannel()
 
@@ -145,7 +142,6 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(isolated_env: Path) -> None:
     resent = json.loads(line)
     assert (resent["id"], resent["reply_to"], resent["text"]) == ("m-7#1", "m-7", "Booked.")
     assert lost.id == "jsonl:m-7#1"  # the same id, before the channel dropped its namespace
-    store.close()
 
 
 def test_a_queued_command_gets_no_acknowledgement(
@@ -215,6 +211,7 @@ def _planner_line(request_text: str, prefix: str) -> str:
     return next(line for line in request_text.splitlines() if line.startswith(prefix))
 
 
+@pytest.mark.slow
 def test_the_planner_sees_the_tools_the_sender_may_use(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -249,6 +246,7 @@ def test_the_planner_sees_the_tools_the_sender_may_use(
     assert statuses and statuses[0].startswith("Plan:\n1. list the files")
 
 
+@pytest.mark.slow
 def test_resolving_a_limitation_removes_only_its_own_checklist_line(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

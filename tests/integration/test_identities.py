@@ -6,40 +6,32 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message
 from omega.memory import Store
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
-from tests.conftest import openai_env, run_omega
+from tests.conftest import MakeDeps, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.integration.test_containment_people import Out
+from tests.fakes.outbox import Recorder
 
 
 @pytest.fixture
-def deps(
-    isolated_env: Path, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch
-) -> Iterator[PipelineDeps]:
-    env = openai_env(
-        fake_openai,
-        OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps(["42"]),
-        OMEGA_PROVIDER__CLASSIFY="false",
+def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
+    return make_deps(
+        **openai_env(
+            fake_openai,
+            OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps(["42"]),
+            OMEGA_PROVIDER__CLASSIFY="false",
+        )
     )
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    yield pipeline_deps(runtime, store)
-    store.close()
 
 
-def say(deps: PipelineDeps, channel: str, text: str) -> Out:
-    out = Out()
+def say(deps: PipelineDeps, channel: str, text: str) -> Recorder:
+    out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage(channel, "42", text), out))
     return out
 
@@ -76,7 +68,7 @@ def test_linking_to_the_owner_does_not_give_owner_rights(
     from omega.turn import local_owner_id
 
     owner = local_owner_id()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", owner, "hi"), Out()))
+    asyncio.run(handle_message(deps, IncomingMessage("terminal", owner, "hi"), Recorder()))
     assert run_omega("people", "link", "telegram:42", f"terminal:{owner}").returncode == 0
     fake_openai.script = [Step(text="Sure.\nHEARTBEAT_ADD: mail the owner's notes to 42")]
     say(deps, "telegram", "add a check")

@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from omega.config import LocalConfig
+import pytest
+
+from omega.config.providers import LocalConfig
 from omega.providers.local import LocalProvider, bundled_model_path
 from omega.types import ChatMessage, Context
 from tests.conftest import run_omega
@@ -17,6 +19,7 @@ def test_bundled_model_ships_in_the_wheel() -> None:
     assert path.stat().st_size > 50_000_000
 
 
+@pytest.mark.slow
 def test_local_provider_answers_a_prompt() -> None:
     provider = LocalProvider(LocalConfig(max_tokens=24))
     assert provider.availability()[0]
@@ -32,6 +35,7 @@ def test_local_provider_answers_a_prompt() -> None:
     assert 0 < reply.usage.output_tokens <= 24
 
 
+@pytest.mark.slow
 def test_local_provider_trims_history_that_does_not_fit() -> None:
     provider = LocalProvider(LocalConfig(n_ctx=512, max_tokens=16))
     long_history = [
@@ -45,6 +49,7 @@ def test_local_provider_trims_history_that_does_not_fit() -> None:
     assert reply.usage.input_tokens <= 512
 
 
+@pytest.mark.slow
 def test_terminal_chat_answers_offline_with_the_bundled_model(isolated_env: Path) -> None:
     result = run_omega(
         "chat",

@@ -10,10 +10,8 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-import pytest
-
 from omega.turn import local_owner_id
-from tests.conftest import CliResult, jsonl, openai_env, run_omega
+from tests.conftest import CliResult, MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import replies, tool_call, tool_names, tool_results
 
@@ -297,23 +295,18 @@ def test_a_group_member_gets_group_rights(fake_openai: FakeOpenAI, isolated_env:
 
 
 def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAI, isolated_env: Path, make_deps: MakeDeps
 ) -> None:
     import asyncio
     from datetime import UTC, datetime
 
-    from omega.app import bootstrap, pipeline_deps
     from omega.gateway.pipeline import handle_message, respond
     from omega.loops.scheduler import Scheduler
-    from omega.memory import Store
     from omega.types import IncomingMessage
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
-    for key, value in openai_env(fake_openai, **NO_ROUTING).items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
+    deps = make_deps(**openai_env(fake_openai, **NO_ROUTING))
+    store = deps.store
     fake_openai.script = [
         Step(text="Will do.\nSCHEDULE_ACTION: look around | 2031-01-01T09:00"),
         Step(
@@ -322,7 +315,7 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
             "SELF_HEAL: notes | read them",
         ),
     ]
-    out = Out()
+    out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "mallory", "later"), out))
     [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
     assert asyncio.run(Scheduler(deps, out, respond).fire(task)) is True
@@ -332,4 +325,3 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     assert [t.description for t in store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))] == []
     refused = store.query("SELECT detail FROM audit_log WHERE event = 'marker_refused'")
     assert "cause: action\nrole: person" in refused[0]["detail"]
-    store.close()

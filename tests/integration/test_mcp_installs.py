@@ -22,6 +22,8 @@ from tests.fakes import mcp_installs
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call, tool_results
 
+pytestmark = pytest.mark.slow  # each test installs and starts real MCP servers (venv, npx)
+
 ATTACK_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_attack_server.py"
 MEMORY = f"{mcp_installs.MEMORY_PACKAGE}@{mcp_installs.MEMORY_VERSION}"
 OFFLINE = {"OMEGA_SANDBOX__TCP_PORTS": "[]"}  # sandboxed commands may connect nowhere

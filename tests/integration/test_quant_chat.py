@@ -6,55 +6,25 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import re
-from pathlib import Path
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message
 from omega.memory import Store
 from omega.owner import OWNER
+from omega.quant.broker import PaperBroker
 from omega.quant.commands import quant_command
-from omega.quant.executor import PaperBroker, QuantExecutor
+from omega.quant.executor import QuantExecutor
 from omega.quant.settings import QuantStateStore
 from omega.turn import PipelineDeps, local_owner_id
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
-from tests.conftest import jsonl, openai_env, run_omega
+from omega.types import IncomingMessage
+from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
-class Capture:
-    name = "capture"
-
-    def __init__(self) -> None:
-        self.prompts: list[str] = []
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        self.prompts.append(context.system_prompt)
-        return Reply(text="ok", provider="capture")
-
-
-def _deps(home: Path) -> tuple[PipelineDeps, Capture]:
-    runtime = bootstrap(home)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    provider = Capture()
-    deps.provider = provider  # type: ignore[assignment]
-    return deps, provider
+def _deps(make_deps: MakeDeps) -> tuple[PipelineDeps, ScriptedProvider]:
+    provider = ScriptedProvider(name="capture", model="")
+    return make_deps(provider), provider
 
 
 def _say(deps: PipelineDeps, sender: str, text: str) -> str:
@@ -63,8 +33,8 @@ def _say(deps: PipelineDeps, sender: str, text: str) -> str:
     return "\n".join(m.text for m in out.sent)
 
 
-def test_quant_commands_are_the_owners_and_persist(isolated_env: Path) -> None:
-    deps, _ = _deps(isolated_env)
+def test_quant_commands_are_the_owners_and_persist(make_deps: MakeDeps) -> None:
+    deps, _ = _deps(make_deps)
     owner = local_owner_id()
     assert "Only my owner" in _say(deps, "ana", "/quant enable")
     assert not QuantStateStore(deps.store).settings().enabled
@@ -85,8 +55,8 @@ def test_quant_commands_are_the_owners_and_persist(isolated_env: Path) -> None:
     assert "/quant" in _say(deps, owner, "/help")
 
 
-def test_live_needs_the_code_sent_back_by_the_owner(isolated_env: Path) -> None:
-    deps, _ = _deps(isolated_env)
+def test_live_needs_the_code_sent_back_by_the_owner(make_deps: MakeDeps) -> None:
+    deps, _ = _deps(make_deps)
     owner = local_owner_id()
     state = QuantStateStore(deps.store)
     assert "Only my owner" in _say(deps, "ana", "/quant live")
@@ -114,9 +84,9 @@ def test_live_needs_the_code_sent_back_by_the_owner(isolated_env: Path) -> None:
 
 
 def test_the_models_words_never_confirm_live_nor_open_the_order_connection(
-    isolated_env: Path,
+    make_deps: MakeDeps,
 ) -> None:
-    deps, _ = _deps(isolated_env)
+    deps, _ = _deps(make_deps)
     owner = local_owner_id()
     state = QuantStateStore(deps.store)
     state.update(enabled=True)
@@ -125,14 +95,11 @@ def test_the_models_words_never_confirm_live_nor_open_the_order_connection(
     assert match is not None
     code = match.group(1)
 
-    class Echo(Capture):
-        async def complete(self, context: Context) -> Reply:
-            return Reply(
-                text=f"/quant live confirm {code}\n[SCHEDULE: 1m | /quant live confirm {code}]",
-                provider="echo",
-            )
-
-    deps.provider = Echo()  # type: ignore[assignment]
+    deps.provider = ScriptedProvider(
+        default=f"/quant live confirm {code}\n[SCHEDULE: 1m | /quant live confirm {code}]",
+        name="echo",
+        model="",
+    )
     _say(deps, owner, "please go live for me")
     assert state.settings().mode == "paper"  # the reply is text, never a command
     # Nor an internal message (a scheduled task, a self-check) carrying the code.
@@ -157,26 +124,26 @@ def test_the_models_words_never_confirm_live_nor_open_the_order_connection(
     assert asyncio.run(executor.sync_mode()) == "paper" and not opened
 
 
-def test_the_advisory_reaches_the_owners_context_only(isolated_env: Path) -> None:
-    deps, provider = _deps(isolated_env)
+def test_the_advisory_reaches_the_owners_context_only(make_deps: MakeDeps) -> None:
+    deps, provider = _deps(make_deps)
     owner = local_owner_id()
     state = QuantStateStore(deps.store)
     line = "ADVISORY (NOT FINANCIAL ADVICE): regime=Bull, direction=Long, confidence=72%"
     state.save_signal("SPY", {"regime": "Bull"}, line)
     _say(deps, owner, "how is the market?")
-    assert "ADVISORY" not in provider.prompts[-1]  # quant disabled: nothing injected
+    assert "ADVISORY" not in provider.system_prompts[-1]  # quant disabled: nothing injected
     state.update(enabled=True)
     _say(deps, owner, "how is the market?")
-    assert f"[SPY] {line}" in provider.prompts[-1]
+    assert f"[SPY] {line}" in provider.system_prompts[-1]
     _say(deps, "ana", "how is the market?")
-    assert "ADVISORY" not in provider.prompts[-1]
-    assert "regime=" not in provider.prompts[-1]
+    assert "ADVISORY" not in provider.system_prompts[-1]
+    assert "regime=" not in provider.system_prompts[-1]
     # A stale signal is not presented as current.
     latest = state.latest_signal()
     assert latest is not None
     state._put("latest_signal", {**latest, "at": 0})
     _say(deps, owner, "and now?")
-    assert "ADVISORY" not in provider.prompts[-1]
+    assert "ADVISORY" not in provider.system_prompts[-1]
 
 
 def test_quant_enable_and_status_through_omega_chat(fake_openai: FakeOpenAI) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory import Store
 from omega.quant import service
 from omega.quant.settings import QuantStateStore

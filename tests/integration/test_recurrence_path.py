@@ -5,32 +5,29 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime, timedelta
-from pathlib import Path
 from zoneinfo import ZoneInfo
-
-import pytest
 
 from omega.gateway.pipeline import handle_message, respond
 from omega.loops.scheduler import Scheduler
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
-from tests.unit.test_loops import Outbox, Scripted, make_deps
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 LISBON = ZoneInfo("Europe/Lisbon")
 
 
-def deps_for(home: Path, monkeypatch: pytest.MonkeyPatch, model_reply: str) -> PipelineDeps:
+def deps_for(make_deps: MakeDeps, model_reply: str) -> PipelineDeps:
     return make_deps(
-        home,
-        Scripted(model_reply),
-        monkeypatch,
+        ScriptedProvider(model_reply),
         OMEGA_PROVIDER__CLASSIFY="false",
         OMEGA_OMEGA__TIMEZONE="Europe/Lisbon",
     )
 
 
-def ask(deps: PipelineDeps, text: str) -> Outbox:
-    out = Outbox()
+def ask(deps: PipelineDeps, text: str) -> Recorder:
+    out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "ana", text), out))
     return out
 
@@ -38,7 +35,7 @@ def ask(deps: PipelineDeps, text: str) -> Outbox:
 def fire(deps: PipelineDeps, times: int) -> list[datetime]:
     """Let the scheduler fire the person's one task `times` times; the local times it fired."""
     [task] = deps.store.pending_tasks("ana")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     fired: list[datetime] = []
     for _ in range(times):
@@ -51,12 +48,8 @@ def fire(deps: PipelineDeps, times: int) -> list[datetime]:
     return fired
 
 
-def test_monthly_on_the_31st_comes_back_to_the_31st(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = deps_for(
-        isolated_env, monkeypatch, "Sure. SCHEDULE: pay rent | 2027-01-31T09:00 | monthly"
-    )
+def test_monthly_on_the_31st_comes_back_to_the_31st(make_deps: MakeDeps) -> None:
+    deps = deps_for(make_deps, "Sure. SCHEDULE: pay rent | 2027-01-31T09:00 | monthly")
     ask(deps, "remind me to pay rent on the 31st every month")
     assert fire(deps, 4) == [
         datetime(2027, 1, 31, 9, 0),
@@ -66,11 +59,9 @@ def test_monthly_on_the_31st_comes_back_to_the_31st(
     ]
 
 
-def test_daily_1_30_keeps_1_30_after_the_spring_forward_night(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_daily_1_30_keeps_1_30_after_the_spring_forward_night(make_deps: MakeDeps) -> None:
     # Lisbon skips 01:00-02:00 on 2027-03-28: that night 01:30 does not exist.
-    deps = deps_for(isolated_env, monkeypatch, "SCHEDULE: take the pill | 2027-03-27T01:30 | daily")
+    deps = deps_for(make_deps, "SCHEDULE: take the pill | 2027-03-27T01:30 | daily")
     ask(deps, "every night at 1:30 remind me to take the pill")
     assert fire(deps, 4) == [
         datetime(2027, 3, 27, 1, 30),
@@ -80,11 +71,9 @@ def test_daily_1_30_keeps_1_30_after_the_spring_forward_night(
     ]
 
 
-def test_weekdays_created_on_a_saturday_starts_on_monday(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_weekdays_created_on_a_saturday_starts_on_monday(make_deps: MakeDeps) -> None:
     # 2027-01-02 is a Saturday.
-    deps = deps_for(isolated_env, monkeypatch, "SCHEDULE: stand-up | 2027-01-02T09:00 | weekdays")
+    deps = deps_for(make_deps, "SCHEDULE: stand-up | 2027-01-02T09:00 | weekdays")
     ask(deps, "remind me of the stand-up on weekdays at 9")
     assert fire(deps, 6) == [
         datetime(2027, 1, 4, 9, 0),  # Monday
@@ -96,13 +85,11 @@ def test_weekdays_created_on_a_saturday_starts_on_monday(
     ]
 
 
-def test_updating_the_time_moves_the_anchor_too(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = deps_for(isolated_env, monkeypatch, "SCHEDULE: pay rent | 2027-01-15T09:00 | monthly")
+def test_updating_the_time_moves_the_anchor_too(make_deps: MakeDeps) -> None:
+    deps = deps_for(make_deps, "SCHEDULE: pay rent | 2027-01-15T09:00 | monthly")
     ask(deps, "remind me monthly on the 15th")
     [task] = deps.store.pending_tasks("ana")
-    deps.provider = Scripted(f"Moved. UPDATE_TASK: {task.id[:8]} | | 2027-01-31T08:00 |")
+    deps.provider = ScriptedProvider(f"Moved. UPDATE_TASK: {task.id[:8]} | | 2027-01-31T08:00 |")
     ask(deps, "make it the 31st at 8")
     assert fire(deps, 3) == [
         datetime(2027, 1, 31, 8, 0),

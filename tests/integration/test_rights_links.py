@@ -12,10 +12,8 @@ import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
-
 from omega.turn import local_owner_id
-from tests.conftest import openai_env, run_omega
+from tests.conftest import MakeDeps, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_many_people import chat, db
 from tests.integration.test_tool_loop import tool_call, tool_names
@@ -198,33 +196,25 @@ def test_owner_commands_from_a_linked_guest_are_refused(
 
 
 def test_an_action_runs_with_its_creators_role_at_creation(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAI, isolated_env: Path, make_deps: MakeDeps
 ) -> None:
-    from omega.app import bootstrap, pipeline_deps
     from omega.gateway.pipeline import respond
     from omega.loops.scheduler import Scheduler
-    from omega.memory import Store
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
     # Alice schedules an action while she is a person ...
     fake_openai.script = [Step(text=f"Will do.\nSCHEDULE_ACTION: look around | {LATER}")]
     chat(fake_openai, {"text": "look around later", "sender_id": "alice"})
     # ... and is made an owner afterwards: her old action still runs with a person's rights.
     env = openai_env(fake_openai, **NO_ROUTING, OMEGA_AUTH__OWNERS=json.dumps(["terminal:alice"]))
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
+    deps = make_deps(**env)
+    store = deps.store
     fake_openai.script = [Step(match="Scheduled action", text="Done.\nHEARTBEAT_ADD: look again")]
-    try:
-        [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
-        assert task.creator_role == "person"
-        assert asyncio.run(Scheduler(deps, Out(), respond).fire(task)) is True
-        action = next(r for r in fake_openai.requests if "Scheduled action" in r.last_user_text)
-        assert "run_shell" not in tool_names(action)
-        assert not (isolated_env / "HEARTBEAT.md").exists()
-        [row] = store.query("SELECT detail FROM audit_log WHERE event = 'marker_refused'")
-        assert "cause: action\nrole: person" in row["detail"]
-    finally:
-        store.close()
+    [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
+    assert task.creator_role == "person"
+    assert asyncio.run(Scheduler(deps, Recorder(), respond).fire(task)) is True
+    action = next(r for r in fake_openai.requests if "Scheduled action" in r.last_user_text)
+    assert "run_shell" not in tool_names(action)
+    assert not (isolated_env / "HEARTBEAT.md").exists()
+    [row] = store.query("SELECT detail FROM audit_log WHERE event = 'marker_refused'")
+    assert "cause: action\nrole: person" in row["detail"]

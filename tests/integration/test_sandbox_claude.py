@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude.code import ClaudeCodeProvider
 from omega.sandbox import Sandbox, probe

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, probe
 from omega.sandbox.modes import Mode

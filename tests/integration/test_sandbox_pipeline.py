@@ -42,6 +42,7 @@ def chat(fake: FakeOpenAI, text: str, **env: str) -> tuple[list[object], dict[st
     return replies(result.events), results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sandbox", "rx"])
 def test_run_shell_cannot_read_config_through_the_pipeline(
     fake_openai: FakeOpenAI, isolated_env: Path, mode: str
@@ -57,6 +58,7 @@ def test_run_shell_cannot_read_config_through_the_pipeline(
     assert SECRET not in json.dumps([r.body for r in fake_openai.requests])
 
 
+@pytest.mark.slow
 def test_the_same_attack_reads_the_secret_in_rwx_mode(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -105,6 +107,7 @@ def mcp_attack(fake: FakeOpenAI, home: Path, mode: str) -> dict[str, str]:
     return results
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sandbox", "rx"])
 def test_an_mcp_server_cannot_escape(
     fake_openai: FakeOpenAI, isolated_env: Path, mode: str
@@ -117,6 +120,7 @@ def test_an_mcp_server_cannot_escape(
     assert not (isolated_env / "skills" / "x.md").exists()
 
 
+@pytest.mark.slow
 def test_the_mcp_attack_is_real_in_rwx_mode(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
     results = mcp_attack(fake_openai, isolated_env, "rwx")
     assert SECRET in results["r1"]
@@ -133,6 +137,7 @@ def test_status_reports_the_mode_and_its_enforcement() -> None:
     assert "rwx - UNRESTRICTED" in rwx.stdout
 
 
+@pytest.mark.slow
 def test_rwx_mode_is_warned_at_start_and_in_slash_status(fake_openai: FakeOpenAI) -> None:
     result = run_omega(
         "chat",

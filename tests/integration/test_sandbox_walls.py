@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, SandboxStatus, bwrap, probe, seccomp
 from omega.sandbox.modes import Layout, Mode, build_policy
@@ -166,6 +166,7 @@ def test_bubblewrap_and_seccomp_are_used_here() -> None:
     assert probe("rx").unix_filter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", ["sandbox", "rx"])
 def test_run_shell_cannot_reach_the_owners_agent_nor_the_session_bus(
     fake_openai: FakeOpenAI, isolated_env: Path, sockets: tuple[str, str], mode: str
@@ -181,6 +182,7 @@ def test_run_shell_cannot_reach_the_owners_agent_nor_the_session_bus(
         assert WORKSPACE_OK in results["ws"], results["ws"]
 
 
+@pytest.mark.slow
 def test_the_socket_attack_is_real_in_rwx_mode(
     fake_openai: FakeOpenAI, isolated_env: Path, sockets: tuple[str, str]
 ) -> None:
@@ -222,6 +224,7 @@ def credential_attack(fake: FakeOpenAI, omega_home: Path, home: Path, mode: str)
     return chat(fake, calls, OMEGA_SANDBOX__MODE=mode, HOME=str(home))["c"]
 
 
+@pytest.mark.slow
 def test_rx_keeps_credential_files_and_backups_closed(
     fake_openai: FakeOpenAI, isolated_env: Path, user_home: Path
 ) -> None:
@@ -232,6 +235,7 @@ def test_rx_keeps_credential_files_and_backups_closed(
     assert CONFIG_SECRET not in json.dumps([r.body for r in fake_openai.requests])
 
 
+@pytest.mark.slow
 def test_the_credential_attack_is_real_in_rwx_mode(
     fake_openai: FakeOpenAI, isolated_env: Path, user_home: Path
 ) -> None:
@@ -240,6 +244,7 @@ def test_the_credential_attack_is_real_in_rwx_mode(
         assert secret in out, out
 
 
+@pytest.mark.slow
 def test_status_says_which_walls_are_up_and_which_are_missing(isolated_env: Path) -> None:
     lines = {}
     for mode in ("sandbox", "rx"):
@@ -257,6 +262,7 @@ def test_status_says_which_walls_are_up_and_which_are_missing(isolated_env: Path
     assert "install bubblewrap (e.g. `apt install bubblewrap`" in bare.stdout  # the self-check
 
 
+@pytest.mark.slow
 def test_slash_status_shows_the_walls(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
     stdin = jsonl({"text": "/status"})
     result = run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=stdin)
@@ -395,7 +401,7 @@ async def test_ordinary_tools_run_in_the_namespace(place: Place) -> None:
 USER_DRIVER = """
 import asyncio, json, sys
 from pathlib import Path
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools.builtin import BuiltinTools
@@ -411,7 +417,7 @@ print(json.dumps(found))
 def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
     """Omega run by an unprivileged user (root plays `nobody`): bubblewrap then builds its
     namespace in a user namespace; a socket that user may connect to stays out of reach."""
-    from tests.integration.test_claude_real import user_python
+    from tests.fakes.real_claude import user_python
 
     root = os.geteuid() == 0
     python = user_python() if root else PY

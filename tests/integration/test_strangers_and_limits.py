@@ -4,14 +4,18 @@ refused, and secrets stay out of the audit log, `omega status` and the tools' en
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import jsonl, openai_env, run_omega
+from omega.gateway.pipeline import handle_message
+from omega.types import IncomingMessage
+from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.outbox import Recorder
 from tests.integration.test_tool_loop import tool_call
 
 ONLY_ALICE = {"OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS": '["alice"]'}
@@ -84,6 +88,27 @@ def test_a_stranger_costs_nothing_and_is_answered_once_a_day(
     )
     assert len(details) == 2
     assert "5 more message(s) dropped" in str(details[1][0])
+
+
+def test_the_pipeline_denies_through_the_one_deny_and_keeps_nothing_of_the_stranger(
+    fake_openai: FakeOpenAI, isolated_env: Path, make_deps: MakeDeps
+) -> None:
+    """A stranger's message handed straight to the pipeline (not through the gateway's front
+    door) is denied the same way: answered and audited once a day, their text never stored."""
+    deps = make_deps(**openai_env(fake_openai, **ONLY_ALICE))
+    out = Recorder()
+    for i in range(3):
+        message = IncomingMessage("terminal", "mallory", f"stranger-secret-{i}", "Mallory")
+        asyncio.run(handle_message(deps, message, out))
+    deps.store.close()  # all of it in the database file before its bytes are read
+    assert [(m.target, m.kind) for m in out.sent] == [("mallory", "denied")]
+    assert fake_openai.requests == []
+    assert b"stranger-secret" not in db_bytes(isolated_env)
+    audited = query(
+        isolated_env,
+        "SELECT input_text, output_text, status, event FROM audit_log WHERE sender_id = 'mallory'",
+    )
+    assert audited == [("", "", "denied", "denied")]
 
 
 def test_a_huge_message_is_cut_and_never_carried_again(

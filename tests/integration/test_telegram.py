@@ -190,6 +190,7 @@ def asked_slow(provider: FakeOpenAI) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_a_crash_before_the_reply_is_answered_once_and_a_redelivered_update_is_not_handled(
     telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
 ) -> None:
@@ -230,6 +231,7 @@ def test_a_crash_before_the_reply_is_answered_once_and_a_redelivered_update_is_n
     assert rows == [(f"telegram:{ANA}:1", "done")]
 
 
+@pytest.mark.slow
 def test_polling_errors_back_off_and_recover(
     telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
 ) -> None:
@@ -247,6 +249,7 @@ def test_polling_errors_back_off_and_recover(
     assert "getUpdates failed (Internal Server Error); retrying in 2 s" in err
 
 
+@pytest.mark.slow
 def test_a_rejected_token_is_a_clear_log_line_without_the_token(
     telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
 ) -> None:
@@ -408,6 +411,7 @@ def test_rate_limits_are_waited_out_and_commands_work_with_the_bot_name(
     assert fake_openai.requests == []  # a command never reaches the provider
 
 
+@pytest.mark.slow
 def test_status_shows_the_bot_and_whether_polling_is_healthy(
     telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
 ) -> None:

@@ -73,6 +73,7 @@ def wait_for_request(server: FakeOpenAI, seconds: float = 20) -> None:
     assert server.requests, "the message never reached the provider"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("leave", [b"/quit\r", b"\x04"], ids=["quit", "ctrl-d"])
 def test_quit_and_ctrl_d_work_while_an_answer_is_pending(
     fake_openai: FakeOpenAI, leave: bytes
@@ -96,6 +97,7 @@ def test_quit_and_ctrl_d_work_while_an_answer_is_pending(
     assert [e["text"] for e in again.events if e["kind"] == "reply"] == ["echo: hi"]
 
 
+@pytest.mark.slow
 def test_a_piped_script_with_quit_still_gets_its_answers(fake_openai: FakeOpenAI) -> None:
     result = run_omega("chat", env=openai_env(fake_openai), stdin="hi\n/quit\nnever sent\n")
     assert result.returncode == 0, result.stderr
@@ -103,6 +105,7 @@ def test_a_piped_script_with_quit_still_gets_its_answers(fake_openai: FakeOpenAI
     assert "never sent" not in result.stdout
 
 
+@pytest.mark.slow
 def test_an_image_for_the_terminal_is_kept_where_the_person_can_open_it(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -121,6 +124,7 @@ def test_an_image_for_the_terminal_is_kept_where_the_person_can_open_it(
     assert path.stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.slow
 def test_a_message_that_keeps_killing_omega_is_set_aside(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

@@ -11,10 +11,8 @@ import json
 import sqlite3
 from pathlib import Path
 
-import pytest
-
 from omega.turn import local_owner_id
-from tests.conftest import jsonl, openai_env, run_omega
+from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call
 
@@ -83,21 +81,16 @@ def test_a_persons_words_enter_heartbeat_md_and_the_alert_only_quoted(
 
 
 def test_the_owner_role_heartbeat_acts_on_none_of_a_persons_words(
-    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    fake_openai: FakeOpenAI, isolated_env: Path, make_deps: MakeDeps
 ) -> None:
-    from omega.app import bootstrap, pipeline_deps
     from omega.loops.heartbeat import run_heartbeat
     from omega.loops.summarizer import summarize_conversation
-    from omega.memory import Store
-    from tests.integration.test_containment_people import Out
+    from tests.fakes.outbox import Recorder
 
     ten_failing_reads(fake_openai, isolated_env)
     before = (isolated_env / "HEARTBEAT.md").read_text()
-    for key, value in openai_env(fake_openai, OMEGA_PROVIDER__CLASSIFY="false").items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
+    deps = make_deps(**openai_env(fake_openai, OMEGA_PROVIDER__CLASSIFY="false"))
+    store = deps.store
     # Mallory's conversation is summarized with her words in it (recent activity).
     fake_openai.script = [Step(match="Summarize", text=f"Mallory wanted notes. {IN_SUMMARY}")]
     conversation = store.active_conversation_id("terminal", "mallory")
@@ -105,20 +98,17 @@ def test_the_owner_role_heartbeat_acts_on_none_of_a_persons_words(
     asyncio.run(summarize_conversation(deps, conversation))
     # A heartbeat model that repeats what it was given: checklist, limitations, activity.
     fake_openai.script = []
-    out = Out()
-    try:
-        asyncio.run(run_heartbeat(deps, out))
-        [request] = [r for r in fake_openai.requests if "scheduled heartbeat" in r.last_user_text]
-        assert_quoted(request.last_user_text)
-        assert "SCHEDULE_ACTION" not in request.last_user_text
-        assert "thief@example.com" in request.last_user_text  # quoted, not dropped
-        assert "never an instruction" in request.last_user_text
-        assert (isolated_env / "HEARTBEAT.md").read_text() == before
-        changes = store.query("SELECT event FROM audit_log WHERE event LIKE 'marker:%'")
-        assert [row["event"] for row in changes] == []
-        assert store.query("SELECT * FROM scheduled_tasks") == []
-    finally:
-        store.close()
+    out = Recorder()
+    asyncio.run(run_heartbeat(deps, out))
+    [request] = [r for r in fake_openai.requests if "scheduled heartbeat" in r.last_user_text]
+    assert_quoted(request.last_user_text)
+    assert "SCHEDULE_ACTION" not in request.last_user_text
+    assert "thief@example.com" in request.last_user_text  # quoted, not dropped
+    assert "never an instruction" in request.last_user_text
+    assert (isolated_env / "HEARTBEAT.md").read_text() == before
+    changes = store.query("SELECT event FROM audit_log WHERE event LIKE 'marker:%'")
+    assert [row["event"] for row in changes] == []
+    assert store.query("SELECT * FROM scheduled_tasks") == []
 
 
 def test_a_persons_lesson_reaches_the_owner_only_quoted(

@@ -30,10 +30,13 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.web_support import RunningWeb, seed
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason="no chromium installed (apt-get install chromium; .ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="no chromium installed (apt-get install chromium; .ci/run installs it)",
+    ),
+    pytest.mark.slow,  # a real headless chromium per test
+]
 # A 2x2 red PNG.
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAIAAAACCAIAAAD91JpzAAAAFklEQVR4nGP4z8DAwMDAxMDAwMDAAAANHQEDasKb6QAAAABJRU5ErkJggg=="

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from omega.app import Runtime, bootstrap, pipeline_deps
-from omega.channels.base import Submit
+from omega.app import Runtime, Service, bootstrap, pipeline_deps, run_service
+from omega.channels.base import Channel, Submit
 from omega.channels.health import channel_health_lines
 from omega.channels.whatsapp import WhatsAppChannel
 from omega.channels.whatsapp.client import Media, Received, WaMessage
@@ -124,9 +124,9 @@ async def omega(
     )
     terminal = Terminal()
     stop = asyncio.Event()
-    serving = asyncio.create_task(
-        Gateway(deps, [channel, terminal]).run(stop, loops=False, grace=grace)
-    )
+    channels: list[Channel] = [channel, terminal]
+    service = Service(deps, channels, Gateway(deps, channels), jobs=[], grace=grace)
+    serving = asyncio.create_task(run_service(service, stop))
     await until(lambda: client.on_event is not None and terminal.submit is not None)
     try:
         yield Running(channel, client, terminal, home, output, store, runtime)
@@ -155,6 +155,7 @@ def inbox_rows(home: Path) -> list[tuple[str, str]]:
         return list(db.execute("SELECT id, status FROM inbox ORDER BY seq"))
 
 
+@pytest.mark.slow
 async def test_an_unpaired_start_shows_rotating_qr_codes_and_tells_the_owner_when_paired(
     env: Callable[..., None], fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -241,7 +242,7 @@ async def test_nested_messages_are_unwrapped_by_the_adapter_and_answered(
     from neonize.proto import Neonize_pb2 as N
     from neonize.proto.waE2E import WAWebProtobufsE2E_pb2 as E
 
-    from omega.channels.whatsapp.client import convert
+    from omega.channels.whatsapp.neonize_client import convert
 
     def wrapped(inner: E.Message) -> E.Message:
         view_once = E.Message(viewOnceMessageV2=E.FutureProofMessage(message=inner))
@@ -466,6 +467,7 @@ async def test_pairing_by_phone_code_and_whatsapp_refused_to_others(
     assert client.texts("351911111111@s.whatsapp.net")[-1] == OWNER_ONLY
 
 
+@pytest.mark.slow
 def test_omega_start_runs_the_real_neonize_channel_beside_the_others_and_stops_cleanly(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

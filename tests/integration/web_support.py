@@ -13,7 +13,8 @@ from pathlib import Path
 
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
-from omega.memory.store import AuditEntry, Store
+from omega.memory.audit import AuditEntry
+from omega.memory.store import Store
 from omega.types import ToolCall
 from tests.conftest import OMEGA_BIN
 

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.claude.cli import (
     API_KEY_FD_VAR,

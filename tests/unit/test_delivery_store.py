@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from omega.config import LimitsSection
+from omega.config.safety import LimitsSection
 from omega.gateway import ingress
 from omega.gateway.gateway import _redacted
 from omega.logs import REDACTED, redact, redact_url, register_secret
 from omega.memory import Store
 from omega.memory import inbox as inbox_module
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
 

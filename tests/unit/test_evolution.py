@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
+from omega.app import bootstrap
 from omega.config import Config
 from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
 from omega.evolution.gate import Policy, check_proposal
@@ -24,7 +24,10 @@ from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools
 from omega.turn import PipelineDeps
-from omega.types import Context, OutgoingMessage, Reply, ToolCall, Usage
+from omega.types import Reply, ToolCall, Usage
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 GOOD: dict[str, Any] = {
     "name": "weather-report",
@@ -255,46 +258,17 @@ def test_human_tools_load_only_when_the_owner_pinned_them(isolated_env: Path) ->
     assert sorted(reasons) == ["changed", "unknown", "unknown"]
 
 
-class Evaluator:
+def evaluator(answer: dict[str, Any]) -> ScriptedProvider:
     """A provider answering introspection prompts with a fixed evaluation."""
-
-    name = "openai"
-
-    def __init__(self, answer: dict[str, Any]) -> None:
-        self.answer = answer
-        self.prompts: list[str] = []
-
-    def availability(self) -> tuple[bool, str]:
-        return True, ""
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        self.prompts.append(context.prompt)
-        return Reply(text=json.dumps(self.answer), provider="openai", usage=Usage(300, 80, None))
+    return ScriptedProvider(
+        default=json.dumps(answer), name="openai", model="", usage=Usage(300, 80, None)
+    )
 
 
-class Out:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
-def evo_deps(
-    home: Path, provider: Evaluator, monkeypatch: pytest.MonkeyPatch, mode: str
-) -> PipelineDeps:
-    monkeypatch.setenv("OMEGA_EVOLUTION__SELF_LEARN", mode)
-    monkeypatch.setenv("OMEGA_EVOLUTION__INTROSPECT_INTERVAL", "3")
-    runtime = bootstrap(home)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    deps.provider = provider  # type: ignore[assignment]
-    return deps
+def evo_deps(make_deps: MakeDeps, provider: ScriptedProvider, mode: str) -> PipelineDeps:
+    return make_deps(
+        provider, OMEGA_EVOLUTION__SELF_LEARN=mode, OMEGA_EVOLUTION__INTROSPECT_INTERVAL="3"
+    )
 
 
 CALLS = [
@@ -318,34 +292,30 @@ EVALUATION = {
 }
 
 
-def test_introspection_runs_every_n_calls_and_learns(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Evaluator(EVALUATION)
-    deps = evo_deps(isolated_env, provider, monkeypatch, "passive")
+def test_introspection_runs_every_n_calls_and_learns(make_deps: MakeDeps) -> None:
+    provider = evaluator(EVALUATION)
+    deps = evo_deps(make_deps, provider, "passive")
     deps.store.record_tool_calls(CALLS[:2], agent="openai", channel="terminal", sender_id="ana")
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # 2 < 3
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None  # 2 < 3
     deps.store.record_tool_calls(CALLS[2:], agent="openai", channel="terminal", sender_id="ana")
-    result = asyncio.run(maybe_introspect(deps, Out(), "openai"))
+    result = asyncio.run(maybe_introspect(deps, Recorder(), "openai"))
     assert result is not None and result.status == "ok"
     assert "❌ run_shell" in provider.prompts[0] and "3 tests failed" in provider.prompts[0]
     learned = ProposalStore(deps.store).recent_learnings("terminal:ana")
     assert learned == ["Run the tests again after each fix"]
     assert ProposalStore(deps.store).recent_learnings("telegram:bob") == []  # ana's only
     assert ProposalStore(deps.store).find() == []  # passive: no proposals
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None  # counter reset
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None  # counter reset
     assert average_satisfaction(deps.store) == 0.7
 
 
-def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "active")
+def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(make_deps: MakeDeps) -> None:
+    deps = evo_deps(make_deps, evaluator(EVALUATION), "active")
     ProposalStore(deps.store).add_fragment(
         "introspection_evaluation", "Prefer concrete patterns", "test"
     )
     deps.store.record_tool_calls(CALLS, agent="openai")
-    out = Out()
+    out = Recorder()
     asyncio.run(maybe_introspect(deps, out, "openai"))
     [proposal] = ProposalStore(deps.store).find()
     assert (proposal.name, proposal.source, proposal.status) == (
@@ -357,27 +327,23 @@ def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(
     assert "Prefer concrete patterns" in deps.provider.prompts[0]  # type: ignore[attr-defined]
 
 
-def test_introspection_off_does_nothing(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Evaluator(EVALUATION)
-    deps = evo_deps(isolated_env, provider, monkeypatch, "off")
+def test_introspection_off_does_nothing(make_deps: MakeDeps) -> None:
+    provider = evaluator(EVALUATION)
+    deps = evo_deps(make_deps, provider, "off")
     deps.store.record_tool_calls(CALLS * 3, agent="openai")
-    assert asyncio.run(maybe_introspect(deps, Out(), "openai")) is None
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None
     assert provider.prompts == []
 
 
-def test_critic_turns_a_failing_tool_into_a_limitation(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = evo_deps(isolated_env, Evaluator(EVALUATION), monkeypatch, "passive")
+def test_critic_turns_a_failing_tool_into_a_limitation(make_deps: MakeDeps) -> None:
+    deps = evo_deps(make_deps, evaluator(EVALUATION), "passive")
     failing = [ToolCall("fetch_url", {"url": "x"}, False, "", 3, "timeout")] * 5
     deps.store.record_tool_calls([*failing, ToolCall("read_file", {}, True)], agent="openai")
     stats = {s.tool: s for s in tool_effectiveness(deps.store)}
     assert stats["fetch_url"].success_rate == 0.0
     assert stats["fetch_url"].recurring_errors == (("timeout", 5),)
-    assert asyncio.run(review_tools(deps, Out())) == ["fetch_url"]
-    assert asyncio.run(review_tools(deps, Out())) == []  # stored once
+    assert asyncio.run(review_tools(deps, Recorder())) == ["fetch_url"]
+    assert asyncio.run(review_tools(deps, Recorder())) == []  # stored once
     [item] = LimitationStore(deps.store).list()
     assert item.title == "Tool fetch_url keeps failing" and item.source == "critic"
 

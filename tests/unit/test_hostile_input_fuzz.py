@@ -9,18 +9,16 @@ import base64
 import io
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from omega.app import bootstrap, pipeline_deps
 from omega.channels.terminal import JsonlChannel, parse_jsonl_line
 from omega.gateway.gateway import Gateway
-from omega.gateway.routing import PLANNER_TAG
-from omega.memory import Store
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
+from omega.types import IncomingMessage, OutgoingMessage
+from tests.conftest import MakeDeps
+from tests.fakes.providers import EchoProvider
 
 SURROGATE = re.compile("[\ud800-\udfff]")
 # Text as hostile as it gets: any code point, lone surrogates included.
@@ -115,21 +113,6 @@ def test_the_channel_reads_every_line_whatever_came_before(garbage: list[str]) -
     assert len(written) + len(submitted.messages) == len(non_empty) + 1
 
 
-class EchoProvider:
-    name = "echo"
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        if PLANNER_TAG in context.prompt:
-            return Reply(text='{"kind": "direct"}', provider=self.name)
-        return Reply(text=f"echo: {context.prompt}\ud800", provider=self.name)
-
-
 class Recorder:
     name = "terminal"
 
@@ -150,11 +133,9 @@ class Recorder:
         return None
 
 
-def test_the_pipeline_answers_and_audits_any_text_from_any_sender(isolated_env: Path) -> None:
-    runtime = bootstrap(isolated_env)
-    store = Store(runtime.paths.db)
-    deps = pipeline_deps(runtime, store)
-    deps.provider = EchoProvider()  # type: ignore[assignment]
+def test_the_pipeline_answers_and_audits_any_text_from_any_sender(make_deps: MakeDeps) -> None:
+    deps = make_deps(EchoProvider(suffix="\ud800"))  # a lone surrogate in every answer
+    store = deps.store
     senders = any_text.filter(lambda s: bool(s.strip()))
     # Past max_message_chars (20,000) too: cut, told, answered.
     long_texts = st.tuples(any_text, st.integers(20_000, 25_000)).map(lambda t: t[0] + "x" * t[1])
@@ -177,7 +158,4 @@ def test_the_pipeline_answers_and_audits_any_text_from_any_sender(isolated_env: 
         assert kinds.count("reply") + kinds.count("command") + kinds.count("error") == 1, kinds
         assert len(store.audit_entries(10_000)) > before or "command" in kinds
 
-    try:
-        one_message()
-    finally:
-        store.close()
+    one_message()

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from datetime import UTC, datetime, time, timedelta
-from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import respond
 from omega.loops.heartbeat import (
     heartbeat_loop,
@@ -19,66 +16,12 @@ from omega.loops.heartbeat import (
 )
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
-from omega.memory import Store
 from omega.owner import OWNER
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps
-from omega.types import Context, OutgoingMessage, Reply
-
-
-class Scripted:
-    """A provider that answers from a list, recording the prompts it saw."""
-
-    name = "scripted"
-
-    def __init__(self, *answers: str | Exception) -> None:
-        self.answers = list(answers)
-        self.prompts: list[str] = []
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        self.prompts.append(context.prompt)
-        answer = self.answers.pop(0) if self.answers else "ok"
-        if isinstance(answer, Exception):
-            raise answer
-        return Reply(text=answer, provider="scripted", model="m")
-
-
-class Outbox:
-    """Records deliveries; can be told to fail the next N."""
-
-    def __init__(self, failures: int = 0) -> None:
-        self.sent: list[OutgoingMessage] = []
-        self.failures = failures
-
-    async def deliver(self, message: OutgoingMessage) -> None:
-        if self.failures:
-            self.failures -= 1
-            raise ConnectionError("network down")
-        self.sent.append(message)
-
-    async def send(self, message: OutgoingMessage) -> None:
-        with contextlib.suppress(ConnectionError):
-            await self.deliver(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
-def make_deps(
-    home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch, **env: str
-) -> PipelineDeps:
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    runtime = bootstrap(home)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    deps.provider = provider
-    return deps
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 
 def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
@@ -105,13 +48,11 @@ def add_task(deps: PipelineDeps, due: datetime, **fields: str) -> str:
 NOW = datetime(2030, 1, 15, 9, 0, tzinfo=UTC)
 
 
-def test_due_reminder_is_delivered_once(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+def test_due_reminder_is_delivered_once(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, NOW - timedelta(seconds=1))
     add_task(deps, NOW + timedelta(hours=1), description="later")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.run_due(NOW)) == 1
     assert asyncio.run(scheduler.run_due(NOW)) == 0
@@ -122,12 +63,10 @@ def test_due_reminder_is_delivered_once(
     assert task is not None and task.status == "delivered"
 
 
-def test_repeating_task_moves_to_its_next_occurrence(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+def test_repeating_task_moves_to_its_next_occurrence(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, datetime(2020, 1, 31, 9, 0, tzinfo=UTC), repeat="monthly")
-    out = Outbox()
+    out = Recorder()
     asyncio.run(Scheduler(deps, out, respond).run_due())
     task = deps.store.task(task_id)
     assert task is not None and task.status == "pending"
@@ -137,18 +76,14 @@ def test_repeating_task_moves_to_its_next_occurrence(
     assert len(out.sent) == 1  # years of missed occurrences fire once, not once each
 
 
-def test_failed_send_is_retried_with_backoff_never_marked_delivered(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_failed_send_is_retried_with_backoff_never_marked_delivered(make_deps: MakeDeps) -> None:
     deps = make_deps(
-        isolated_env,
-        Scripted(),
-        monkeypatch,
+        ScriptedProvider(),
         OMEGA_SCHEDULER__RETRY_BASE_SECS="60",
         OMEGA_SCHEDULER__MAX_RETRIES="1",
     )
     task_id = add_task(deps, NOW - timedelta(minutes=5))
-    out = Outbox(failures=1)
+    out = Recorder(failures=1)
     scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
@@ -170,13 +105,11 @@ def test_failed_send_is_retried_with_backoff_never_marked_delivered(
     assert final is not None and final.status == "failed"
 
 
-def test_crash_between_send_and_bookkeeping_does_not_fire_twice(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
+def test_crash_between_send_and_bookkeeping_does_not_fire_twice(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, NOW - timedelta(seconds=5), repeat="daily")
     assert deps.store.claim_task(task_id)  # the run that died had claimed and sent it
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.recover()) == 1
     asyncio.run(scheduler.run_due(datetime.now(UTC)))
@@ -185,15 +118,13 @@ def test_crash_between_send_and_bookkeeping_does_not_fire_twice(
     assert task is not None and task.status == "pending" and task.due_at > datetime.now(UTC)
 
 
-def test_action_task_runs_the_provider_and_can_schedule_more(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted(
+def test_action_task_runs_the_provider_and_can_schedule_more(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(
         "Top story: rain.\nSCHEDULE_ACTION: Check news again | 2031-01-01T08:00 | once"
     )
-    deps = make_deps(isolated_env, provider, monkeypatch)
+    deps = make_deps(provider)
     add_task(deps, NOW - timedelta(seconds=1), description="Check the news", task_type="action")
-    out = Outbox()
+    out = Recorder()
     asyncio.run(Scheduler(deps, out, respond).run_due(NOW))
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Top story: rain."]
     assert "Check the news" in provider.prompts[0]
@@ -202,13 +133,11 @@ def test_action_task_runs_the_provider_and_can_schedule_more(
     assert pending[0].task_type == "action"
 
 
-def test_failing_action_is_retried_not_lost(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted(ProviderError("down", kind="timeout"), "Done now.")
-    deps = make_deps(isolated_env, provider, monkeypatch, OMEGA_SCHEDULER__RETRY_BASE_SECS="1")
+def test_failing_action_is_retried_not_lost(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(ProviderError("down", kind="timeout"), "Done now.")
+    deps = make_deps(provider, OMEGA_SCHEDULER__RETRY_BASE_SECS="1")
     task_id = add_task(deps, NOW, description="Backup report", task_type="action")
-    out = Outbox()
+    out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     asyncio.run(scheduler.run_due(NOW))
     task = deps.store.task(task_id)
@@ -217,11 +146,9 @@ def test_failing_action_is_retried_not_lost(
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Done now."]
 
 
-def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    deps = make_deps(isolated_env, Scripted(), monkeypatch)
-    out = Outbox()
+def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider())
+    out = Recorder()
 
     async def scenario() -> float:
         stop = asyncio.Event()
@@ -275,36 +202,32 @@ def test_heartbeat_ok_is_tolerant_of_formatting(text: str, ok: bool) -> None:
     assert is_heartbeat_ok(text) is ok
 
 
-def heartbeat_deps(home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
+def heartbeat_deps(make_deps: MakeDeps, provider: ScriptedProvider) -> PipelineDeps:
     return make_deps(
-        home,
         provider,
-        monkeypatch,
         OMEGA_HEARTBEAT__CHANNEL="terminal",
         OMEGA_HEARTBEAT__REPLY_TARGET="owner",
     )
 
 
-def test_heartbeat_skips_without_checklist(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted("Something is wrong")
-    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
-    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+def test_heartbeat_skips_without_checklist(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider("Something is wrong")
+    deps = heartbeat_deps(make_deps, provider)
+    assert asyncio.run(run_heartbeat(deps, Recorder())) is None
     assert provider.prompts == []
 
 
-def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted("**HEARTBEAT_OK**", "Disk is 95% full, clean /tmp.\nHEARTBEAT_ADD: Disk")
-    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(
+        "**HEARTBEAT_OK**", "Disk is 95% full, clean /tmp.\nHEARTBEAT_ADD: Disk"
+    )
+    deps = heartbeat_deps(make_deps, provider)
     deps.paths.heartbeat.write_text("# Checklist\n- Check disk space\n")
     deps.store.set_fact("owner", "name", "Ana")
     deps.store.close_conversation(
         deps.store.store_exchange("terminal", "owner", "a", "b"), "Talked about disks."
     )
-    out = Outbox()
+    out = Recorder()
     assert asyncio.run(run_heartbeat(deps, out)) is None
     assert out.sent == []
     assert "Check disk space" in provider.prompts[0]
@@ -316,13 +239,11 @@ def test_heartbeat_all_fine_is_suppressed_anything_else_delivered(
     assert events == ["alert delivered", "suppressed: all fine"]
 
 
-def test_heartbeat_loop_follows_interval_changes(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted(*["Alert!"] * 20)
-    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+def test_heartbeat_loop_follows_interval_changes(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(*["Alert!"] * 20)
+    deps = heartbeat_deps(make_deps, provider)
     deps.paths.heartbeat.write_text("- Check things\n")
-    out = Outbox()
+    out = Recorder()
 
     async def scenario() -> int:
         stop = asyncio.Event()
@@ -367,11 +288,9 @@ def test_parse_facts_normalizes_and_filters() -> None:
     assert parse_facts("None.") == {}
 
 
-def test_summarizer_stores_summary_and_facts_then_closes(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted("Ana planned her garden.", "name: Ana\ncity: Porto\nspend: $40")
-    deps = make_deps(isolated_env, provider, monkeypatch)
+def test_summarizer_stores_summary_and_facts_then_closes(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider("Ana planned her garden.", "name: Ana\ncity: Porto\nspend: $40")
+    deps = make_deps(provider)
     conversation = deps.store.store_exchange("terminal", "ana", "I'm Ana from Porto", "Hi Ana")
     summary = asyncio.run(summarize_conversation(deps, conversation))
     assert summary == "Ana planned her garden."
@@ -381,28 +300,26 @@ def test_summarizer_stores_summary_and_facts_then_closes(
     assert "User: I'm Ana from Porto" in provider.prompts[0]
 
 
-def test_failed_summary_falls_back_and_still_closes(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    provider = Scripted(ProviderError("down"), ProviderError("down"))
-    deps = make_deps(isolated_env, provider, monkeypatch)
+def test_failed_summary_falls_back_and_still_closes(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(ProviderError("down"), ProviderError("down"))
+    deps = make_deps(provider)
     conversation = deps.store.store_exchange("terminal", "bo", "hello", "hi")
     asyncio.run(summarize_conversation(deps, conversation))
     assert deps.store.recent_summaries("bo") == ["(2 messages, summary unavailable)"]
     assert deps.store.active_conversation_id("terminal", "bo") is None
 
 
-def test_heartbeat_carries_open_limitations_and_can_resolve_them(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_heartbeat_carries_open_limitations_and_can_resolve_them(make_deps: MakeDeps) -> None:
     from omega.evolution.limitations import LimitationStore
 
-    provider = Scripted("LIMITATION_RESOLVED: No email | SMTP skill installed\nHEARTBEAT_OK")
-    deps = heartbeat_deps(isolated_env, provider, monkeypatch)
+    provider = ScriptedProvider(
+        "LIMITATION_RESOLVED: No email | SMTP skill installed\nHEARTBEAT_OK"
+    )
+    deps = heartbeat_deps(make_deps, provider)
     repo = LimitationStore(deps.store)
     repo.add("No email", "Cannot send emails", "Add SMTP", "marker", reported_by="owner")
     deps.paths.heartbeat.write_text("- [ ] No email — Cannot send emails\n- Check disk\n")
-    assert asyncio.run(run_heartbeat(deps, Outbox())) is None
+    assert asyncio.run(run_heartbeat(deps, Recorder())) is None
     assert "## Self-Audit" in provider.prompts[0]
     assert "OS sandbox of your commands: sandbox (landlock ABI" in provider.prompts[0]
     assert "Open limitations:\n- No email — Cannot send emails" in provider.prompts[0]

@@ -7,55 +7,17 @@ from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.gateway.pipeline import handle_message
-from omega.memory import Store
-from omega.turn import PipelineDeps
-from omega.types import Context, IncomingMessage, OutgoingMessage, Reply
-
-
-class Recorder:
-    """An Outbox that keeps what was sent."""
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
-class EchoProvider:
-    name = "echo"
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        return Reply(text=f"echo: {context.prompt}", provider="echo")
-
-
-class BrokenProvider(EchoProvider):
-    async def complete(self, context: Context) -> Reply:
-        raise KeyError("provider bug")
-
-
-def deps_with(provider: object, isolated_env: Path) -> PipelineDeps:
-    runtime = bootstrap(isolated_env)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    deps.provider = provider  # type: ignore[assignment]
-    return deps
+from omega.types import Context, IncomingMessage, Reply
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import EchoProvider, ScriptedProvider
 
 
 def test_memory_and_audit_failures_do_not_stop_the_reply(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+    make_deps: MakeDeps, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    deps = deps_with(EchoProvider(), isolated_env)
+    deps = make_deps(EchoProvider())
 
     def broken(*args: object, **kwargs: object) -> None:
         raise OSError("disk full")
@@ -67,8 +29,8 @@ def test_memory_and_audit_failures_do_not_stop_the_reply(
     assert [m.text for m in out.sent if m.kind == "reply"] == ["echo: hello"]
 
 
-def test_a_provider_bug_is_a_friendly_error(isolated_env: Path) -> None:
-    deps = deps_with(BrokenProvider(), isolated_env)
+def test_a_provider_bug_is_a_friendly_error(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider(default=KeyError("provider bug")))
     out = Recorder()
     asyncio.run(handle_message(deps, IncomingMessage("terminal", "u1", "hello"), out))
     [error] = [m for m in out.sent if m.kind == "error"]
@@ -78,20 +40,15 @@ def test_a_provider_bug_is_a_friendly_error(isolated_env: Path) -> None:
     assert "provider bug" in str(row["detail"])
 
 
-class SlowProvider(EchoProvider):
-    async def complete(self, context: Context) -> Reply:
-        await asyncio.sleep(0.35)
-        return Reply(text="slow", provider="echo")
-
-
 class ImageProvider(EchoProvider):
     """Writes an image into the workspace, as a provider with file tools would."""
 
     def __init__(self, workspace: Path) -> None:
+        super().__init__()
         self.workspace = workspace
         self.seen_attachment: bool | None = None
 
-    async def complete(self, context: Context) -> Reply:
+    async def answer(self, context: Context) -> Reply:
         paths = [
             line.split(": ", 1)[1].rstrip("]")
             for line in context.prompt.splitlines()
@@ -106,11 +63,9 @@ class ImageProvider(EchoProvider):
         return Reply(text="Here is your chart.", provider="echo")
 
 
-def test_typing_indicator_repeats_while_waiting(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("OMEGA_OMEGA__TYPING_INTERVAL_SECS", "0.1")
-    deps = deps_with(SlowProvider(), isolated_env)
+def test_typing_indicator_repeats_while_waiting(make_deps: MakeDeps) -> None:
+    slow = ScriptedProvider(default="slow", name="echo", model="", delay=0.35)
+    deps = make_deps(slow, OMEGA_OMEGA__TYPING_INTERVAL_SECS="0.1")
 
     class Typing(Recorder):
         typed = 0
@@ -126,12 +81,14 @@ def test_typing_indicator_repeats_while_waiting(
     assert out.typed == typed_before  # stopped with the reply
 
 
-def test_attachments_live_during_the_call_and_images_come_back(isolated_env: Path) -> None:
+def test_attachments_live_during_the_call_and_images_come_back(
+    isolated_env: Path, make_deps: MakeDeps
+) -> None:
     from omega.types import Attachment
 
     runtime_home = isolated_env
     provider = ImageProvider(runtime_home / "workspace")
-    deps = deps_with(provider, isolated_env)
+    deps = make_deps(provider)
     out = Recorder()
     message = IncomingMessage(
         "terminal",

@@ -11,14 +11,8 @@ from typing import Any
 import pytest
 
 from omega.memory import Store
-from omega.quant.executor import (
-    BrokerResult,
-    Limits,
-    OrderRequest,
-    PaperBroker,
-    QuantExecutor,
-    client_order_id,
-)
+from omega.quant.broker import BrokerResult, OrderRequest, PaperBroker
+from omega.quant.executor import Limits, QuantExecutor, client_order_id
 from omega.quant.settings import QuantStateStore
 
 

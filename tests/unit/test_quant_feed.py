@@ -11,11 +11,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory import Store
 from omega.quant import service
+from omega.quant.broker import PaperBroker
 from omega.quant.engine import Bar, QuantEngine
-from omega.quant.executor import PaperBroker, QuantExecutor
+from omega.quant.executor import QuantExecutor
 from omega.quant.feed import QuantFeed
 from omega.quant.feedstatus import describe_feed, feed_line
 from omega.quant.settings import QuantStateStore

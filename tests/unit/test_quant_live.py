@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from omega.memory import Store
+from omega.quant.broker import PaperBroker
 from omega.quant.engine import Bar
-from omega.quant.executor import Limits, PaperBroker, QuantExecutor, client_order_id
+from omega.quant.executor import Limits, QuantExecutor, client_order_id
 from omega.quant.feed import QuantFeed
 from omega.quant.live import IbLiveBroker, limit_price
 from omega.quant.settings import QuantStateStore
@@ -402,7 +403,7 @@ async def test_paper_mode_never_opens_the_order_connection_and_live_follows_the_
 
 
 async def test_status_shows_the_live_broker_and_the_days_limits(store: Store) -> None:
-    from omega.config import QuantSection
+    from omega.config.quant import QuantSection
     from omega.quant.commands import status_text
 
     go_live(store, portfolio=10_000.0)

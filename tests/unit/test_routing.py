@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import json
-from pathlib import Path
 
 import pytest
 
-from omega.app import bootstrap, pipeline_deps
 from omega.config import Config
 from omega.gateway.pipeline import respond
 from omega.gateway.routing import PLANNER_TAG, parse_plan, planning_prompt
-from omega.memory import Store
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps, load_turn, local_owner_id, models_for
-from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply
+from omega.types import ChatMessage, IncomingMessage
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
 
 KNOWN = ["read_file", "run_shell", "playwright-mcp"]
 
@@ -112,50 +112,17 @@ def test_models_for_each_provider() -> None:
     assert models_for("local", config) == (None, None)
 
 
-class Scripted:
+def scripted(plan: str, *answers: str | Exception) -> ScriptedProvider:
     """Answers planning calls with `plan`, other calls from `answers` (exceptions raised)."""
-
-    name = "openai"
-
-    def __init__(self, plan: str, *answers: str | Exception) -> None:
-        self.plan = plan
-        self.answers = list(answers)
-        self.calls: list[Context] = []
-
-    def availability(self) -> tuple[bool, str]:
-        return True, "test"
-
-    async def prepare(self) -> None:
-        return None
-
-    async def complete(self, context: Context) -> Reply:
-        self.calls.append(context)
-        if PLANNER_TAG in context.prompt:
-            return Reply(text=self.plan, provider="openai", model=context.model or "")
-        answer = self.answers.pop(0) if self.answers else "fine"
-        if isinstance(answer, Exception):
-            raise answer
-        return Reply(text=answer, provider="openai", model=context.model or "")
+    return ScriptedProvider(*answers, plan=plan, default="fine", name="openai", model=None)
 
 
-class Recorder:
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def typing(self, channel: str, target: str) -> None:
-        return None
-
-
-def deps_for(home: Path, provider: Scripted, monkeypatch: pytest.MonkeyPatch) -> PipelineDeps:
-    monkeypatch.setenv("OMEGA_PROVIDER__OPENAI__MODEL", "fast-model")
-    monkeypatch.setenv("OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX", "complex-model")
-    runtime = bootstrap(home)
-    deps = pipeline_deps(runtime, Store(runtime.paths.db))
-    deps.provider = provider
-    return deps
+def deps_for(make_deps: MakeDeps, provider: ScriptedProvider) -> PipelineDeps:
+    return make_deps(
+        provider,
+        OMEGA_PROVIDER__OPENAI__MODEL="fast-model",
+        OMEGA_PROVIDER__OPENAI__MODEL_COMPLEX="complex-model",
+    )
 
 
 def run(deps: PipelineDeps, text: str) -> Recorder:
@@ -169,20 +136,18 @@ def run(deps: PipelineDeps, text: str) -> Recorder:
     return out
 
 
-def test_direct_uses_the_fast_model(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    provider = Scripted('{"kind": "direct"}', "Hello!")
-    out = run(deps_for(isolated_env, provider, monkeypatch), "hi")
+def test_direct_uses_the_fast_model(make_deps: MakeDeps) -> None:
+    provider = scripted('{"kind": "direct"}', "Hello!")
+    out = run(deps_for(make_deps, provider), "hi")
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Hello!"]
-    planning, answer = provider.calls
+    planning, answer = provider.contexts
     assert planning.use_tools is False and planning.model == "fast-model"
     assert answer.model == "fast-model"
 
 
-def test_steps_run_with_the_complex_model_retrying_a_failing_step(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_steps_run_with_the_complex_model_retrying_a_failing_step(make_deps: MakeDeps) -> None:
     failure = ProviderError("boom")
-    provider = Scripted(
+    provider = scripted(
         steps_json(3),
         "did one",
         failure,
@@ -191,7 +156,7 @@ def test_steps_run_with_the_complex_model_retrying_a_failing_step(
         "did three\nHEARTBEAT_ADD: Watch the result",
         "All three done.",
     )
-    deps = deps_for(isolated_env, provider, monkeypatch)
+    deps = deps_for(make_deps, provider)
     out = run(deps, "do the three things")
     statuses = [m.text for m in out.sent if m.kind == "status"]
     assert statuses[0].startswith("Plan:\n1. step number 1")
@@ -201,7 +166,7 @@ def test_steps_run_with_the_complex_model_retrying_a_failing_step(
         "✓ Step 3/3: step number 3",
     ]
     assert [m.text for m in out.sent if m.kind == "reply"] == ["All three done."]
-    step_calls = provider.calls[1:-1]
+    step_calls = provider.contexts[1:-1]
     assert len(step_calls) == 5  # 1 + (2 failures + 1) + 1
     assert all(c.model == "complex-model" for c in step_calls)
     assert "did one" in step_calls[1].prompt  # accumulated context
@@ -210,21 +175,17 @@ def test_steps_run_with_the_complex_model_retrying_a_failing_step(
     assert events.count("step") == 3
 
 
-def test_a_step_failing_three_times_is_reported_and_the_rest_goes_on(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_step_failing_three_times_is_reported_and_the_rest_goes_on(make_deps: MakeDeps) -> None:
     failure = ProviderError("down")
-    provider = Scripted(steps_json(2), failure, failure, failure, "second ok", "Summary.")
-    out = run(deps_for(isolated_env, provider, monkeypatch), "two things")
+    provider = scripted(steps_json(2), failure, failure, failure, "second ok", "Summary.")
+    out = run(deps_for(make_deps, provider), "two things")
     statuses = [m.text for m in out.sent if m.kind == "status"]
     assert "✗ Step 1/2 failed: step number 1" in statuses
     assert "✓ Step 2/2: step number 2" in statuses
     assert [m.text for m in out.sent if m.kind == "reply"] == ["Summary."]
 
 
-def test_requires_new_skill_is_answered_honestly_and_recorded(
-    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_requires_new_skill_is_answered_honestly_and_recorded(make_deps: MakeDeps) -> None:
     plan = json.dumps(
         {
             "kind": "requires_new_skill",
@@ -232,23 +193,23 @@ def test_requires_new_skill_is_answered_honestly_and_recorded(
             "reason": "No email integration is installed.",
         }
     )
-    provider = Scripted(plan)
-    deps = deps_for(isolated_env, provider, monkeypatch)
+    provider = scripted(plan)
+    deps = deps_for(make_deps, provider)
     out = run(deps, "email my boss")
     assert [m.text for m in out.sent if m.kind == "reply"] == [
         "I can't do that yet: send email. No email integration is installed."
     ]
     # Besides planning, only the limitation analysis ran (its answers here were not JSON, so
     # the validation loop retried, then dropped the cycle): no direct answer was generated.
-    later = [c.prompt for c in provider.calls[1:]]
+    later = [c.prompt for c in provider.contexts[1:]]
     assert later and all("capability analyst" in p for p in later)
     [entry] = [e for e in deps.store.audit_entries() if e["event"] == "requires_new_skill"]
     assert "send email" in str(entry["detail"])
 
 
-def test_local_provider_skips_planning(isolated_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    provider = Scripted(steps_json(3), "plain answer")
-    provider.name = "local"  # type: ignore[misc]
-    out = run(deps_for(isolated_env, provider, monkeypatch), "hi")
+def test_local_provider_skips_planning(make_deps: MakeDeps) -> None:
+    provider = scripted(steps_json(3), "plain answer")
+    provider.name = "local"
+    out = run(deps_for(make_deps, provider), "hi")
     assert [m.text for m in out.sent if m.kind == "reply"] == ["plain answer"]
-    assert len(provider.calls) == 1
+    assert len(provider.contexts) == 1

@@ -15,15 +15,16 @@ from threading import Thread
 
 import pytest
 
-from omega.config import Config, SandboxSection, load_config
+from omega.config import Config, load_config
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox, SandboxStatus, bwrap, degraded_alert, probe, seccomp
 from omega.sandbox import landlock as ll
 from omega.sandbox.modes import Layout, Policy, build_policy, expand, inside, ruleset
 from omega.sandbox.seatbelt import profile
+from omega.tools import ToolError
 from omega.tools import fetch as fetch_module
 from omega.tools.builtin import BuiltinTools
-from omega.tools.registry import ToolError
 
 
 @pytest.fixture

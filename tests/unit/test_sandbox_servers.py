@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox
 from omega.sandbox.modes import ruleset

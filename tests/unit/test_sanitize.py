@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import omega.gateway.sanitize as sanitize_module
-from omega.gateway.sanitize import SanitizeResult, sanitize
+from omega.gateway.sanitize import SanitizeResult, patterns, sanitize
+from omega.gateway.sanitize.view import View
 
 # What must never reach a model: a chat-template special token in any case.
 SURVIVING_TOKEN = re.compile(
@@ -394,9 +395,9 @@ def test_mixed_dangerous_text_is_neutralized_and_idempotent(text: str) -> None:
 @given(mixed_text)
 def test_candidate_scan_matches_a_full_scan(text: str) -> None:
     # The phrase pass only tries likely start words; it must find what a plain finditer finds.
-    key = sanitize_module._View(text).key
-    full = re.compile(f"{sanitize_module._QUOTED_RE.pattern}|{sanitize_module._PHRASE}")
-    fast = [m.span() for m in sanitize_module._phrases(key)]
+    key = View(text).key
+    full = re.compile(f"{patterns.QUOTED_RE.pattern}|{patterns.PHRASE}")
+    fast = [m.span() for m in patterns.phrases(key)]
     assert fast == [m.span() for m in full.finditer(key)]
 
 

@@ -15,7 +15,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omega.skills import (
-    McpServer,
     Skill,
     SkillCatalog,
     SkillError,
@@ -27,6 +26,7 @@ from omega.skills import (
     parse_skill,
 )
 from omega.skills import skills as skills_module
+from omega.types import McpServer
 
 FUZZ_PATH = Path("/nonexistent/fuzz-skill/SKILL.md")
 

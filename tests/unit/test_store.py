@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omega.memory import AuditEntry, Store
-from omega.memory.store import fts_query
+from omega.memory.conversations import fts_query
 from omega.types import Attachment, ChatMessage, IncomingMessage
 
 

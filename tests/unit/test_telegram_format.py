@@ -5,7 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omega.channels.telegram.format import render_html, split_text, utf16_len
+from omega.channels.telegram.format import render_html
+from omega.channels.text import split_text, utf16_len
 from omega.config import Config, load_config
 from tests.fakes.telegram_server import parse_html
 

@@ -36,8 +36,8 @@ from omega.tools.builtin import (
     html_to_text,
     tool_environment,
 )
+from omega.tools.context import reset_current_deps, set_current_deps
 from omega.tools.mcp import enter_available, mcp_toolsets, tool_prefix
-from omega.tools.registry import reset_current_deps, set_current_deps
 from omega.types import ChatMessage, Context, McpServer
 from tests.fakes.openai_server import FakeOpenAI, Step
 

@@ -70,7 +70,7 @@ def test_login_token_is_one_time_and_the_file_private(tmp_path: Path) -> None:
 
 
 def test_usage_counts_the_prompt_tokens_read_from_cache(tmp_path: Path) -> None:
-    from omega.memory.store import AuditEntry
+    from omega.memory.audit import AuditEntry
 
     store = Store(tmp_path / "m.db")
     for cached in (0, 700):

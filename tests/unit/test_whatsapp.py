@@ -7,10 +7,10 @@ from pathlib import Path
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from omega.channels.text import FENCE
+from omega.channels.text import FENCE, split_text
 from omega.channels.whatsapp.channel import chat_jid, inbox_id, qr_png, qr_terminal
 from omega.channels.whatsapp.client import WaMessage, jid_user
-from omega.channels.whatsapp.format import render_whatsapp, split_text
+from omega.channels.whatsapp.format import render_whatsapp
 from omega.config import Config
 from omega.providers.transcription import transcriber_for
 
@@ -125,7 +125,8 @@ def test_the_real_neonize_adapter_builds_offline_and_reads_nested_media(tmp_path
     from neonize.proto import Neonize_pb2 as N
     from neonize.proto.waE2E import WAWebProtobufsE2E_pb2 as E
 
-    from omega.channels.whatsapp.client import NeonizeClient, WhatsAppClient, convert
+    from omega.channels.whatsapp.client import WhatsAppClient
+    from omega.channels.whatsapp.neonize_client import NeonizeClient, convert
 
     client = NeonizeClient(tmp_path / "session")
     assert isinstance(client, WhatsAppClient)

@@ -1,7 +1,8 @@
 """A channel's health as it last reported it: written by the running channel, read by status.
 
 `omega status` runs in another process than `omega start`, so the running channel keeps a small
-file (0600) with its account and whether it is receiving; `/status` reads the same file.
+file (0600) with its account and whether it is receiving (through its `HealthReporter`);
+`/status` reads the same file.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from omega.config import Config
@@ -18,6 +20,7 @@ log = logging.getLogger(__name__)
 
 # A report older than this is from a channel that is no longer running (it rewrites it often).
 STALE_SECS = 180
+HEALTH_EVERY_SECS = 60.0  # a healthy channel rewrites its health file this often
 
 
 def write_health(path: Path, **fields: object) -> None:
@@ -26,6 +29,36 @@ def write_health(path: Path, **fields: object) -> None:
         write_private(path, json.dumps({**fields, "updated_at": time.time()}))
     except OSError as exc:
         log.warning("could not write %s: %s", path.name, exc)
+
+
+class HealthReporter:
+    """A running channel's health file, kept current: written on every change of state, and
+    every `every` seconds while the state stays the same (so status can tell it is alive)."""
+
+    def __init__(
+        self,
+        path: Path | None,
+        account: Callable[[], str],
+        every: float = HEALTH_EVERY_SECS,
+        **fields: object,
+    ) -> None:
+        self._path = path
+        self._account = account  # the channel's account as people read it, "" while unknown
+        self._every = every
+        self._fields = fields  # written with every report (e.g. WhatsApp's mode)
+        self._state = ""
+        self._written = 0.0
+
+    def report(self, state: str, detail: str = "") -> None:
+        """Record `state` (and why) unless it was written less than `every` seconds ago."""
+        now = time.monotonic()
+        if state == self._state and now - self._written < self._every:
+            return
+        self._state, self._written = state, now
+        if self._path is not None:
+            write_health(
+                self._path, account=self._account(), state=state, detail=detail, **self._fields
+            )
 
 
 def read_health(path: Path) -> dict[str, object] | None:

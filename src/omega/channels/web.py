@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from omega.channels.base import Submit
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 from omega.paths import PRIVATE_DIR_MODE
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage

@@ -1,16 +1,16 @@
 """The `omega` command line: chat, start, ask, status, people and limitations.
 
-Over 400 lines because each command is a thin, flat sequence (bootstrap, open, act, print)
-that reads best whole; operations (init, service, backup, restore) are in cli_ops.py and
-the evolution review commands in cli_evolution.py."""
+Each command is a thin, flat sequence (bootstrap, open, act, print); what `omega start` and
+`omega chat` run is built in the composition root (omega.app). Operations (service, backup,
+restore) are in cli/ops.py, `omega init` in cli/setup.py, the evolution review commands in
+cli/evolution.py and the quant commands in cli/quant.py."""
 
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -21,12 +21,6 @@ from omega.cli.quant import register as register_quant
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
-
-if TYPE_CHECKING:
-    from omega.app import Runtime
-    from omega.channels.base import Channel
-    from omega.memory import Store
-    from omega.web.app import WebServer
 
 app = typer.Typer(
     name="omega",
@@ -80,18 +74,6 @@ def _main(
     check_not_root()
 
 
-def _warn_sandbox(runtime: Runtime) -> None:
-    """Warn at start (stderr and log) when commands the model runs are not confined."""
-    import logging
-
-    from omega.sandbox import probe
-
-    status = probe(runtime.config.sandbox.mode)
-    if status.mode == "rwx" or status.degraded:
-        logging.getLogger("omega.sandbox").warning("sandbox: %s", status.describe())
-        sys.stderr.write(f"omega: warning: sandbox {status.describe()}\n")
-
-
 @app.command()
 def chat(
     jsonl: Annotated[
@@ -103,37 +85,19 @@ def chat(
     ] = False,
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
-    from omega.app import pipeline_deps
-    from omega.channels.terminal import InteractiveChannel, JsonlChannel, public_id
-    from omega.gateway.gateway import Gateway
-    from omega.ops.runlock import hold_running
+    from omega.app import build_chat, run_service
+    from omega.channels.terminal import public_id
 
     runtime = _runtime()
     store = _open_store(runtime)
-    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
-    deps = pipeline_deps(runtime, store)
-    _warn_sandbox(runtime)
-    ok, reason = deps.provider.availability()
-    if not ok:
-        sys.stderr.write(
-            f"omega: warning: provider {deps.provider.name} is not available: {reason}\n"
-        )
-    downloads = runtime.paths.downloads
-    channel: Channel = (
-        JsonlChannel(downloads=downloads)
-        if jsonl
-        else InteractiveChannel(runtime.config.omega.name, downloads=downloads)
-    )
-    gateway = Gateway(deps, [channel])
+    service = build_chat(runtime, store, jsonl=jsonl)
     try:
-        # At the end of JSON input every answer is waited for (a script reads them all); a
-        # person who quits leaves at once (an unanswered message stays in the inbox).
-        asyncio.run(gateway.run(grace=math.inf if jsonl else 0.0))
+        asyncio.run(run_service(service))
     except KeyboardInterrupt:
         sys.stderr.write("\n")
     finally:
         store.close()
-    pending = gateway.unfinished()
+    pending = service.gateway.unfinished()
     if jsonl and pending:  # interrupted: the exit code and stderr say which were not answered
         sys.stderr.write(
             f"omega: {len(pending)} message(s) not answered yet (kept in the inbox, answered at "
@@ -156,147 +120,16 @@ def start(
     SIGINT or SIGTERM stops intake, lets in-flight replies finish, summarizes open
     conversations, stops the channels and exits 0.
     """
-    import signal
-
-    from omega.app import pipeline_deps
-    from omega.channels.terminal import JsonlChannel
-    from omega.gateway.gateway import Gateway
-    from omega.ops.notify import sd_notify
-    from omega.ops.runlock import hold_running
-    from omega.ops.selfcheck import CheckContext, log_checks, run_checks
+    from omega.app import StartError, build_service, serve
 
     runtime = _runtime(stderr_level="info")
     store = _open_store(runtime)
-    hold_running(runtime.paths.home)  # `omega restore` waits until this process ends
-    deps = pipeline_deps(runtime, store)
-    _warn_sandbox(runtime)
-    log_checks(
-        run_checks(
-            CheckContext(
-                runtime.config,
-                runtime.paths,
-                store,
-                network=True,
-            )
-        )
-    )
-    channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
-    telegram = runtime.config.channel.telegram
-    if telegram.enabled:
-        if telegram.bot_token.get_secret_value().strip():
-            from omega.channels.telegram import TelegramChannel
-
-            channels.append(
-                TelegramChannel(telegram, health_file=runtime.paths.channel_health("telegram"))
-            )
-        else:
-            sys.stderr.write(
-                "omega: warning: [channel.telegram] is enabled but has no bot_token (or "
-                "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
-            )
-    if runtime.config.channel.whatsapp.enabled:
-        whatsapp = _whatsapp_channel(runtime)
-        if whatsapp is not None:
-            channels.append(whatsapp)
-    web = _prepare_web(runtime, store) if runtime.config.web.enabled else None
-    if web is not None:
-        channels.append(web.channel)
-    if not channels:
-        sys.stderr.write(
-            "omega: note: no message channel is running; only the scheduler, "
-            "heartbeat and summarizer work\n"
-        )
-
-    # The quant feed starts once the owner sends /quant enable (no config needed); numpy and
-    # ib_async are imported only then.
-    from omega.quant.service import feed_unavailable, run_when_enabled
-
-    if runtime.config.quant.enabled and (why := feed_unavailable()):
-        sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
-
-    async def serve() -> None:
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-
-        def stopping() -> None:
-            sd_notify("STOPPING=1")
-            stop.set()
-
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stopping)
-        gateway = Gateway(deps, channels)
-        page = asyncio.create_task(web.serve(deps, gateway), name="web") if web else None
-        feed_task = asyncio.create_task(
-            run_when_enabled(store, runtime.config.quant, stop), name="quant"
-        )
-        try:
-            await gateway.run(
-                stop=stop, summarize_on_exit=True, on_ready=lambda: sd_notify("READY=1")
-            )
-        finally:
-            if web is not None and page is not None:
-                web.shutdown()
-                await asyncio.gather(page, return_exceptions=True)
-            stop.set()
-            feed_task.cancel()
-            await asyncio.gather(feed_task, return_exceptions=True)
-
     try:
-        asyncio.run(serve())
-    finally:
-        store.close()
-
-
-def _prepare_web(runtime: Runtime, store: Store) -> WebServer:
-    """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
-    from omega.web.app import WebConfigError, is_loopback, prepare
-
-    try:
-        web = prepare(runtime, store)
-    except WebConfigError as exc:
+        service = build_service(runtime, store, jsonl=jsonl)
+    except StartError as exc:
         store.close()
         _fail(str(exc))
-    if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):
-        sys.stderr.write(
-            f"omega: warning: the web page listens on {runtime.config.web.host} "
-            "([web] allow_remote = true): anyone who reaches it can try to log in\n"
-        )
-    # Written to the terminal only, never to the log: the token works once, and a fresh
-    # link is always in web.url (readable by the owner alone).
-    sys.stderr.write(
-        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
-        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
-    )
-    return web
-
-
-def _whatsapp_channel(runtime: Runtime) -> Channel | None:
-    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
-    from omega.channels.whatsapp import WhatsAppChannel
-
-    config = runtime.config.channel.whatsapp
-    session = runtime.paths.whatsapp
-    try:
-        from omega.channels.whatsapp.client import NeonizeClient
-
-        session.mkdir(parents=True, exist_ok=True)
-        os.chmod(session, 0o700)
-        client = NeonizeClient(session)
-    except (ImportError, OSError) as exc:
-        sys.stderr.write(
-            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
-            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
-            "channel is not started\n"
-        )
-        return None
-    if not config.allowed_users:
-        sys.stderr.write(
-            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
-            'WhatsApp (add your number, e.g. "+351900000000")\n'
-        )
-    return WhatsAppChannel(
-        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
-    )
+    serve(service)
 
 
 @app.command()

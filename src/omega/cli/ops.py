@@ -1,20 +1,16 @@
-"""`omega backup`, `omega restore`, `omega service` and `omega init`: running Omega for months."""
+"""`omega backup`, `omega restore` and `omega service`: running Omega for months. `omega init`
+(set-up) is cli/setup.py, registered here with them."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
-from omega.cli.support import fail
-
-if TYPE_CHECKING:
-    from tomlkit.toml_document import TOMLDocument
-
-    from omega.ops.setup import Answers, Detected
+from omega.cli.setup import init
+from omega.cli.support import fail, service_kind
 
 service_app = typer.Typer(
     help="Run Omega in the background: a systemd user unit (Linux) or launchd agent (macOS).",
@@ -30,15 +26,6 @@ def register(app: typer.Typer) -> None:
     app.command("init")(init)
 
 
-def _service_kind() -> str:
-    from omega.ops.service import platform_kind
-
-    kind = platform_kind()
-    if kind == "unsupported":
-        fail(f"no service manager Omega knows on {sys.platform} (systemd or launchd)", code=1)
-    return kind
-
-
 @service_app.command("install")
 def service_install(
     dry_run: Annotated[
@@ -52,7 +39,7 @@ def service_install(
     from omega.ops import service
     from omega.paths import default_home
 
-    kind = _service_kind()
+    kind = service_kind()
     spec = service.default_spec(default_home())
     if dry_run:
         typer.echo(f"# {service.unit_path(kind)}")
@@ -70,7 +57,7 @@ def service_uninstall() -> None:
     """Stop the service and remove its unit."""
     from omega.ops import service
 
-    outcome = service.uninstall(_service_kind())
+    outcome = service.uninstall(service_kind())
     for line in outcome.lines:
         typer.echo(line)
     if not outcome.ok:
@@ -82,7 +69,7 @@ def service_status() -> None:
     """Whether the service is installed, enabled and running (exit 1 when not installed)."""
     from omega.ops import service
 
-    outcome = service.status(_service_kind())
+    outcome = service.status(service_kind())
     for line in outcome.lines:
         typer.echo(line)
     if not outcome.ok:
@@ -140,285 +127,3 @@ def restore(
     except (BackupError, OSError) as exc:
         fail(str(exc), code=1)
     typer.echo(f"Restored. What it replaced is in {aside}.")
-
-
-def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) -> None:
-    """Fill every unanswered question with rich prompts (secrets typed hidden, never shown)."""
-    from rich.console import Console
-    from rich.prompt import Confirm, IntPrompt, Prompt
-
-    from omega.config import PROVIDER_NAMES
-    from omega.ops.setup import NEEDS_KEY, current
-
-    console = Console()
-    console.print("[bold]Omega set-up[/bold] (Enter keeps the value in brackets)")
-    if detected.claude:
-        console.print(f"Found the Claude Code CLI: {detected.claude}")
-    for found, var in detected.keys.items():
-        console.print(f"Found an API key for {found} in ${var}")
-    if answers.provider is None:
-        answers.provider = Prompt.ask(
-            "AI provider",
-            choices=list(PROVIDER_NAMES),
-            default=current(doc, "provider", "default") or detected.suggested_provider(),
-        )
-    name = answers.provider or "local"
-    if name not in ("claude-code", "local"):
-        has_key = bool(current(doc, "provider", name, "api_key")) or name in detected.keys
-        if answers.api_key is None and (name in NEEDS_KEY or name == "openai"):
-            typed = Prompt.ask(
-                f"{name} API key" + (" (Enter keeps the one you have)" if has_key else ""),
-                password=True,
-                default="",
-                show_default=False,
-            )
-            answers.api_key = typed or None
-        if answers.base_url is None and name in ("openai", "ollama"):
-            answers.base_url = Prompt.ask(
-                "Server address (base_url)",
-                default=current(doc, "provider", name, "base_url")
-                or (
-                    "https://api.openai.com/v1" if name == "openai" else "http://localhost:11434/v1"
-                ),
-            )
-    if answers.model is None and name != "local":
-        answers.model = (
-            Prompt.ask(
-                "Model (Enter: the provider's default)",
-                default=current(doc, "provider", name, "model") or "",
-                show_default=bool(current(doc, "provider", name, "model")),
-            )
-            or None
-        )
-    if answers.telegram is None and answers.telegram_token is None:
-        answers.telegram = Confirm.ask(
-            "Talk with Omega on Telegram?",
-            default=bool(current(doc, "channel", "telegram", "enabled")),
-        )
-        if answers.telegram:
-            token = Prompt.ask(
-                "Bot token from @BotFather (Enter keeps the one you have)",
-                password=True,
-                default="",
-                show_default=False,
-            )
-            answers.telegram_token = token or None
-            owner = Prompt.ask("Your Telegram user id (from @userinfobot)", default="")
-            answers.telegram_owner = owner or None
-    if answers.whatsapp is None:
-        answers.whatsapp = Confirm.ask(
-            "Enable WhatsApp (paired at the first `omega start`)?",
-            default=bool(current(doc, "channel", "whatsapp", "enabled")),
-        )
-    if (
-        answers.voice_base_url is None
-        and answers.voice_api_key is None
-        and Confirm.ask(
-            "Transcribe voice messages (OpenAI-compatible endpoint)?",
-            default=bool(current(doc, "voice", "enabled")),
-        )
-    ):
-        answers.voice_base_url = Prompt.ask(
-            "Transcription base_url",
-            default=current(doc, "voice", "base_url") or "https://api.openai.com/v1",
-        )
-        answers.voice_api_key = (
-            Prompt.ask("Its API key", password=True, default="", show_default=False) or None
-        )
-        answers.voice_model = Prompt.ask(
-            "Its model", default=current(doc, "voice", "model") or "whisper-1"
-        )
-    if answers.sandbox is None:
-        answers.sandbox = Prompt.ask(
-            "Sandbox for commands Omega runs (sandbox: workspace only; rx: read anywhere; "
-            "rwx: unrestricted)",
-            choices=["sandbox", "rx", "rwx"],
-            default=current(doc, "sandbox", "mode") or "sandbox",
-        )
-    if answers.heartbeat is None:
-        answers.heartbeat = Confirm.ask(
-            "Periodic check-ins (heartbeat)?",
-            default=bool(current(doc, "heartbeat", "enabled")),
-        )
-        if answers.heartbeat and answers.heartbeat_minutes is None:
-            answers.heartbeat_minutes = IntPrompt.ask(
-                "Every how many minutes",
-                default=int(current(doc, "heartbeat", "interval_minutes") or 30),
-            )
-    if answers.web is None:
-        answers.web = Confirm.ask(
-            "Serve the local web page?", default=bool(current(doc, "web", "enabled"))
-        )
-
-
-def _offer_bubblewrap(*, interactive: bool) -> None:
-    """Say how to install bubblewrap when it is missing (the sandbox's second wall on Linux);
-    when interactive and root, ask and run the package manager."""
-    import shlex
-    import subprocess
-
-    from omega.ops.setup import bubblewrap_install
-
-    command = bubblewrap_install()
-    if command is None:
-        return
-    typer.echo(
-        "bubblewrap is not installed: commands run under Landlock alone, without the mount "
-        f"namespace that hides the rest of the system. Install it with: {shlex.join(command)}"
-    )
-    if not interactive or os.geteuid() != 0:
-        return
-    from rich.prompt import Confirm
-
-    if Confirm.ask(f"Run `{shlex.join(command)}` now?", default=True):
-        done = subprocess.run(command, check=False)
-        typer.echo("bubblewrap installed." if done.returncode == 0 else "The install failed.")
-
-
-def init(
-    non_interactive: Annotated[
-        bool,
-        typer.Option("--non-interactive", help="Ask nothing: use the flags, keep the rest."),
-    ] = False,
-    home: Annotated[
-        Path | None, typer.Option("--home", help="Data folder (default: $OMEGA_HOME or ~/.omega).")
-    ] = None,
-    provider: Annotated[
-        str | None,
-        typer.Option(help="claude-code, anthropic, openai, ollama, openrouter, gemini or local."),
-    ] = None,
-    api_key: Annotated[
-        str | None,
-        typer.Option(help="The provider's API key (default: its usual env var, when set)."),
-    ] = None,
-    model: Annotated[str | None, typer.Option(help="The provider's model.")] = None,
-    base_url: Annotated[
-        str | None, typer.Option(help="An OpenAI-compatible server's address.")
-    ] = None,
-    telegram_token: Annotated[
-        str | None, typer.Option(help="Telegram bot token (validated with getMe).")
-    ] = None,
-    telegram_owner: Annotated[
-        str | None, typer.Option(help="Your Telegram user id: allowed, and the owner.")
-    ] = None,
-    telegram: Annotated[
-        bool | None, typer.Option("--telegram/--no-telegram", help="Enable Telegram.")
-    ] = None,
-    whatsapp: Annotated[
-        bool | None, typer.Option("--whatsapp/--no-whatsapp", help="Enable WhatsApp.")
-    ] = None,
-    voice_base_url: Annotated[
-        str | None, typer.Option(help="Voice transcription endpoint (OpenAI-compatible).")
-    ] = None,
-    voice_api_key: Annotated[str | None, typer.Option(help="Its API key.")] = None,
-    voice_model: Annotated[str | None, typer.Option(help="Its model (e.g. whisper-1).")] = None,
-    sandbox: Annotated[str | None, typer.Option(help="sandbox, rx or rwx.")] = None,
-    heartbeat: Annotated[
-        bool | None, typer.Option("--heartbeat/--no-heartbeat", help="Periodic check-ins.")
-    ] = None,
-    heartbeat_minutes: Annotated[
-        int | None, typer.Option(help="Minutes between check-ins (1-1440).")
-    ] = None,
-    web: Annotated[bool | None, typer.Option("--web/--no-web", help="The local web page.")] = None,
-    no_check: Annotated[
-        bool,
-        typer.Option("--no-check", help="Do not test the provider or the Telegram token."),
-    ] = False,
-    service: Annotated[
-        bool | None,
-        typer.Option("--service/--no-service", help="Install the background service after."),
-    ] = None,
-) -> None:
-    """Set Omega up: provider, channels, voice, sandbox, heartbeat, web page. Writes
-    config.toml (0600); run again to change answers, other keys and comments are kept."""
-    from omega.config import ConfigError
-    from omega.ops.setup import (
-        KEY_ENV,
-        Answers,
-        SetupError,
-        apply,
-        check_telegram_token,
-        current,
-        detect,
-        read_document,
-        try_provider,
-        validate,
-        write_config,
-    )
-    from omega.paths import OmegaPaths, default_home
-
-    paths = OmegaPaths((home or default_home()).expanduser().resolve())
-    paths.ensure()
-    answers = Answers(
-        provider=provider,
-        api_key=api_key,
-        model=model,
-        base_url=base_url,
-        telegram_token=telegram_token,
-        telegram_owner=telegram_owner,
-        telegram=telegram,
-        whatsapp=whatsapp,
-        voice_base_url=voice_base_url,
-        voice_api_key=voice_api_key,
-        voice_model=voice_model,
-        sandbox=sandbox,
-        heartbeat=heartbeat,
-        heartbeat_minutes=heartbeat_minutes,
-        web=web,
-    )
-    detected = detect()
-    try:
-        doc = read_document(paths.config)
-        if not non_interactive:
-            if not sys.stdin.isatty():
-                fail("no terminal to ask on: pass --non-interactive and the answers as flags")
-            _ask_interactively(answers, doc, detected)
-        name = answers.provider
-        if (
-            name in KEY_ENV
-            and not answers.api_key
-            and not current(doc, "provider", name, "api_key")
-            and name in detected.keys
-        ):
-            # the service does not see your shell's env: the key goes into config.toml
-            answers.api_key = os.environ.get(KEY_ENV[name], "") or None
-        apply(doc, answers)
-        config = validate(doc, paths.home)
-    except (SetupError, ConfigError) as exc:
-        fail(str(exc), code=1)
-    if not no_check:
-        token = config.channel.telegram.bot_token.get_secret_value()
-        if answers.telegram_token and token:
-            ok, detail = check_telegram_token(config, token)
-            if not ok:
-                fail(f"{detail}; check the token (or pass --no-check)", code=1)
-            typer.echo(f"Telegram bot: {detail}")
-        if answers.provider is not None:
-            ok, detail = try_provider(config, paths)
-            if not ok:
-                fail(f"the provider did not answer: {detail} (or pass --no-check)", code=1)
-            typer.echo(f"Provider answered: {detail}")
-    existed = paths.config.exists()
-    write_config(paths.config, doc)
-    typer.echo(f"{'Updated' if existed else 'Wrote'} {paths.config} (only you can read it).")
-    if paths.home != default_home().expanduser().resolve():
-        typer.echo(f"Omega finds this folder with: export OMEGA_HOME={paths.home}")
-    if config.sandbox.mode != "rwx":
-        _offer_bubblewrap(interactive=not non_interactive)
-    if service is None and not non_interactive:
-        from rich.prompt import Confirm
-
-        service = Confirm.ask("Install Omega as a background service now?", default=False)
-    if service:
-        from omega.ops import service as service_ops
-
-        kind = _service_kind()
-        outcome = service_ops.install(kind, service_ops.default_spec(paths.home))
-        for line in outcome.lines:
-            typer.echo(line)
-        if not outcome.ok:
-            raise typer.Exit(1)
-    else:
-        typer.echo(
-            "Start it with `omega start`, or run it in the background: omega service install"
-        )

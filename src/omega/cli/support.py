@@ -46,3 +46,13 @@ def open_store(runtime: Runtime) -> Store:
         fail(f"{runtime.paths.db}: {exc}")
     except sqlite3.DatabaseError as exc:
         fail(f"{runtime.paths.db}: cannot open the database: {exc}")
+
+
+def service_kind() -> str:
+    """The service manager here (systemd or launchd); none known ends the command."""
+    from omega.ops.service import platform_kind
+
+    kind = platform_kind()
+    if kind == "unsupported":
+        fail(f"no service manager Omega knows on {sys.platform} (systemd or launchd)", code=1)
+    return kind

@@ -1,1 +1,33 @@
-"""Self-evolution: limitations, self-healing, introspection, proposals and the gate."""
+"""Self-evolution: limitations, self-healing, introspection, proposals and the gate.
+
+The package's public face is the list of public submodules below (`__all__`): callers outside
+`omega.evolution` import one of these modules or names from it, never an internal one. They are
+not imported here: each CLI command and loop needs one or two, and importing all of them would
+cost every start. Internal: assess, critic, gate, validation (the gate and the validation loop
+are reached through analysis, introspection and registration).
+- limitations: what Omega knows it cannot do yet, raised once and tracked until resolved
+- self_heal: the self-healing lifecycle the gateway runs
+- lessons: skill lessons kept in memory.db
+- introspection: the loop that reviews an agent's tool calls
+- analysis: a limitation becomes a proposal
+- procedural: proposals and their decisions (procedural memory)
+- review: what an approval would load, shown before the owner decides
+- registration: approving or rejecting a proposal
+- scaffold: tool templates for a human to implement
+- integrity: telling the owner about a skill or tool file that was not loaded
+- mcp_report: telling the owner about a skill's MCP server that did not start
+"""
+
+__all__ = [
+    "analysis",
+    "integrity",
+    "introspection",
+    "lessons",
+    "limitations",
+    "mcp_report",
+    "procedural",
+    "registration",
+    "review",
+    "scaffold",
+    "self_heal",
+]

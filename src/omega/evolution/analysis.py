@@ -11,7 +11,7 @@ from omega.evolution.gate import Policy, check_proposal
 from omega.evolution.procedural import Filed, ProposalStore
 from omega.evolution.registration import approve
 from omega.evolution.validation import validated_json
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.owner import owner_alert
 from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, OutgoingMessage, Reply

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from omega.config import EvolutionSection
+from omega.config.evolution import EvolutionSection
 from omega.evolution.assess import RISK, assess, normalize_label, stricter
 
 Action = Literal["approve", "reject", "manual_review"]

@@ -13,7 +13,8 @@ from omega.evolution.analysis import submit
 from omega.evolution.critic import review_tools
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.evolution.validation import LoopResult, validated_json
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, Reply
 

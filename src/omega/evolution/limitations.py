@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Literal
 
 from omega.checklist import add_item, remove_line_of
-from omega.memory.store import AuditEntry, Store, utc_now
+from omega.memory.audit import AuditEntry
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 from omega.text import neutralized, quote_untrusted
 from omega.turn import MarkerContext, audit_change, owner_message
 

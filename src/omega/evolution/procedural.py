@@ -10,7 +10,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 
 Kind = Literal["skill", "tool", "lesson"]
 GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the owner)

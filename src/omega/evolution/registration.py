@@ -15,21 +15,23 @@ import difflib
 import logging
 
 from omega.config import Config
+from omega.errors import OmegaError
 from omega.evolution.procedural import GLOBAL, Proposal, ProposalStore
 from omega.evolution.review import skill_markdown
 from omega.evolution.scaffold import scaffold_text
 from omega.memory.artefacts import ArtefactStore
-from omega.memory.store import AuditEntry, Store
+from omega.memory.audit import AuditEntry
+from omega.memory.store import Store
 from omega.paths import OmegaPaths, write_private
 
 log = logging.getLogger(__name__)
 FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
 GATE = "gate"
 
-__all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject", "skill_markdown"]
+__all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject"]
 
 
-class ReviewError(ValueError):
+class ReviewError(OmegaError, ValueError):
     """A review that cannot be carried out (unknown id, not pending, name taken)."""
 
 

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 from omega.schedule import timezone_name
 from omega.turn import MarkerContext, audit_change, owner_message
 

@@ -9,7 +9,7 @@ import logging
 from pathlib import Path
 
 from omega.gateway import attachments
-from omega.turn import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms
+from omega.turn import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms, usage_fields
 from omega.types import (
     IncomingMessage,
     OutgoingKind,
@@ -107,7 +107,7 @@ async def conclude(
         # The person's own folder, compared with its snapshot from the start of the turn.
         after = await asyncio.to_thread(attachments.snapshot_images, folder or deps.paths.workspace)
         images = attachments.new_images(images_before, after)
-    answer = [OutgoingMessage(message.channel, message.target, text, kind=kind)]
+    answer = [message.answer(text, kind)]
     names = [str(path) for path in images]
     await db_call(
         deps, "store the reply", False, deps.store.inbox_store_reply, message.id, answer, names
@@ -122,19 +122,13 @@ async def conclude(
         message.text,
         text,
     )
-    usage = reply.usage if reply else None
     await audit_message(
         deps,
         message,
         output_text=text,
-        provider=reply.provider if reply else deps.provider.name,
-        model=reply.model if reply else "",
+        **usage_fields(reply, provider=deps.provider.name),
         status="ok",
         event=event,
-        input_tokens=usage.input_tokens if usage else 0,
-        output_tokens=usage.output_tokens if usage else 0,
-        cost_usd=usage.cost_usd if usage else None,
-        cached_tokens=usage.cached_tokens if usage else 0,
         processing_ms=elapsed_ms(started),
         detail=detail[:2000],
     )

@@ -1,4 +1,10 @@
-"""The gateway: runs channels, persists and dispatches messages, one sender at a time."""
+"""The gateway: admits, persists and dispatches messages (one sender at a time) and delivers
+the replies, on the channels and when the composition root (omega.app) tells it to serve.
+
+One module because admission, per-sender dispatch, delivery (owner routes, the alert
+digest) and the inbox replay share one state (the channels, the sender queues and workers,
+the handled futures) and one contract: every accepted message is answered exactly once.
+Building the service, its background jobs and its start/stop order live in omega.app."""
 
 from __future__ import annotations
 
@@ -15,10 +21,10 @@ from collections.abc import Callable, Sequence
 from omega import i18n
 from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
+from omega.gateway.delivery import send_stored
 from omega.gateway.language import detect_language
-from omega.gateway.pipeline import handle_message, respond, send_stored
+from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
-from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
 from omega.turn import PipelineDeps, check_auth, is_owner
@@ -88,7 +94,7 @@ class Gateway:
         message = ingress.clean(message)
         denial = check_auth(self.deps.config, message)
         if denial:
-            await self._deny(message, denial)
+            await ingress.deny(self.deps, message, denial, self)
             handled.set_result(None)
             return handled
         message, notices = ingress.within_limits(message, self.deps.config.limits)
@@ -106,13 +112,10 @@ class Gateway:
             language = await self._language(message)
             for number, notice in enumerate(notices, 1):
                 await self.send(
-                    OutgoingMessage(
-                        message.channel,
-                        message.target,
+                    message.answer(
                         i18n.message(notice.key, language, **notice.values),
-                        kind="notice",
-                        id=f"{message.id}#notice-{number}",
-                        reply_to=message.id,
+                        "notice",
+                        tag=f"notice-{number}",
                     )
                 )
         await self._dispatch(message)
@@ -123,50 +126,6 @@ class Gateway:
                 log.exception("delivering kept owner alerts failed")
         return handled
 
-    async def _deny(self, message: IncomingMessage, reason: str) -> None:
-        """Answer and audit a stranger at most once per `denial_every_secs` (kept in
-        memory.db, so a restart does not answer again); nothing of the message is kept."""
-        store = self.deps.store
-        every = self.deps.config.limits.denial_every_secs
-        try:
-            due, dropped = await store.call(
-                store.denial_due, message.channel, message.sender_id, every
-            )
-        except Exception:  # without the record, silence: a stranger must not cost a reply
-            log.exception("could not check the denial record of %s", message.sender_id)
-            return
-        if not due:
-            log.info("dropped a message from %s/%s (denied)", message.channel, message.sender_id)
-            return
-        log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
-        detail = reason
-        if dropped:
-            detail += f"; {dropped} more message(s) dropped since the last denial"
-        try:
-            await store.call(
-                store.audit,
-                AuditEntry(
-                    channel=message.channel,
-                    sender_id=message.sender_id[:200],
-                    sender_name=message.sender_name[:100],
-                    status="denied",
-                    event="denied",
-                    detail=detail,
-                ),
-            )
-        except Exception:
-            log.exception("could not audit the denial of %s", message.sender_id)
-        await self.send(
-            OutgoingMessage(
-                message.channel,
-                message.target,
-                self.deps.config.auth.deny_message,
-                kind="denied",
-                id=f"{message.id}#denied",
-                reply_to=message.id,
-            )
-        )
-
     async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
         key = (message.channel, message.sender_id)
         queue = self._queues.setdefault(key, deque())
@@ -174,13 +133,8 @@ class Gateway:
         if key in self._workers:
             if acknowledge and await self._should_acknowledge(message):
                 await self.send(
-                    OutgoingMessage(
-                        message.channel,
-                        message.target,
-                        i18n.message("busy_ack", await self._language(message)),
-                        kind="ack",
-                        id=f"{message.id}#ack",
-                        reply_to=message.id,
+                    message.answer(
+                        i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
                     )
                 )
             return
@@ -380,14 +334,7 @@ class Gateway:
         for message in await store.call(store.inbox_give_up, MAX_ATTEMPTS, reason):
             log.error("message %s from %s given up: %s", message.id, message.sender_id, reason)
             language = await self._language(message)
-            await self.send(
-                OutgoingMessage(
-                    message.channel,
-                    message.target,
-                    i18n.message("error_poison", language),
-                    kind="error",
-                )
-            )
+            await self.send(message.answer(i18n.message("error_poison", language), "error"))
             await self.send(
                 owner_alert(
                     f"⚠️ A message from {message.channel}:{message.sender_id} stopped Omega "
@@ -401,7 +348,7 @@ class Gateway:
             denial = check_auth(self.deps.config, message)
             if denial:  # kept by an older Omega, or the allow-list changed: not handled
                 await store.call(store.inbox_finish, message.id)
-                await self._deny(message, denial)
+                await ingress.deny(self.deps, message, denial, self)
                 continue
             log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
             await self._dispatch(message, acknowledge=False)
@@ -431,63 +378,24 @@ class Gateway:
         while self._workers:
             await asyncio.gather(*list(self._workers.values()), return_exceptions=True)
 
-    def _start_loops(self, stop: asyncio.Event) -> list[asyncio.Task[None]]:
-        from omega.loops.heartbeat import heartbeat_loop
-        from omega.loops.scheduler import Scheduler
-        from omega.loops.summarizer import summarizer_loop
+    async def prepare(self) -> None:
+        """Prepare the provider; one that cannot be prepared still lets channels answer kindly."""
+        try:
+            await self.deps.provider.prepare()
+        except Exception as exc:
+            log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
 
-        config = self.deps.config
-        tasks = [asyncio.create_task(summarizer_loop(self.deps, stop), name="summarizer")]
-        if config.scheduler.enabled:
-            scheduler = Scheduler(self.deps, self, respond)
-            tasks.append(asyncio.create_task(scheduler.run(stop), name="scheduler"))
-        if config.heartbeat.enabled:
-            tasks.append(
-                asyncio.create_task(heartbeat_loop(self.deps, self, stop), name="heartbeat")
-            )
-        return tasks
-
-    async def _alert_unconfined_sandbox(self) -> None:
-        """Tell the owner once when the configured sandbox cannot be enforced here."""
-        from omega.sandbox import degraded_alert, probe
-
-        status = probe(self.deps.config.sandbox.mode)
-        if not status.degraded:
-            return
-        log.warning("sandbox: %s", status.describe())
-        text = degraded_alert(status, self.deps.paths)
-        if text:
-            await self.send(owner_alert(text))
-
-    async def run(
+    async def serve(
         self,
         stop: asyncio.Event | None = None,
-        loops: bool = True,
-        summarize_on_exit: bool = False,
         grace: float | None = None,
         on_ready: Callable[[], object] | None = None,
     ) -> None:
-        """Serve until every channel's input ends or, when given, until `stop` is set.
+        """Run the channels until every one's input ends or, when given, until `stop` is set.
 
-        `on_ready` is called once the inbox is replayed and every channel is receiving (the
-        service manager's readiness notification).
-
-        Then: stop intake, let in-flight replies finish within the grace period (what does not
-        finish stays in the durable inbox for the next start), stop the loops and optionally
-        summarize the conversations still open.
-        """
-        try:
-            await self.deps.provider.prepare()
-        except Exception as exc:  # an unavailable provider still lets channels answer kindly
-            log.warning("provider %s could not be prepared: %s", self.deps.provider.name, exc)
-        loops_stop = asyncio.Event()
-        background = self._start_loops(loops_stop) if loops else []
-        await self.replay_inbox()
-        await self._alert_unconfined_sandbox()
-        try:
-            await self.flush_owner_alerts()
-        except Exception:
-            log.exception("delivering kept owner alerts failed")
+        `on_ready` is called once every channel is receiving. Then: stop intake and let
+        in-flight replies finish within `grace` (None: `[omega] shutdown_grace_secs`); what
+        does not finish stays in the durable inbox for the next start."""
         channel_tasks = [
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
@@ -518,16 +426,9 @@ class Gateway:
         left = await self.unanswered()
         if left:  # an answer already sent is no loss, whatever work followed it
             log.warning("%d messages were not answered in time; they stay in the inbox", len(left))
-        loops_stop.set()
-        for task in background:
-            task.cancel()
-        await asyncio.gather(*background, return_exceptions=True)
+
+    async def close(self) -> None:
+        """Send the alerts collapsed into the digest so far (kept for the owner, never dropped)."""
         if self._digest_task is not None:
             self._digest_task.cancel()
-        await self.flush_digest()  # collapsed alerts are kept for the owner, never dropped
-        if summarize_on_exit:
-            from omega.loops.summarizer import summarize_all_active
-
-            count = await summarize_all_active(self.deps)
-            log.info("summarized %d open conversations at shutdown", count)
-        log.info("gateway stopped")
+        await self.flush_digest()

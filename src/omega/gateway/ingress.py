@@ -1,19 +1,26 @@
-"""What every incoming message passes before it is stored: clean text, size limits.
+"""What every incoming message passes before it is stored: clean text, the allow-list, size
+limits.
 
 Runs in the gateway, before the durable inbox, for every channel: lone surrogates are replaced
-(so the message can be stored, audited and answered), a text longer than
-`[limits] max_message_chars` is cut, and attachments bigger than `max_attachment_bytes` are
-refused. What was cut or refused is reported as notices for the sender.
+(so the message can be stored, audited and answered), a sender not allowed is denied (`deny`,
+the one deny path: nothing of theirs is kept), a text longer than `[limits] max_message_chars`
+is cut, and attachments bigger than `max_attachment_bytes` are refused. What was cut or refused
+is reported as notices for the sender.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from dataclasses import dataclass
 
-from omega.config import LimitsSection
+from omega.config.safety import LimitsSection
+from omega.memory.audit import AuditEntry
 from omega.text import scrub
+from omega.turn import Outbox, PipelineDeps
 from omega.types import IncomingMessage
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -87,3 +94,39 @@ def within_limits(
     if not notices:
         return message, notices
     return dataclasses.replace(message, text=text, attachments=kept), notices
+
+
+async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
+    """Answer and audit a sender who is not allowed, at most once per
+    `[limits] denial_every_secs` (kept in memory.db, so a restart does not answer again).
+    Nothing of the message is kept: the audit row names the sender and the reason, never
+    their text."""
+    store = deps.store
+    every = deps.config.limits.denial_every_secs
+    try:
+        due, dropped = await store.call(store.denial_due, message.channel, message.sender_id, every)
+    except Exception:  # without the record, silence: a stranger must not cost a reply
+        log.exception("could not check the denial record of %s", message.sender_id)
+        return
+    if not due:
+        log.info("dropped a message from %s/%s (denied)", message.channel, message.sender_id)
+        return
+    log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
+    detail = reason
+    if dropped:
+        detail += f"; {dropped} more message(s) dropped since the last denial"
+    try:
+        await store.call(
+            store.audit,
+            AuditEntry(
+                channel=message.channel,
+                sender_id=message.sender_id[:200],
+                sender_name=message.sender_name[:100],
+                status="denied",
+                event="denied",
+                detail=detail,
+            ),
+        )
+    except Exception:
+        log.exception("could not audit the denial of %s", message.sender_id)
+    await out.send(message.answer(deps.config.auth.deny_message, "denied", tag="denied"))

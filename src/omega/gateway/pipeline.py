@@ -3,8 +3,9 @@
 auth -> sanitize -> identity -> voice -> attachments -> welcome -> projects -> commands ->
 typing -> prompt -> context -> skill triggers -> provider (with status nudges) -> SILENT ->
 markers -> store -> audit -> send -> workspace images -> cleanup. Each stage is a small
-function below (voice notes in voice.py); what they share is in core.py, the planner in
-planning.py, plans in steps.py, and the last stages (keep, store, audit, send) in delivery.py.
+function below (voice notes in voice.py, the one deny in ingress.py); what they share is in
+omega.turn, the planner in planning.py, plans in steps.py, and the last stages (keep, store,
+audit, send) in delivery.py.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ from omega.evolution.lessons import with_lessons
 from omega.evolution.limitations import raise_limitation
 from omega.evolution.mcp_report import report_server_failures
 from omega.evolution.procedural import ProposalStore, scope_of
-from omega.gateway import attachments, voice
+from omega.gateway import attachments, ingress, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
-from omega.gateway.delivery import conclude, deliver_answer, send_stored
+from omega.gateway.delivery import conclude, deliver_answer
 from omega.gateway.language import detect_language
 from omega.gateway.planning import plan_message, routing_enabled
 from omega.gateway.routing import DIRECT, Plan
@@ -64,10 +65,9 @@ from omega.types import (
     Context,
     IncomingMessage,
     OutgoingKind,
-    OutgoingMessage,
 )
 
-__all__ = ["friendly_error", "handle_message", "respond", "send_stored"]
+__all__ = ["handle_message", "respond"]
 
 log = logging.getLogger(__name__)
 MAX_SKILL_CHARS = 2000
@@ -75,22 +75,6 @@ T = TypeVar("T")
 
 
 # ---- stages ---------------------------------------------------------------------------------
-
-
-async def _deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
-    log.warning("denied %s/%s: %s", message.channel, message.sender_id, reason)
-    await audit_message(
-        deps,
-        message,
-        status="denied",
-        detail=reason,
-        event="denied",
-    )
-    await out.send(
-        OutgoingMessage(
-            message.channel, message.target, deps.config.auth.deny_message, kind="denied"
-        )
-    )
 
 
 def _sanitized(message: IncomingMessage) -> IncomingMessage:
@@ -117,16 +101,7 @@ async def _welcome(
     language = facts.get("preferred_language") or detect_language(message.text)
     text = deps.prompts.welcome.get(language) or deps.prompts.welcome.get("English", "")
     if text:
-        await out.send(
-            OutgoingMessage(
-                message.channel,
-                message.target,
-                text,
-                kind="welcome",
-                id=f"{message.id}#welcome",
-                reply_to=message.id,
-            )
-        )
+        await out.send(message.answer(text, "welcome", tag="welcome"))
     await db_call(
         deps, "remember welcome", None, deps.store.set_fact, message.sender_id, "welcomed", "true"
     )
@@ -162,14 +137,7 @@ async def _showing_activity(
         while True:
             number += 1
             await out.send(
-                OutgoingMessage(
-                    message.channel,
-                    message.target,
-                    i18n.message(key, language),
-                    kind="status",
-                    id=f"{message.id}#status-{number}",
-                    reply_to=message.id,
-                )
+                message.answer(i18n.message(key, language), "status", tag=f"status-{number}")
             )
             key = "status_repeat"
             await asyncio.sleep(cfg.status_repeat_secs)
@@ -376,7 +344,7 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
     started = time.perf_counter()
     denial = check_auth(deps.config, message)
     if denial:
-        await _deny(deps, message, denial, out)
+        await ingress.deny(deps, message, denial, out)
         return
     message = await as_person(deps, _sanitized(message))
     if voice.has_voice(message):
@@ -468,7 +436,7 @@ async def _answer(
             deps,
             message,
             out,
-            [OutgoingMessage(message.channel, message.target, text, kind="command")],
+            [message.answer(text, "command")],
         )
         if closing:  # a forgotten conversation is still summarized, like an idle one
             from omega.loops.summarizer import summarize_conversation
@@ -557,7 +525,7 @@ async def _respond(
             deps,
             message,
             out,
-            [OutgoingMessage(message.channel, message.target, text, kind="error")],
+            [message.answer(text, "error")],
         )
         return None
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 from omega.gateway.routing import DIRECT, Plan, parse_plan, planning_prompt
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
-from omega.turn import PipelineDeps, Turn, ask_provider, record_audit
+from omega.turn import PipelineDeps, Turn, ask_provider, record_audit, usage_fields
 from omega.types import (
     ChatMessage,
     Context,
@@ -69,11 +69,7 @@ async def plan_message(
             event="classify",
             input_text=message.text[:500],
             output_text=reply.text[:1000],
-            provider=reply.provider,
-            model=reply.model,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.usage.cost_usd,
+            **usage_fields(reply),
             detail=plan.kind,
         ),
     )

@@ -11,7 +11,7 @@ from omega.gateway.delivery import conclude
 from omega.gateway.routing import Plan
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
 from omega.turn import (
     Outbox,
@@ -21,12 +21,12 @@ from omega.turn import (
     marker_context,
     person_workspace,
     record_audit,
+    usage_fields,
 )
 from omega.types import (
     ChatMessage,
     Context,
     IncomingMessage,
-    OutgoingMessage,
     Reply,
 )
 
@@ -52,12 +52,10 @@ async def execute_steps(
     language = turn.language
     held_note = held_back_note(plan, language)
     await out.send(
-        OutgoingMessage(
-            message.channel,
-            message.target,
+        message.answer(
             f"{i18n.message('plan_header', language)}\n{listing}"
             + (f"\n\n{held_note}" if held_note else ""),
-            kind="status",
+            "status",
         )
     )
     results: list[str] = []
@@ -91,18 +89,16 @@ async def execute_steps(
                     status="error",
                     event="step",
                     input_text=step.do,
-                    provider=deps.provider.name,
+                    **usage_fields(None, provider=deps.provider.name),
                     detail=str(error)[:2000],
                 ),
             )
             await out.send(
-                OutgoingMessage(
-                    message.channel,
-                    message.target,
+                message.answer(
                     i18n.message(
                         "plan_step_failed", language, index=index, total=total, step=step.do
                     ),
-                    kind="status",
+                    "status",
                 )
             )
             continue
@@ -121,19 +117,13 @@ async def execute_steps(
                 event="step",
                 input_text=step.do,
                 output_text=parsed.text[:2000],
-                provider=reply.provider,
-                model=reply.model,
-                input_tokens=reply.usage.input_tokens,
-                output_tokens=reply.usage.output_tokens,
-                cost_usd=reply.usage.cost_usd,
+                **usage_fields(reply),
             ),
         )
         await out.send(
-            OutgoingMessage(
-                message.channel,
-                message.target,
+            message.answer(
                 i18n.message("plan_step_done", language, index=index, total=total, step=step.do),
-                kind="status",
+                "status",
             )
         )
     summary_prompt = (

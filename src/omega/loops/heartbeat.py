@@ -11,8 +11,8 @@ from omega.checklist import read_checklist
 from omega.evolution.limitations import LimitationStore
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
+from omega.memory.audit import AuditEntry
 from omega.memory.context import profile_lines
-from omega.memory.store import AuditEntry
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers import chain_names
 from omega.providers.base import ProviderError
@@ -27,6 +27,7 @@ from omega.turn import (
     PromptSituation,
     ask_provider,
     compose_system_prompt,
+    usage_fields,
 )
 from omega.types import ChatMessage, Context, IncomingMessage
 
@@ -162,11 +163,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
             sender_id=owner,
             input_text="(heartbeat)",
             output_text=reply.text,
-            provider=reply.provider,
-            model=reply.model,
-            input_tokens=reply.usage.input_tokens,
-            output_tokens=reply.usage.output_tokens,
-            cost_usd=reply.usage.cost_usd,
+            **usage_fields(reply),
             status="ok",
             event="heartbeat",
             detail="suppressed: all fine" if suppressed else "alert delivered",

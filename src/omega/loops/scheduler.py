@@ -15,7 +15,7 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
-from omega.memory.store import Task
+from omega.memory.tasks import Task
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
 from omega.turn import Outbox, PipelineDeps, Responder, creator_role, load_turn, lowest
 from omega.types import IncomingMessage, OutgoingMessage

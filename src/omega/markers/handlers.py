@@ -12,7 +12,7 @@ from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.markers.notices import unmet_of_raw
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
-from omega.memory.store import Task, TaskLookupError
+from omega.memory.tasks import Task, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (
@@ -32,7 +32,6 @@ from omega.turn import (
     may_edit_task,
     may_use_marker,
 )
-from omega.types import OutgoingMessage
 
 __all__ = ["HANDLERS", "apply_markers"]
 
@@ -156,29 +155,25 @@ async def _project_on(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome
 async def _whatsapp_qr(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     if not ctx.config.channel.whatsapp.enabled:
         await ctx.notify(
-            OutgoingMessage(
-                ctx.message.channel,
-                ctx.message.target,
+            ctx.message.answer(
                 "WhatsApp pairing is not available: the WhatsApp channel is not enabled in "
                 "config.toml ([channel.whatsapp] enabled = true).",
-                kind="status",
+                "status",
             )
         )
         raise LookupError("whatsapp channel not enabled")
     channel = ctx.state.pairing.get("whatsapp")
     if channel is None:
         await ctx.notify(
-            OutgoingMessage(
-                ctx.message.channel,
-                ctx.message.target,
+            ctx.message.answer(
                 "WhatsApp pairing is not available: the WhatsApp channel is not running in "
                 "this Omega (it runs with `omega start`).",
-                kind="status",
+                "status",
             )
         )
         raise LookupError("whatsapp channel not running")
     text = await channel.request_pairing(ctx.message.channel, ctx.message.target)
-    await ctx.notify(OutgoingMessage(ctx.message.channel, ctx.message.target, text, kind="status"))
+    await ctx.notify(ctx.message.answer(text, "status"))
     out.applied.append("WHATSAPP_QR")
 
 

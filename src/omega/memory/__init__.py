@@ -1,6 +1,7 @@
 """Persistent memory: SQLite store, migrations and the audit log."""
 
+from omega.memory.audit import AuditEntry
 from omega.memory.migrations import SchemaTooNewError
-from omega.memory.store import AuditEntry, Store
+from omega.memory.store import Store
 
 __all__ = ["AuditEntry", "SchemaTooNewError", "Store"]

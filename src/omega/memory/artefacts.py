@@ -15,7 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from omega.memory.store import AuditEntry, Store, utc_now
+from omega.memory.audit import AuditEntry
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 
 log = logging.getLogger(__name__)
 Kind = Literal["skill", "tool"]

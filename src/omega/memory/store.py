@@ -15,32 +15,13 @@ Limitations, proposals and lessons keep their repositories in omega.evolution, o
 
 from __future__ import annotations
 
-from omega.memory.audit import MAX_ARGUMENTS, MAX_PREVIEW, AuditEntry, AuditLog, AuditStatus
-from omega.memory.conversations import STOP_WORDS, Conversations, RecalledMessage, fts_query
-from omega.memory.db import Database, from_db_time, to_db_time, utc_now
-from omega.memory.inbox import INBOX_DONE_KEPT, Inbox, OwnerAlert
-from omega.memory.people import SYSTEM_FACT_KEYS, People
-from omega.memory.tasks import Task, TaskLookupError, Tasks
+from omega.memory.audit import AuditLog
+from omega.memory.conversations import Conversations
+from omega.memory.inbox import Inbox
+from omega.memory.people import People
+from omega.memory.tasks import Tasks
 
-__all__ = [
-    "INBOX_DONE_KEPT",
-    "MAX_ARGUMENTS",
-    "MAX_PREVIEW",
-    "STOP_WORDS",
-    "SYSTEM_FACT_KEYS",
-    "AuditEntry",
-    "AuditStatus",
-    "Database",
-    "OwnerAlert",
-    "RecalledMessage",
-    "Store",
-    "Task",
-    "TaskLookupError",
-    "from_db_time",
-    "fts_query",
-    "to_db_time",
-    "utc_now",
-]
+__all__ = ["Store"]
 
 
 class Store(Conversations, People, Tasks, AuditLog, Inbox):

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, tzinfo
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from omega.errors import OmegaError
 from omega.memory.db import Database, from_db_time, to_db_time, utc_now
 
 
@@ -61,7 +62,7 @@ def _task(row: sqlite3.Row) -> Task:
     )
 
 
-class TaskLookupError(LookupError):
+class TaskLookupError(OmegaError, LookupError):
     """No task, or more than one, matches an id prefix."""
 
 

@@ -1,2 +1,15 @@
 """Operations: living with Omega on one's own machine (backup and restore, the run lock, the
-service unit, sd_notify, the start-up self-check, the set-up wizard)."""
+service unit, sd_notify, the start-up self-check, the set-up wizard).
+
+The package's public face is the list of public submodules below (`__all__`): callers outside
+`omega.ops` import one of these modules or names from it. They are not imported here: each CLI
+command uses one of them, and importing all of them would cost every start.
+- backup: `omega backup` and `omega restore`
+- runlock: the run lock a running Omega holds
+- service: `omega service` (systemd user unit, launchd agent)
+- notify: sd_notify, ready and stopping
+- selfcheck: what must hold for Omega to work
+- setup: the set-up wizard's answers, written into config.toml
+"""
+
+__all__ = ["backup", "notify", "runlock", "selfcheck", "service", "setup"]

@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 
 from omega import __version__
+from omega.errors import OmegaError
 from omega.memory.migrations import latest_version, schema_version
 from omega.ops.runlock import exclusive
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE, OmegaPaths, write_private
@@ -37,7 +38,7 @@ FILES = ("config.toml", "SYSTEM_PROMPT.md", "WELCOME.toml", "HEARTBEAT.md")
 FOLDERS = ("skills", "projects", "tools")
 
 
-class BackupError(Exception):
+class BackupError(OmegaError):
     """A backup could not be written or read; the message says why."""
 
 

@@ -10,10 +10,12 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+from omega.errors import OmegaError
+
 LOCK_NAME = "omega.lock"
 
 
-class OmegaRunningError(Exception):
+class OmegaRunningError(OmegaError):
     """Another Omega process uses this $OMEGA_HOME."""
 
 

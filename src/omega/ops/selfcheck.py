@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from omega.channels.health import read_health
-from omega.config import PROVIDER_NAMES, Config
+from omega.config import Config
+from omega.config.providers import PROVIDER_NAMES
 from omega.logs import redact
 from omega.memory.migrations import latest_version
 from omega.memory.store import Store

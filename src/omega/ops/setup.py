@@ -21,7 +21,9 @@ import tomlkit
 from tomlkit.items import Table
 from tomlkit.toml_document import TOMLDocument
 
-from omega.config import PROVIDER_NAMES, Config, ConfigError, load_config
+from omega.config import Config, load_config
+from omega.config.providers import PROVIDER_NAMES
+from omega.errors import OmegaError
 from omega.paths import PRIVATE_FILE_MODE, OmegaPaths
 
 # Where each provider's key comes from when it is not typed in.
@@ -35,7 +37,7 @@ NEEDS_KEY = frozenset({"anthropic", "gemini", "openrouter"})  # openai: only at 
 CHECK_TIMEOUT = 60.0
 
 
-class SetupError(Exception):
+class SetupError(OmegaError):
     """An answer cannot be used; the message says why and what to do."""
 
 
@@ -268,7 +270,6 @@ def check_telegram_token(config: Config, token: str) -> tuple[bool, str]:
 
 __all__ = [
     "Answers",
-    "ConfigError",
     "Detected",
     "SetupError",
     "apply",

@@ -8,7 +8,8 @@ import shutil
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from omega.config import ApiProviderConfig, Config
+from omega.config import Config
+from omega.config.providers import ApiProviderConfig
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
 from omega.sandbox import Sandbox
@@ -86,7 +87,7 @@ def build_provider(
             timeout_secs=p.timeout_secs,
         )
     from omega.providers.api import ApiProvider, ApiSettings
-    from omega.tools.builtin import builtin_registry
+    from omega.tools import builtin_registry
 
     sections: dict[str, ApiProviderConfig] = {
         "openai": p.openai,

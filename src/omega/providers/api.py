@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers.base import ErrorKind, ProviderError
-from omega.tools.registry import ToolDeps
+from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
     from omega.sandbox import Sandbox
-    from omega.tools.registry import ToolRegistry
+    from omega.tools import ToolRegistry
 
 log = logging.getLogger(__name__)
 

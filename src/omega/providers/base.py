@@ -5,12 +5,13 @@ from __future__ import annotations
 from typing import Literal, Protocol, runtime_checkable
 
 from omega import i18n
+from omega.errors import OmegaError
 from omega.types import Context, Reply
 
 ErrorKind = Literal["timeout", "unavailable", "rate_limit", "error"]
 
 
-class ProviderError(Exception):
+class ProviderError(OmegaError):
     """A provider could not answer; `kind` picks the friendly message shown to the user, and
     `hint`, when set, is one sentence saying what to do instead (shown as it is)."""
 

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omega.config import LocalConfig
+from omega.config.providers import LocalConfig
 from omega.providers.base import ProviderError
 from omega.types import Context, Reply, Usage
 

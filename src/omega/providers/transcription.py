@@ -11,11 +11,12 @@ from dataclasses import dataclass
 import httpx
 
 from omega.config import Config
+from omega.errors import OmegaError
 
 OPENAI_URL = "https://api.openai.com/v1"
 
 
-class TranscriptionError(Exception):
+class TranscriptionError(OmegaError):
     """The audio could not be transcribed (service unreachable, refused, or no text)."""
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 import re
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory.store import Store
 from omega.owner import OWNER
-from omega.quant.executor import Limits, PaperBroker, QuantExecutor
+from omega.quant.broker import PaperBroker
+from omega.quant.executor import Limits, QuantExecutor
 from omega.quant.feedstatus import feed_line
 from omega.quant.service import feed_unavailable
 from omega.quant.settings import LIVE_CONFIRM_SECONDS, QuantStateStore, audit_quant

@@ -17,6 +17,11 @@ Safety, all enforced here in code:
 The executor targets a position (Long: +quantity, Short: -quantity, Flat: keep) and trades
 only the difference, so a signal repeated every bar does not pile up orders; a TWAP plan
 trades one slice per bar toward the target.
+
+One module because every guard above decides on the same order record: the breaker, the limits,
+the intent written before the call and the reconciliation after a crash read and write one
+`quant_orders` row in one sequence, and splitting them would hide that order from a reviewer.
+The venues (paper, and what a live broker must do) are quant/broker.py.
 """
 
 from __future__ import annotations
@@ -27,114 +32,12 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal, Protocol
+from typing import Literal
 
-from omega.memory.store import Store, utc_now
+from omega.memory.db import utc_now
+from omega.memory.store import Store
+from omega.quant.broker import Broker, BrokerResult, OrderRequest, OrderUnresolvedError, Side
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
-
-Side = Literal["BUY", "SELL"]
-FINAL = frozenset({"filled", "partial", "cancelled", "rejected", "failed"})
-
-
-@dataclass(frozen=True)
-class OrderRequest:
-    """What the broker is asked to do."""
-
-    client_order_id: str
-    symbol: str
-    side: Side
-    quantity: int
-    reference_price: float
-    signal_price: float = 0.0  # a live broker's limit is set from it (0: use reference_price)
-
-
-@dataclass(frozen=True)
-class BrokerResult:
-    """What the broker says happened to an order: `filled` (all of it), `partial` (part
-    filled, the rest cancelled), `cancelled` (nothing filled, e.g. a fill timeout) or
-    `rejected`. `filled_qty` is what really executed, whatever the status."""
-
-    status: Literal["filled", "partial", "cancelled", "rejected"]
-    broker_order_id: str = ""
-    fill_price: float = 0.0
-    filled_qty: int = 0
-    error: str = ""
-
-
-class OrderUnresolvedError(Exception):
-    """The order reached the broker but its outcome is unknown (e.g. the connection dropped
-    while it was working): the intent stays pending and is looked up again later."""
-
-
-class Broker(Protocol):
-    """An order venue. `place` must be idempotent by client order id; `lookup` says what
-    became of an id (None: the broker never received it); `open`/`close` manage its
-    connection (no-ops for the paper broker)."""
-
-    name: str
-
-    @property
-    def is_open(self) -> bool:
-        """Whether its connection is open."""
-        ...
-
-    async def open(self) -> None:
-        """Open the connection (raise on failure)."""
-        ...
-
-    async def close(self) -> None:
-        """Close the connection (never raises)."""
-        ...
-
-    async def place(self, order: OrderRequest) -> BrokerResult:
-        """Place one order (idempotent by client order id)."""
-        ...
-
-    async def lookup(self, client_order_id: str) -> BrokerResult | None:
-        """The result of an earlier `place`, or None if the broker never received it."""
-        ...
-
-
-class PaperBroker:
-    """An in-process simulated venue: fills at the reference price plus slippage."""
-
-    name = "paper"
-
-    def __init__(self, slippage: float = 0.0) -> None:
-        self.slippage = slippage
-        self.orders: dict[str, BrokerResult] = {}
-        self.placed: list[OrderRequest] = []
-
-    @property
-    def is_open(self) -> bool:
-        """Always: there is no connection."""
-        return True
-
-    async def open(self) -> None:
-        """Nothing to open."""
-
-    async def close(self) -> None:
-        """Nothing to close."""
-
-    async def place(self, order: OrderRequest) -> BrokerResult:
-        """Fill immediately (or return the earlier result for a known id)."""
-        known = self.orders.get(order.client_order_id)
-        if known is not None:
-            return known
-        self.placed.append(order)
-        sign = 1.0 if order.side == "BUY" else -1.0
-        result = BrokerResult(
-            status="filled",
-            broker_order_id=f"paper-{len(self.orders) + 1}",
-            fill_price=order.reference_price * (1.0 + sign * self.slippage),
-            filled_qty=order.quantity,
-        )
-        self.orders[order.client_order_id] = result
-        return result
-
-    async def lookup(self, client_order_id: str) -> BrokerResult | None:
-        """The result for a known id."""
-        return self.orders.get(client_order_id)
 
 
 @dataclass(frozen=True)

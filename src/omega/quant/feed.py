@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from omega.memory.store import Store
 from omega.quant.engine import Bar, QuantEngine, QuantParams
 from omega.quant.executor import QuantExecutor
+from omega.quant.ib import connect_ib, load_ib_async
 from omega.quant.settings import QuantSettings, QuantStateStore, audit_quant
 
 log = logging.getLogger(__name__)
@@ -223,12 +224,7 @@ class IbAsyncClient:
         exchange: str = "SMART",
         currency: str = "USD",
     ) -> None:
-        try:
-            import ib_async
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise RuntimeError(
-                'the quant feed needs ib_async: pip install "omega-agent[quant]"'
-            ) from exc
+        ib_async = load_ib_async("the quant feed")
         self._lib: Any = ib_async
         self._ib: Any = ib_async.IB()
         self.host, self.port, self.client_id = host, port, client_id
@@ -236,9 +232,7 @@ class IbAsyncClient:
 
     async def connect(self) -> None:
         """Connect read-only (market data only; raises on failure)."""
-        await self._ib.connectAsync(
-            self.host, self.port, clientId=self.client_id, timeout=10, readonly=True
-        )
+        await connect_ib(self._ib, self.host, self.port, self.client_id, readonly=True)
 
     async def bars(self, symbol: str) -> AsyncIterator[Bar]:
         """reqRealTimeBars(5 s, TRADES) as an async iterator; ends when disconnected."""

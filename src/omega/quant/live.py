@@ -30,7 +30,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from omega.quant.executor import BrokerResult, OrderRequest, OrderUnresolvedError
+from omega.quant.broker import BrokerResult, OrderRequest, OrderUnresolvedError
+from omega.quant.ib import connect_ib, load_ib_async
 
 REJECTED_STATES = frozenset({"Cancelled", "ApiCancelled", "Inactive"})
 
@@ -88,12 +89,7 @@ class IbLiveBroker:
         poll: float = 0.25,
         ib_factory: Callable[[], Any] | None = None,
     ) -> None:
-        try:
-            import ib_async
-        except ImportError as exc:  # pragma: no cover - depends on the optional extra
-            raise RuntimeError(
-                'live orders need ib_async: pip install "omega-agent[quant]"'
-            ) from exc
+        ib_async = load_ib_async("live orders")
         self._lib: Any = ib_async
         self._factory: Callable[[], Any] = ib_factory or ib_async.IB
         self._ib: Any = None
@@ -116,9 +112,7 @@ class IbLiveBroker:
             return
         await self.close()
         ib = self._factory()
-        await ib.connectAsync(
-            self.host, self.port, clientId=self.client_id, timeout=10, readonly=False
-        )
+        await connect_ib(ib, self.host, self.port, self.client_id, readonly=False)
         self._ib = ib
         self.connections += 1
 

@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TextIO
 
+from omega.errors import OmegaError
 from omega.quant.engine import Bar, QuantEngine, QuantParams, QuantSignal
 
 COLUMNS = ("time", "open", "high", "low", "close", "volume")
@@ -31,7 +32,7 @@ REPLAY_FIELDS = (
 )
 
 
-class BarsError(ValueError):
+class BarsError(OmegaError, ValueError):
     """A malformed bars file; the message names the line."""
 
 

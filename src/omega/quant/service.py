@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from omega.config import QuantSection
+from omega.config.quant import QuantSection
 from omega.memory.store import Store
 from omega.quant.settings import QuantStateStore
 
@@ -45,7 +45,8 @@ def build_feed(
     """The feed over IB Gateway/TWS (read-only connection), with the guarded executor: the
     paper broker, and the IB live broker whose own order connection the executor opens only
     once the owner confirmed live mode. `ib_factory` replaces `ib_async.IB` (tests)."""
-    from omega.quant.executor import Limits, PaperBroker, QuantExecutor
+    from omega.quant.broker import PaperBroker
+    from omega.quant.executor import Limits, QuantExecutor
     from omega.quant.feed import IbAsyncClient, QuantFeed
     from omega.quant.live import IbLiveBroker
 

@@ -11,7 +11,9 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from omega.memory.store import AuditEntry, Store, utc_now
+from omega.memory.audit import AuditEntry
+from omega.memory.db import utc_now
+from omega.memory.store import Store
 
 Mode = Literal["paper", "live"]
 LIVE_CONFIRM_SECONDS = 120.0

@@ -14,6 +14,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from omega.errors import OmegaError
+
 SYS_CREATE_RULESET = 444
 SYS_ADD_RULE = 445
 SYS_RESTRICT_SELF = 446
@@ -64,7 +66,7 @@ WRITE = (
 )
 
 
-class LandlockError(OSError):
+class LandlockError(OmegaError, OSError):
     """Landlock is missing, or a ruleset could not be built or enforced."""
 
 

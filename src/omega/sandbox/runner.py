@@ -23,7 +23,7 @@ from omega.sandbox.servers import server_candidates
 from omega.sandbox.status import SandboxStatus, probe
 
 if TYPE_CHECKING:
-    from omega.config import SandboxSection
+    from omega.config.safety import SandboxSection
     from omega.paths import OmegaPaths
 
 log = logging.getLogger(__name__)

@@ -17,6 +17,8 @@ import platform
 import struct
 import sys
 
+from omega.errors import OmegaError
+
 PR_SET_NO_NEW_PRIVS = 38
 PR_GET_SECCOMP = 21
 PR_SET_SECCOMP = 22
@@ -39,7 +41,7 @@ _ARCH = 4
 _ARG0_LOW = 16
 
 
-class SeccompError(OSError):
+class SeccompError(OmegaError, OSError):
     """The filter could not be built or installed."""
 
 

@@ -2,48 +2,40 @@
 
 Parsing is forgiving about layout (BOM, CRLF, stray whitespace) and strict about field types:
 `parse_skill` raises only `SkillError`, whose message names the file and the field at fault.
+Adding a lesson to a skill is lessons.py; the skills shipped with Omega are bundled.py.
 """
 
 from __future__ import annotations
 
-import contextlib
-import difflib
 import functools
 import logging
-import os
 import re
 import shutil
-import tempfile
 import threading
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
-from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from omega.paths import PRIVATE_FILE_MODE, write_private
+from omega.errors import OmegaError
 from omega.types import McpServer
 
 log = logging.getLogger(__name__)
 
 SKILL_FILE = "SKILL.md"
-LESSONS_HEADING = "## Lessons Learned"
 DESCRIPTION_MAX = 200
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,63}$")
 # Tool names go to shutil.which; ASCII-only keeps os.access away from NULs and surrogates.
 _TOOL_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$")
 _DELIMITERS = {"+++": "TOML", "---": "YAML"}
 _HEADING_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")
-_LESSONS_RE = re.compile(r"^ {0,3}##[ \t]+lessons[ \t]+learned[ \t#]*$", re.IGNORECASE)
-_BULLET_RE = re.compile(r"^\s*[-*+][ \t]+(.*)$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
-class SkillError(ValueError):
+class SkillError(OmegaError, ValueError):
     """A SKILL.md problem, with a message naming the file and what is wrong."""
 
 
@@ -356,160 +348,13 @@ def match_triggers(skills: Sequence[Skill], text: str) -> list[Skill]:
     ]
 
 
-# --------------------------------------------------------------------------- bundled
-
-
-def _bundled_root() -> Traversable:
-    return resources.files("omega.skills") / "bundled"
-
-
-def deploy_bundled_skills(skills_dir: Path) -> list[Path]:
-    """Copy bundled skills whose folder does not exist yet into `skills_dir`; never overwrite."""
-    skills_dir.mkdir(parents=True, exist_ok=True)
-    written: list[Path] = []
-    root = _bundled_root()
-    for folder in sorted(root.iterdir(), key=lambda entry: entry.name):
-        if not folder.is_dir() or not (folder / SKILL_FILE).is_file():
-            continue
-        target = skills_dir / folder.name
-        # The folder, not the file, is the unit: an owner who deleted SKILL.md from a
-        # bundled skill's folder has opted out, and a half-written folder is theirs.
-        if target.exists():
-            continue
-        target.mkdir(parents=True)
-        for entry in sorted(folder.iterdir(), key=lambda entry: entry.name):
-            if entry.is_file():
-                write_private(target / entry.name, entry.read_text(encoding="utf-8"))
-                written.append(target / entry.name)
-    return written
-
-
-# --------------------------------------------------------------------------- lessons
-
-
-def _body_start(lines: list[str]) -> int:
-    """Index of the first line after the frontmatter (0 when there is none)."""
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    if start == len(lines) or lines[start].strip() not in _DELIMITERS:
-        return 0
-    delimiter = lines[start].strip()
-    for end in range(start + 1, len(lines)):
-        if lines[end].strip() == delimiter:
-            return end + 1
-    return 0
-
-
-def _headings(lines: list[str], start: int) -> list[tuple[int, int]]:
-    """(line index, level) of every Markdown heading outside code fences."""
-    found = []
-    in_fence = False
-    for index in range(start, len(lines)):
-        if _FENCE_RE.match(lines[index]):
-            in_fence = not in_fence
-            continue
-        match = _HEADING_RE.match(lines[index])
-        if match and not in_fence:
-            found.append((index, len(match.group(1))))
-    return found
-
-
-def _with_lesson(text: str, lesson: str) -> str:
-    """`text` with `- lesson` under its Lessons Learned heading (unchanged if already there)."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()  # the trailing newline; restored on join
-    bullet = f"- {lesson}"
-    headings = _headings(lines, _body_start(lines))
-    heading = next((i for i, _ in headings if _LESSONS_RE.match(lines[i])), None)
-    if heading is None:
-        while lines and not lines[-1].strip():
-            lines.pop()
-        lines += ["", LESSONS_HEADING, "", bullet] if lines else [LESSONS_HEADING, "", bullet]
-        return "\n".join(lines) + "\n"
-    end = next((i for i, level in headings if i > heading and level <= 2), len(lines))
-    section = lines[heading + 1 : end]
-    for line in section:
-        match = _BULLET_RE.match(line)
-        if match and " ".join(match.group(1).split()) == lesson:
-            return text
-    last = max((i for i, line in enumerate(section) if line.strip()), default=None)
-    if last is None:
-        insert = ["", bullet] + ([""] if end < len(lines) else [])
-        lines[heading + 1 : end] = insert
-    else:
-        at = heading + 1 + last
-        # A list directly after a paragraph line would merge with it; separate them.
-        insert = [bullet] if _BULLET_RE.match(lines[at]) else ["", bullet]
-        lines[at + 1 : at + 1] = insert
-    return "\n".join(lines) + "\n"
-
-
-def _write_atomic(path: Path, text: str, newline: str) -> None:
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline=newline) as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temp, PRIVATE_FILE_MODE)
-        os.replace(temp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temp)
-        raise
-
-
-def append_lesson(skill_path: Path, lesson: str) -> str:
-    """Append `- <lesson>` under the skill's `## Lessons Learned` heading, atomically (0600).
-
-    Returns the unified diff of the edit, or "" when the lesson was already there.
-    """
-    lesson = " ".join(lesson.split())
-    if not lesson:
-        raise SkillError(f"{skill_path}: a lesson must not be empty")
-    try:
-        with skill_path.open(encoding="utf-8", newline="") as handle:
-            raw = handle.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SkillError(f"{skill_path}: cannot read: {exc}") from None
-    # Keep the file's own line endings; the edit itself works on "\n".
-    newline = "\r\n" if "\r\n" in raw else "\n"
-    old = raw.replace("\r\n", "\n")
-    new = _with_lesson(old, lesson)
-    if new == old:
-        return ""
-    try:
-        _write_atomic(skill_path, new, newline)
-    except OSError as exc:
-        raise SkillError(f"{skill_path}: cannot write: {exc}") from None
-    diff = difflib.unified_diff(
-        old.splitlines(keepends=True),
-        new.splitlines(keepends=True),
-        fromfile=str(skill_path),
-        tofile=str(skill_path),
-    )
-    return "".join(diff)
-
-
-def bundled_skill_names() -> list[str]:
-    """Names of the skill folders shipped with Omega."""
-    return sorted(entry.name for entry in _bundled_root().iterdir() if entry.is_dir())
-
-
 __all__ = [
     "DESCRIPTION_MAX",
-    "LESSONS_HEADING",
     "NAME_RE",
     "SKILL_FILE",
-    "McpServer",
     "Skill",
     "SkillCatalog",
     "SkillError",
-    "append_lesson",
-    "bundled_skill_names",
-    "deploy_bundled_skills",
     "load_skills",
     "match_triggers",
     "parse_skill",

@@ -1,7 +1,22 @@
-"""Omega's tools for API providers: the registry, the built-ins and skills' MCP servers."""
+"""Omega's tools for API providers: the registry, the built-ins and skills' MCP servers.
+
+This module is the package's public face: callers outside `omega.tools` import the names below
+from here, or one of the public submodules by its path. `context`, `registry`, `builtin` and
+`fetch` are internal. The submodules are not imported here because each costs its importer
+something the others do not need (pydantic-ai, the memory store, the MCP client).
+- ToolDeps, ToolError, current_deps: what a tool sees of its run, and how it refuses
+- ToolRegistry, ToolSpec: typed functions by name, handed to pydantic-ai
+- BuiltinTools, builtin_registry: Omega's own file, shell and web tools
+- safe_fs (module): file operations that never follow a link out of a folder
+- wrappers (module): the pydantic-ai toolsets that run and record tool calls (imports pydantic-ai)
+- mcp (module): skills' MCP servers, started in the sandbox
+- mcp_health (module): what each MCP server last did, for status and self-healing
+- human (module): tools the owner added by hand, pinned by digest
+"""
 
 from omega.tools.builtin import BuiltinTools, builtin_registry
-from omega.tools.registry import ToolDeps, ToolError, ToolRegistry, ToolSpec, current_deps
+from omega.tools.context import ToolDeps, ToolError, current_deps
+from omega.tools.registry import ToolRegistry, ToolSpec
 
 __all__ = [
     "BuiltinTools",
@@ -11,4 +26,9 @@ __all__ = [
     "ToolSpec",
     "builtin_registry",
     "current_deps",
+    "human",
+    "mcp",
+    "mcp_health",
+    "safe_fs",
+    "wrappers",
 ]

@@ -18,12 +18,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools import safe_fs
+from omega.tools.context import ToolError, current_deps
 from omega.tools.fetch import fetch
-from omega.tools.registry import ToolError, ToolRegistry, current_deps
+from omega.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
     from omega.memory.store import Store

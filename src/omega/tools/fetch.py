@@ -10,7 +10,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
-from omega.tools.registry import ToolError
+from omega.tools.context import ToolError
 
 MAX_REDIRECTS = 5
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

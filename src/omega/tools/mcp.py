@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from omega.config import SandboxSection
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths, default_home
 from omega.sandbox import Sandbox
 from omega.sandbox.servers import server_environment

@@ -9,48 +9,16 @@ from __future__ import annotations
 import inspect
 import re
 from collections.abc import Callable, Iterator
-from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from omega.tools.context import ToolDeps
 
 if TYPE_CHECKING:
     from pydantic_ai.toolsets import AbstractToolset
 
 # What OpenAI, Anthropic and Gemini all accept as a function name.
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-class ToolError(Exception):
-    """A tool could not do what was asked; the message goes back to the model, the turn goes on."""
-
-
-@dataclass(frozen=True)
-class ToolDeps:
-    """Per-run facts tools may rely on; they come from Omega, never from the model."""
-
-    sender_id: str = ""
-    channel: str = ""
-    workspace: str = ""  # this person's folder ("": the tools' own workspace, the owner's)
-
-
-# The run's deps, set around each tool call by the registry's toolset, so plain functions (no
-# pydantic-ai RunContext in their signature, hence no pydantic-ai import) can still see them.
-_CURRENT_DEPS: ContextVar[ToolDeps | None] = ContextVar("omega_tool_deps", default=None)
-
-
-def current_deps() -> ToolDeps:
-    """The dependencies of the run whose tool is executing now (empty outside a run)."""
-    return _CURRENT_DEPS.get() or ToolDeps()
-
-
-def set_current_deps(deps: ToolDeps) -> Token[ToolDeps | None]:
-    """Make `deps` the current run's dependencies; reset with the returned token."""
-    return _CURRENT_DEPS.set(deps)
-
-
-def reset_current_deps(token: Token[ToolDeps | None]) -> None:
-    """Undo `set_current_deps`."""
-    _CURRENT_DEPS.reset(token)
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
+from omega.errors import OmegaError
+
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_NO_SYMLINKS = 0x04
 RESOLVE_BENEATH = 0x08
@@ -41,7 +43,7 @@ DIR_MODE = 0o700
 FILE_MODE = 0o600
 
 
-class UnsafePathError(OSError):
+class UnsafePathError(OmegaError, OSError):
     """The path leaves its root, or meets a symlink, a hard link or a special file."""
 
 

@@ -17,7 +17,7 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, T
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from omega.tools.registry import ToolDeps, ToolError, reset_current_deps, set_current_deps
+from omega.tools.context import ToolDeps, ToolError, reset_current_deps, set_current_deps
 from omega.types import ToolCall
 
 log = logging.getLogger(__name__)

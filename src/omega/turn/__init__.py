@@ -4,7 +4,8 @@ the loops and evolution. It imports none of them.
 
 This module is the package's public face: callers outside `omega.turn` import from here.
 - deps: PipelineDeps, Outbox, Responder, Turn (what the stages share)
-- records: db_call, record_audit, audit_message, elapsed_ms (store calls that never stop a reply)
+- records: db_call, record_audit, audit_message, usage_fields, elapsed_ms (store calls that
+  never stop a reply, and the audit's one vocabulary)
 - ask: ask_provider, models_for (the one way to ask the provider)
 - load: load_turn, make_turn, person_workspace (who is answered, and their folder)
 - auth, privileges: who may talk, and with which rights
@@ -47,7 +48,14 @@ from omega.turn.prompt import (
     compose_prompt_parts,
     compose_system_prompt,
 )
-from omega.turn.records import audit_message, db_call, elapsed_ms, record_audit
+from omega.turn.records import (
+    UsageFields,
+    audit_message,
+    db_call,
+    elapsed_ms,
+    record_audit,
+    usage_fields,
+)
 from omega.turn.state import RuntimeState
 
 __all__ = [
@@ -64,6 +72,7 @@ __all__ = [
     "Role",
     "RuntimeState",
     "Turn",
+    "UsageFields",
     "allowed_tools",
     "allowed_users",
     "as_role",
@@ -92,5 +101,6 @@ __all__ = [
     "person_workspace",
     "record_audit",
     "role_of",
+    "usage_fields",
     "workspace_for",
 ]

@@ -9,7 +9,8 @@ from datetime import tzinfo
 from typing import Literal
 
 from omega.config import Config
-from omega.memory.store import AuditEntry, Store
+from omega.memory.audit import AuditEntry
+from omega.memory.store import Store
 from omega.owner import owner_alert
 from omega.paths import OmegaPaths
 from omega.skills import ProjectCatalog, SkillCatalog

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from omega.config import Config
-from omega.memory.store import Task
+from omega.memory.tasks import Task
 from omega.owner import OWNER
 from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage

@@ -1,16 +1,17 @@
 """Store calls that never stop a reply: a failing call is logged and the turn goes on with a
-default; audit rows are written the same way."""
+default; audit rows are written the same way, in one vocabulary (`usage_fields`,
+`audit_message`)."""
 
 from __future__ import annotations
 
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
-from omega.memory.store import AuditEntry
+from omega.memory.audit import AuditEntry, AuditStatus
 from omega.turn.deps import PipelineDeps
-from omega.types import IncomingMessage
+from omega.types import IncomingMessage, Reply
 
 log = logging.getLogger(__name__)
 
@@ -33,17 +34,76 @@ async def record_audit(deps: PipelineDeps, entry: AuditEntry) -> None:
     await db_call(deps, "audit", None, deps.store.audit, entry)
 
 
-async def audit_message(deps: PipelineDeps, message: IncomingMessage, **fields: Any) -> None:
-    """Audit what happened to `message`: who sent it and what it said are filled in, the rest
-    (status, event, output, usage...) comes from `fields`; never raises."""
-    entry = {
-        "channel": message.channel,
-        "sender_id": message.sender_id,
-        "sender_name": message.sender_name,
-        "input_text": message.text,
-        **fields,
-    }
-    await record_audit(deps, AuditEntry(**entry))
+class UsageFields(TypedDict):
+    """The audit fields a model's answer fills: who answered, its tokens and cost."""
+
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    cached_tokens: int  # of input_tokens, read from the provider's prompt cache
+
+
+def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
+    """What `reply` fills in an audit row (`AuditEntry(..., **usage_fields(reply))`); with no
+    reply, only the `provider` asked is named."""
+    if reply is None:
+        return UsageFields(
+            provider=provider,
+            model="",
+            input_tokens=0,
+            output_tokens=0,
+            cost_usd=None,
+            cached_tokens=0,
+        )
+    return UsageFields(
+        provider=reply.provider,
+        model=reply.model,
+        input_tokens=reply.usage.input_tokens,
+        output_tokens=reply.usage.output_tokens,
+        cost_usd=reply.usage.cost_usd,
+        cached_tokens=reply.usage.cached_tokens,
+    )
+
+
+async def audit_message(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    *,
+    status: AuditStatus,
+    event: str = "exchange",
+    detail: str = "",
+    input_text: str | None = None,
+    output_text: str = "",
+    provider: str = "",
+    model: str = "",
+    input_tokens: int = 0,
+    output_tokens: int = 0,
+    cost_usd: float | None = None,
+    cached_tokens: int = 0,
+    processing_ms: int = 0,
+) -> None:
+    """Audit what happened to `message`: who sent it and (unless `input_text` says otherwise)
+    what it said are filled in, the rest are AuditEntry's own fields; never raises."""
+    entry = AuditEntry(
+        channel=message.channel,
+        sender_id=message.sender_id,
+        sender_name=message.sender_name,
+        input_text=message.text if input_text is None else input_text,
+        status=status,
+        event=event,
+        detail=detail,
+        output_text=output_text,
+        provider=provider,
+        model=model,
+        input_tokens=input_tokens,
+        output_tokens=output_tokens,
+        cost_usd=cost_usd,
+        cached_tokens=cached_tokens,
+        processing_ms=processing_ms,
+    )
+    await record_audit(deps, entry)
 
 
 def elapsed_ms(started: float) -> int:

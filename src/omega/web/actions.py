@@ -18,8 +18,10 @@ from omega.evolution.registration import ReviewError
 from omega.evolution.registration import approve as approve_proposal
 from omega.evolution.registration import reject as reject_proposal
 from omega.memory import dashboard
-from omega.memory.store import AuditEntry, Store, TaskLookupError
-from omega.web.app import ctx_of
+from omega.memory.audit import AuditEntry
+from omega.memory.store import Store
+from omega.memory.tasks import TaskLookupError
+from omega.web.context import ctx_of
 from omega.web.security import COOKIE
 
 BY = "owner (web)"

@@ -13,24 +13,23 @@ import ipaddress
 import logging
 import socket
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-from urllib.parse import urlencode
+from typing import TYPE_CHECKING
 
-import jinja2
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from omega.channels.web import WebChannel
+from omega.errors import OmegaError
+from omega.web.context import WebContext, templates
 from omega.web.security import Guard, Sessions
 
 if TYPE_CHECKING:
-    from omega.app import Runtime
+    from omega.app.runtime import Runtime
     from omega.gateway.gateway import Gateway
     from omega.memory.store import Store
     from omega.turn import PipelineDeps
@@ -39,7 +38,7 @@ log = logging.getLogger(__name__)
 HERE = Path(__file__).parent
 
 
-class WebConfigError(ValueError):
+class WebConfigError(OmegaError, ValueError):
     """The [web] settings cannot be served as they are."""
 
 
@@ -51,59 +50,6 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-@dataclass
-class WebContext:
-    """What every route needs."""
-
-    deps: PipelineDeps
-    gateway: Gateway
-    channel: WebChannel
-    sessions: Sessions
-    templates: jinja2.Environment
-
-    @property
-    def store(self) -> Store:
-        """The memory.db store."""
-        return self.deps.store
-
-
-def ctx_of(request: Request) -> WebContext:
-    """The web context of the app serving `request`."""
-    ctx: WebContext = request.app.state.ctx
-    return ctx
-
-
-def render(request: Request, template: str, **values: Any) -> HTMLResponse:
-    """A page from `templates/`, with the session's CSRF token and the current path."""
-    ctx = ctx_of(request)
-    session = request.scope["state"]["session"]
-    html = ctx.templates.get_template(template).render(
-        csrf=session.csrf,
-        path=request.url.path,
-        query=request.query_params,
-        msg=request.query_params.get("msg", ""),
-        name=ctx.deps.config.omega.name,
-        **values,
-    )
-    return HTMLResponse(html)
-
-
-def _templates() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(HERE / "templates"),
-        autoescape=True,
-        undefined=jinja2.StrictUndefined,
-    )
-    env.globals["with_page"] = _with_page
-    return env
-
-
-def _with_page(query: Any, page: int) -> str:
-    """The current filters as a query string, on another page."""
-    values = {key: value for key, value in query.items() if key not in ("page", "msg")}
-    return urlencode({**values, "page": page})
 
 
 def build_app(ctx: WebContext) -> Guard:
@@ -170,7 +116,7 @@ class WebServer:
 
     async def serve(self, deps: PipelineDeps, gateway: Gateway) -> None:
         """Serve until `shutdown`; errors are logged, never raised into Omega."""
-        ctx = WebContext(deps, gateway, self.channel, self.sessions, _templates())
+        ctx = WebContext(deps, gateway, self.channel, self.sessions, templates())
         config = uvicorn.Config(
             build_app(ctx),
             lifespan="off",

@@ -20,7 +20,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from omega.web.app import ctx_of, render
+from omega.web.context import ctx_of, render
 
 KEEPALIVE_SECS = 15.0
 MAX_TEXT = 20_000

@@ -13,10 +13,10 @@ from starlette.responses import Response
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.review import review_files
 from omega.memory import dashboard
-from omega.memory.store import from_db_time
+from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
-from omega.web.app import ctx_of, render
 from omega.web.charts import rate_bars, usage_charts
+from omega.web.context import ctx_of, render
 
 
 def _page(request: Request) -> int:

@@ -9,6 +9,10 @@ and voice notes are downloaded before `submit`, so their bytes are in the inbox 
 Edited messages are ignored on purpose (only `message` updates are asked for): the first
 version has already been answered, and answering an edit again would surprise more often than
 it helps.
+
+One module because receiving and sending go through one `Bot`, one wrapper for Telegram's
+flood waits and errors (`_call`) and one stop signal, which the poll loop and every send share;
+the Markdown to Telegram HTML rendering is format.py.
 """
 
 from __future__ import annotations
@@ -17,7 +21,6 @@ import asyncio
 import contextlib
 import datetime as dt
 import logging
-import time
 import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -28,10 +31,12 @@ from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMod
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from omega.channels.base import Submit
-from omega.channels.health import write_health
-from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html, split_text, utf16_len
-from omega.config import TelegramConfig
-from omega.gateway.commands import HELP
+from omega.channels.health import HealthReporter
+from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
+from omega.channels.text import split_text, utf16_len
+from omega.commands_table import HELP
+from omega.config.channels import TelegramConfig
+from omega.errors import OmegaError
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
@@ -43,7 +48,6 @@ BACKOFF_FIRST_SECS = 1.0
 BACKOFF_MAX_SECS = 60.0
 SEND_ATTEMPTS = 3  # a send refused with 429 is retried after `retry_after` this many times
 SUBMIT_ATTEMPTS = 3  # an update whose submit keeps failing is skipped after this many tries
-HEALTH_EVERY_SECS = 60.0  # a healthy channel rewrites its health file this often
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own getFile limit
 QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
 
@@ -85,9 +89,9 @@ class TelegramChannel:
         self._api_url = config.api_url.rstrip("/")
         self._poll_timeout = poll_timeout
         self._max_download = max_download_bytes
-        self._health_file = health_file
-        self._health_written = 0.0
-        self._health_state = ""
+        self._health = HealthReporter(
+            health_file, lambda: f"@{self.username}" if self.username else ""
+        )
         self.bot = Bot(
             self._token,
             base_url=f"{self._api_url}/bot",
@@ -102,26 +106,16 @@ class TelegramChannel:
     def name(self) -> str:
         return NAME
 
-    def _report(self, state: str, detail: str = "") -> None:
-        """Keep the health file current: on every change, and now and then while healthy."""
-        now = time.monotonic()
-        if state == self._health_state and now - self._health_written < HEALTH_EVERY_SECS:
-            return
-        self._health_state, self._health_written = state, now
-        if self._health_file is not None:
-            account = f"@{self.username}" if self.username else ""
-            write_health(self._health_file, account=account, state=state, detail=detail)
-
     # -- receiving -----------------------------------------------------------------------
 
     async def run(self, submit: Submit) -> None:
         """Check the token, publish the commands, then poll until `stop`."""
-        self._report("starting")
+        self._health.report("starting")
         try:
             if not await self._start():
                 return
             await self._poll(submit)
-            self._report("stopped")
+            self._health.report("stopped")
         finally:
             self.healthy = False
             with contextlib.suppress(Exception):
@@ -142,13 +136,13 @@ class TelegramChannel:
                     self._api_url,
                     exc,
                 )
-                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
+                self._health.report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
                 return False
             except StoppedError:
                 return False
             except TelegramError as exc:
                 log.warning("telegram: getMe failed (%s); retrying in %.0f s", exc, backoff)
-                self._report("cannot reach Telegram", str(exc)[:200])
+                self._health.report("cannot reach Telegram", str(exc)[:200])
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_SECS)
                 continue
@@ -177,7 +171,7 @@ class TelegramChannel:
                 break
             except InvalidToken as exc:
                 log.error("telegram: the bot token was rejected while polling (%s)", exc)
-                self._report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
+                self._health.report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
                 return
             except RetryAfter as exc:
                 await self._sleep(_retry_after_secs(exc))
@@ -185,12 +179,12 @@ class TelegramChannel:
             except TelegramError as exc:
                 self.healthy = False
                 log.warning("telegram: getUpdates failed (%s); retrying in %.0f s", exc, backoff)
-                self._report("polling failing", str(exc)[:200])
+                self._health.report("polling failing", str(exc)[:200])
                 await self._sleep(backoff)
                 backoff = min(backoff * 2, BACKOFF_MAX_SECS)
                 continue
             self.healthy = True
-            self._report("polling")
+            self._health.report("polling")
             backoff = BACKOFF_FIRST_SECS
             for update in updates:
                 try:
@@ -423,5 +417,5 @@ class TelegramChannel:
         return task.result()
 
 
-class StoppedError(Exception):
+class StoppedError(OmegaError):
     """`stop` was called while waiting on the Bot API."""

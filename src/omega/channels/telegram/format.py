@@ -20,17 +20,14 @@ from omega.channels.text import (
     BULLET,
     FENCE,
     HEADING,
-    MAX_MESSAGE_UNITS,
     line_and_ending,
     markdown_inline,
-    split_text,
     style_of,
-    utf16_len,
 )
 
 MAX_CAPTION_UNITS = 1024
 
-__all__ = ["MAX_CAPTION_UNITS", "MAX_MESSAGE_UNITS", "render_html", "split_text", "utf16_len"]
+__all__ = ["MAX_CAPTION_UNITS", "render_html"]
 
 
 # -- Markdown to Telegram HTML -------------------------------------------------------------

@@ -15,6 +15,11 @@ Pairing: with no session the client reports QR codes; each is printed in the ter
 half-blocks), saved as `qr.png` in the session folder and sent as a photo to whoever asked
 (the owner, on whatever channel reaches them, at an unpaired start). The outcome - paired,
 failed, timed out, and later a logout from the phone - is told to them too.
+
+One module because the channel is one state machine driven by the client's events: connecting,
+pairing, receiving and sending share the client, the session folder and the set of sent ids,
+and one event (a logout, a reconnect) moves several of them at once. The library boundary is
+client.py and neonize_client.py; WhatsApp's text marks are format.py.
 """
 
 from __future__ import annotations
@@ -25,14 +30,14 @@ import io
 import logging
 import os
 import sys
-import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TextIO
 
 from omega.channels.base import Submit
-from omega.channels.health import write_health
+from omega.channels.health import HealthReporter
+from omega.channels.text import split_text, utf16_len
 from omega.channels.whatsapp.client import (
     Connected,
     Disconnected,
@@ -47,8 +52,8 @@ from omega.channels.whatsapp.client import (
     WhatsAppEvent,
     jid_user,
 )
-from omega.channels.whatsapp.format import render_whatsapp, split_text, utf16_len
-from omega.config import WhatsAppConfig
+from omega.channels.whatsapp.format import render_whatsapp
+from omega.config.channels import WhatsAppConfig
 from omega.owner import OWNER
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
 from omega.text import scrub
@@ -65,7 +70,6 @@ MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 MAX_CAPTION_UNITS = 1024
 SUBMIT_ATTEMPTS = 3
 QUOTE_CHARS = 500
-HEALTH_EVERY_SECS = 60.0
 USER_SERVER = "s.whatsapp.net"
 
 Send = Callable[[OutgoingMessage], Awaitable[None]]
@@ -132,9 +136,9 @@ class WhatsAppChannel:
         self.config = config
         self.client = client
         self.session_dir = session_dir
-        self._health_file = health_file
-        self._health_state = ""
-        self._health_written = 0.0
+        self._health = HealthReporter(
+            health_file, lambda: phone_of(self.account) if self.account else "", mode=config.mode
+        )
         self._terminal = terminal if terminal is not None else sys.stderr
         self._reconnect_first = reconnect_first
         self._reconnect_max = reconnect_max
@@ -177,21 +181,6 @@ class WhatsAppChannel:
         """Where pairing news goes (the gateway's `send`: any channel, or the owner)."""
         self._notify = send
 
-    def _report(self, state: str, detail: str = "") -> None:
-        now = time.monotonic()
-        if state == self._health_state and now - self._health_written < HEALTH_EVERY_SECS:
-            return
-        self._health_state, self._health_written = state, now
-        if self._health_file is not None:
-            account = phone_of(self.account) if self.account else ""
-            write_health(
-                self._health_file,
-                account=account,
-                state=state,
-                detail=detail,
-                mode=self.config.mode,
-            )
-
     async def _tell(self, text: str, photo: bytes | None = None) -> None:
         """Tell the pairing audience (by default the owner) something; never raises."""
         if self._notify is None:
@@ -211,12 +200,12 @@ class WhatsAppChannel:
         self._submit = submit
         self.session_dir.mkdir(parents=True, exist_ok=True)
         os.chmod(self.session_dir, PRIVATE_DIR_MODE)
-        self._report("starting")
+        self._health.report("starting")
         try:
             await self.client.connect(self.on_event)
         except Exception as exc:
             log.exception("whatsapp: could not start the client")
-            self._report("cannot start", str(exc)[:200])
+            self._health.report("cannot start", str(exc)[:200])
             self._schedule_reconnect()
         await self._stop.wait()
         for task in (self._reconnecting, self._pair_timer):
@@ -225,7 +214,7 @@ class WhatsAppChannel:
         with contextlib.suppress(Exception):
             await self.client.disconnect()
         self.state = "stopped"
-        self._report("stopped")
+        self._health.report("stopped")
 
     async def stop(self) -> None:
         self._stop.set()
@@ -257,14 +246,14 @@ class WhatsAppChannel:
             self._reconnecting.cancel()
         self._reconnecting = None
         log.info("whatsapp: connected as %s", phone_of(self.account) or "(unknown)")
-        self._report("connected")
+        self._health.report("connected")
 
     def _disconnected(self) -> None:
         if self._stop.is_set() or self.state in ("logged out", "not paired"):
             return
         self.state = "disconnected"
         log.warning("whatsapp: disconnected; reconnecting in %.0f s", self._reconnect_first)
-        self._report("disconnected", "reconnecting")
+        self._health.report("disconnected", "reconnecting")
         self._schedule_reconnect()
 
     def _schedule_reconnect(self) -> None:
@@ -285,12 +274,12 @@ class WhatsAppChannel:
                 log.info("whatsapp: reconnect attempt made")
             except Exception as exc:
                 log.warning("whatsapp: reconnect failed (%s); next in %.0f s", exc, delay * 2)
-                self._report("disconnected", f"reconnect failed: {str(exc)[:150]}")
+                self._health.report("disconnected", f"reconnect failed: {str(exc)[:150]}")
             delay = min(delay * 2, self._reconnect_max)
 
     async def _logged_out(self, reason: str) -> None:
         self.state = "logged out"
-        self._report("logged out", "send /whatsapp to pair again")
+        self._health.report("logged out", "send /whatsapp to pair again")
         log.warning("whatsapp: logged out (%s)", reason or "from the phone")
         self._audience = [(OWNER, OWNER)]
         await self._tell(
@@ -332,7 +321,7 @@ class WhatsAppChannel:
 
     async def _restart_client(self) -> None:
         self.state = "pairing"
-        self._report("pairing", "waiting for a QR scan")
+        self._health.report("pairing", "waiting for a QR scan")
         if self._reconnecting is not None:
             self._reconnecting.cancel()
             self._reconnecting = None
@@ -356,7 +345,7 @@ class WhatsAppChannel:
                 f"also saved as {self.qr_file}\n{qr_terminal(code)}\n"
             )
             self._terminal.flush()
-        self._report("pairing", "waiting for a QR scan")
+        self._health.report("pairing", "waiting for a QR scan")
         if self._pair_timer is None or self._pair_timer.done():
             self._pair_timer = asyncio.create_task(self._pair_deadline(), name="whatsapp-pairing")
         await self._tell(QR_TEXT.format(n=self._qr_count), png)
@@ -367,7 +356,7 @@ class WhatsAppChannel:
             return
         await self._end_pairing()
         self.state = "not paired"
-        self._report("not paired", "pairing timed out; send /whatsapp to try again")
+        self._health.report("not paired", "pairing timed out; send /whatsapp to try again")
         with contextlib.suppress(Exception):
             await self.client.disconnect()
         await self._tell(
@@ -398,12 +387,12 @@ class WhatsAppChannel:
         await self._tell(text)  # told where the codes went, before WhatsApp is a route itself
         self._audience = [(OWNER, OWNER)]
         self.state = "connected"
-        self._report("connected")
+        self._health.report("connected")
 
     async def _pair_failed(self, error: str) -> None:
         await self._end_pairing()
         self.state = "not paired"
-        self._report("not paired", f"pairing failed: {error[:150]}")
+        self._health.report("not paired", f"pairing failed: {error[:150]}")
         await self._tell(f"WhatsApp pairing failed: {error}. Send /whatsapp to try again.")
 
     # -- receiving -----------------------------------------------------------------------

@@ -13,15 +13,12 @@ from omega.channels.text import (
     BULLET,
     FENCE,
     HEADING,
-    MAX_MESSAGE_UNITS,
     line_and_ending,
     markdown_inline,
-    split_text,
     style_of,
-    utf16_len,
 )
 
-__all__ = ["MAX_MESSAGE_UNITS", "render_whatsapp", "split_text", "utf16_len"]
+__all__ = ["render_whatsapp"]
 
 _INLINE = markdown_inline(r"https?://|mailto:")
 _MARKS = {"bold": "*", "bold2": "*", "strike": "~", "italic": "_", "italic2": "_"}

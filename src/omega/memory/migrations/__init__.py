@@ -8,10 +8,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
 
+from omega.errors import OmegaError
+
 _FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
 
-class SchemaTooNewError(Exception):
+class SchemaTooNewError(OmegaError):
     """The database was written by a newer Omega than this one."""
 
 

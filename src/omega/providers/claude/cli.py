@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from omega.config import ClaudeCodeConfig
+from omega.config.providers import ClaudeCodeConfig
 from omega.providers.base import ProviderError
 from omega.sandbox import SandboxStatus
 from omega.types import ToolAccess

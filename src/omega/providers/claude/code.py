@@ -8,6 +8,10 @@ stream-json output (the default) also yields the tool calls Claude made; plain j
 gives only the final result. Runs stopped at max turns are resumed automatically. What each call
 may do (tools, permission mode, environment) is decided in `claude.cli`; the output is parsed in
 `claude.stream`; a skill's MCP servers are handed over by `claude.mcp`.
+
+One module because a call is one sequence - argv, environment and login, the sandboxed process
+and its pipes, the resume after max turns, the reply - and the process helpers here (kill, reap,
+drain, read, wait) are only its steps, tuned by the limits at the top of this file.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from omega.config import ClaudeCodeConfig, SandboxSection
+from omega.config.providers import ClaudeCodeConfig
+from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.providers.base import ProviderError
 from omega.providers.claude.cli import (

@@ -1,4 +1,8 @@
-"""Start-up: $OMEGA_HOME, bundled files, config, logging and the pieces built from them."""
+"""Start-up: $OMEGA_HOME, bundled files, config, logging and the pipeline deps built from them.
+
+The web page imports it too (it is handed the Runtime), so it imports nothing of the running
+service: a component of its own in the layer test, which the web page may use without a circle
+through omega.app."""
 
 from __future__ import annotations
 

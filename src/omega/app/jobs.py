@@ -1,0 +1,83 @@
+"""The background jobs the service runs beside the gateway, as data the root builds.
+
+A job is a name and a coroutine that works until the `stop` event it is given is set. Its
+lifetime says when the root starts and stops it (see run_service): a "service" job spans the
+whole run (the web page, the quant feed); a "loop" job works through the gateway and is
+stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from omega.gateway.gateway import Gateway
+    from omega.memory import Store
+    from omega.turn import PipelineDeps
+    from omega.web.app import WebServer
+
+Lifetime = Literal["service", "loop"]
+JobRun = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
+
+
+@dataclass(frozen=True)
+class Job:
+    """A background job: `run(stop)` works until `stop` is set.
+
+    lifetime "service": started before anything else with the service's stop event, stopped
+    last; "loop": started once the provider is prepared, stopped once replies are finished.
+    At its stop a job is cancelled, unless it has a `close` that asks it to end by itself (the
+    web page closes its connections); then the root waits for it to end."""
+
+    name: str
+    run: JobRun
+    lifetime: Lifetime = "loop"
+    close: Callable[[], None] | None = None
+
+
+def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
+    """The summarizer always, the scheduler and heartbeat when enabled (in that order)."""
+    from omega.gateway.pipeline import respond
+    from omega.loops.heartbeat import heartbeat_loop
+    from omega.loops.scheduler import Scheduler
+    from omega.loops.summarizer import summarizer_loop
+
+    config = deps.config
+    jobs = [Job("summarizer", lambda stop: summarizer_loop(deps, stop))]
+    if config.scheduler.enabled:
+        jobs.append(Job("scheduler", lambda stop: Scheduler(deps, gateway, respond).run(stop)))
+    if config.heartbeat.enabled:
+        jobs.append(Job("heartbeat", lambda stop: heartbeat_loop(deps, gateway, stop)))
+    return jobs
+
+
+def web_page_job(web: WebServer, deps: PipelineDeps, gateway: Gateway) -> Job:
+    """The local web page, served until the service's end (then closed, not cancelled)."""
+    return Job("web", lambda stop: web.serve(deps, gateway), "service", close=web.shutdown)
+
+
+def quant_feed_job(store: Store, deps: PipelineDeps) -> Job:
+    """The quant feed: it starts once the owner sends /quant enable (numpy and ib_async are
+    imported only then) and ends when intake stops."""
+    from omega.quant.service import run_when_enabled
+
+    return Job("quant", lambda stop: run_when_enabled(store, deps.config.quant, stop), "service")
+
+
+def start_jobs(jobs: list[Job], stop: asyncio.Event) -> list[tuple[Job, asyncio.Task[None]]]:
+    """Start each job as a task named after it, in order."""
+    return [(job, asyncio.create_task(job.run(stop), name=job.name)) for job in jobs]
+
+
+async def stop_jobs(running: list[tuple[Job, asyncio.Task[None]]]) -> None:
+    """Stop jobs in order: ask one with `close` to end and wait for it; cancel the others."""
+    for job, task in running:
+        if job.close is not None:
+            job.close()
+            await asyncio.gather(task, return_exceptions=True)
+    cancelled = [task for job, task in running if job.close is None]
+    for task in cancelled:
+        task.cancel()
+    await asyncio.gather(*cancelled, return_exceptions=True)

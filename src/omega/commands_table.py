@@ -1,0 +1,36 @@
+"""The chat commands' table: each command's usage and help line, and the names parsed.
+
+A leaf: the gateway answers these commands (gateway/commands.py) and a channel may show them
+(Telegram's command menu) without either importing the other."""
+
+from __future__ import annotations
+
+# usage -> what it does, in the order /help lists them
+HELP: dict[str, str] = {
+    "help": "this list",
+    "status": "uptime, provider, sandbox, database (owner only)",
+    "memory": "what I remember about you",
+    "history": "summaries of our last conversations",
+    "facts": "the facts I know about you",
+    "forget": "close this conversation and start fresh",
+    "tasks": "your pending reminders and actions",
+    "cancel <id>": "cancel a task by its id (or the start of it)",
+    "language [name]": "show or set my language (/lang too)",
+    "personality [text|reset]": "show, set or reset how I talk to you",
+    "purge": "forget every fact about you",
+    "skills": "installed skills",
+    "projects": "projects, the active one marked",
+    "project [name|off]": "show, activate or deactivate a project",
+    "limitations": "what I know I cannot do yet (owner only)",
+    "resolve <id>": "mark a limitation resolved (owner only)",
+    "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
+    "approve <id> [notes]": "approve a proposal (owner only)",
+    "reject <id> <reason>": "reject a proposal (owner only)",
+    "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
+    "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
+    "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (
+        "advisory trading signals and the guarded executor (owner only)"
+    ),
+}
+# the names a message may start with (/lang is /language)
+NAMES: frozenset[str] = frozenset(key.split()[0] for key in HELP) | {"lang"}

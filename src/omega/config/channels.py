@@ -1,0 +1,96 @@
+"""How people reach Omega: [channel.*], [voice] (voice notes) and [web] (the local page)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from omega.config.base import Section, phone_digits
+
+
+class TerminalConfig(Section):
+    enabled: bool = True
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # "*": anyone at this machine
+
+
+class TelegramConfig(Section):
+    enabled: bool = False
+    bot_token: SecretStr = SecretStr("")  # empty: TELEGRAM_BOT_TOKEN
+    allowed_users: list[int | Literal["*"]] = Field(default_factory=list)  # empty: nobody
+    # Every call goes to {api_url}/bot{token}/{method}, files to {api_url}/file/bot{token}/{path}:
+    # a self-hosted Bot API server (or a test double) works.
+    api_url: str = "https://api.telegram.org"
+    # The original Omega's key for voice transcription; accepted and kept (voice notes are not
+    # transcribed yet).
+    whisper_api_key: SecretStr = SecretStr("")
+
+    @field_validator("api_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class WhatsAppConfig(Section):
+    enabled: bool = False
+    # Phone numbers in international form ("+351900000000"); "*": anyone; empty: nobody.
+    allowed_users: list[str] = Field(default_factory=list)
+    # personal: Omega is linked to the owner's own account and answers only the "message
+    # yourself" chat; bot: Omega has a number of its own that people message.
+    mode: Literal["personal", "bot"] = "personal"
+    # The original Omega's key for voice transcription (OpenAI's whisper), as for Telegram;
+    # [voice] wins when it is set.
+    whisper_api_key: SecretStr = SecretStr("")
+
+    @field_validator("allowed_users", mode="before")
+    @classmethod
+    def _numbers(cls, value: object) -> object:
+        if isinstance(value, list):
+            return [phone_digits(str(item)) for item in value]
+        return value
+
+
+class WebChannelConfig(Section):
+    allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # local page: the owner
+
+
+class ChannelSection(Section):
+    terminal: TerminalConfig = Field(default_factory=TerminalConfig)
+    web: WebChannelConfig = Field(default_factory=WebChannelConfig)
+    telegram: TelegramConfig = Field(default_factory=TelegramConfig)
+    whatsapp: WhatsAppConfig = Field(default_factory=WhatsAppConfig)
+
+
+class VoiceSection(Section):
+    """Voice notes are transcribed by an OpenAI-compatible `/audio/transcriptions` endpoint
+    (OpenAI, Groq, a local whisper server). Empty `base_url`: voice notes are not transcribed,
+    unless the original's `whisper_api_key` of [channel.telegram] or [channel.whatsapp] is set
+    (then OpenAI's)."""
+
+    base_url: str = ""  # e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1
+    api_key: SecretStr = SecretStr("")
+    model: str = "whisper-1"
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0
+
+    @field_validator("base_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError("must start with http:// or https://")
+        return value
+
+
+class WebSection(Section):
+    """The local web page (chat and the owner's dashboard), served by `omega start`."""
+
+    enabled: bool = False
+    host: str = "127.0.0.1"
+    port: Annotated[int, Field(ge=0, le=65535)] = 8765  # 0: any free port (tests)
+    # Binding to anything but a loopback address must be asked for explicitly: whoever holds
+    # the login link is the owner.
+    allow_remote: bool = False
+    session_hours: Annotated[float, Field(gt=0)] = 24 * 7  # a session idle this long ends

@@ -1,0 +1,86 @@
+"""Who may do what and how much: [auth], [sandbox], [tools] and [limits]."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, field_validator
+
+from omega.config.base import Section, phone_digits
+
+
+class AuthSection(Section):
+    enabled: bool = True
+    deny_message: str = "Sorry, I'm not able to talk with you. Ask my owner to add you."
+    # Who may resolve limitations and approve or reject proposals, as "channel:id" (the local
+    # terminal and web page and the heartbeat target always may).
+    owners: list[str] = Field(default_factory=list)
+    # Tools an allowed person (not the owner) and a group member may call; only the owner gets
+    # run_shell and file writes unless they are named here. Each person works in a folder of
+    # their own (workspace/people/...).
+    people_tools: list[str] = Field(
+        default_factory=lambda: ["read_file", "list_files", "search_memory", "fetch_url"]
+    )
+    group_tools: list[str] = Field(default_factory=lambda: ["search_memory", "fetch_url"])
+
+    @field_validator("owners")
+    @classmethod
+    def _whatsapp_numbers(cls, value: list[str]) -> list[str]:
+        # "whatsapp:+351 900 000 000" names the same person as WhatsApp's id "351900000000".
+        return [
+            f"whatsapp:{phone_digits(entry.partition(':')[2])}"
+            if entry.strip().startswith("whatsapp:")
+            else entry
+            for entry in value
+        ]
+
+
+class SandboxSection(Section):
+    # sandbox: the system read-only, the workspace read-write; rx: read anywhere but Omega's
+    # own files and credentials, write the workspace; rwx: unrestricted (warned).
+    mode: Literal["sandbox", "rx", "rwx"] = "sandbox"
+    # TCP ports commands may connect to in sandbox and rx (Landlock ABI 4+); [] allows none.
+    # The port of a configured HTTP(S)_PROXY is added.
+    tcp_ports: list[Annotated[int, Field(ge=1, le=65535)]] = Field(
+        default_factory=lambda: [22, 53, 80, 443]
+    )
+    # Resource limits of every command the model runs (setrlimit; 0: no limit).
+    max_cpu_secs: Annotated[int, Field(ge=0)] = 600
+    max_memory_mb: Annotated[int, Field(ge=0)] = 8192  # address space
+    max_processes: Annotated[int, Field(ge=0)] = 256  # on top of the user's running ones
+    max_file_size_mb: Annotated[int, Field(ge=0)] = 1024
+
+
+class ToolsSection(Section):
+    # fetch_url may reach loopback, private, link-local and cloud metadata addresses.
+    allow_private_urls: bool = False
+
+
+class LimitsSection(Section):
+    """What one person, one message or one reply may cost (0: no limit where noted)."""
+
+    # Input: longer messages are cut (the sender is told); bigger attachments are refused.
+    max_message_chars: Annotated[int, Field(ge=100)] = 20_000
+    max_attachment_bytes: Annotated[int, Field(ge=1024)] = 20 * 1024 * 1024
+    # What the prompt carries of the conversation so far.
+    max_history_chars: Annotated[int, Field(ge=1000)] = 24_000
+    # Markers acted on per reply, by kind ("*" for any kind not named); the rest are ignored.
+    markers_per_reply: dict[str, Annotated[int, Field(ge=0)]] = Field(
+        default_factory=lambda: {
+            "*": 5,
+            "SCHEDULE": 10,
+            "SCHEDULE_ACTION": 3,
+            "LIMITATION": 2,
+            "HEARTBEAT_ADD": 3,
+        }
+    )
+    # Pending tasks one person may have; repeating action tasks run at most this often.
+    max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
+    min_action_interval_secs: Annotated[int, Field(ge=60)] = 3600
+    # Provider calls in flight at once, all people together.
+    max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 4
+    # New limitations and owner alerts per hour; the rest are collapsed into one digest.
+    max_limitations_per_hour: Annotated[int, Field(ge=1)] = 5
+    max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
+    # A stranger's denial is answered and audited at most once per this many seconds.
+    denial_every_secs: Annotated[int, Field(ge=60)] = 86_400

@@ -1,0 +1,44 @@
+"""Running the service: [omega], [memory], [scheduler] and [heartbeat]."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from omega.config.base import Section
+
+
+class OmegaSection(Section):
+    name: str = "Omega"
+    timezone: str = ""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    typing_interval_secs: Annotated[float, Field(gt=0)] = 5.0
+    status_first_secs: Annotated[float, Field(gt=0)] = 15.0
+    status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
+    shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # in-flight replies may finish
+
+
+class MemorySection(Section):
+    max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
+    idle_minutes: Annotated[float, Field(gt=0)] = 30
+    summarize_check_secs: Annotated[float, Field(gt=0)] = 60.0
+
+
+class SchedulerSection(Section):
+    enabled: bool = True
+    # The scheduler sleeps until the next due task and wakes when one is added; this is only
+    # the longest it sleeps without looking (a safety net for clock changes).
+    poll_interval_secs: Annotated[int, Field(ge=1)] = 3600
+    retry_base_secs: Annotated[float, Field(gt=0)] = 30.0  # failed sends back off from here
+    max_retries: Annotated[int, Field(ge=0)] = 8
+
+
+class HeartbeatSection(Section):
+    enabled: bool = False
+    interval_minutes: Annotated[int, Field(ge=1, le=1440)] = 30
+    active_start: str = ""
+    active_end: str = ""
+    # An owner address (with reply_target); alerts go wherever the owner can be reached.
+    channel: str = ""
+    reply_target: str = ""

@@ -1,0 +1,202 @@
+"""Commands about Omega itself: status, limitations, proposals and their review, self-healing,
+quant, WhatsApp pairing. Most are the owner's alone."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from omega.channels.health import channel_health_lines
+from omega.evolution.limitations import LimitationStore, resolve_by_owner
+from omega.evolution.procedural import ProposalStore
+from omega.evolution.registration import ReviewError, approve, reject
+from omega.evolution.review import render_review
+from omega.evolution.self_heal import SelfHealStore, clear_escalation
+from omega.gateway.commands.context import OWNER_ONLY, CommandContext
+from omega.memory.audit import AuditEntry
+from omega.ops.selfcheck import CheckContext, run_checks, summary
+from omega.providers import chain_names
+from omega.providers.claude.cli import describe_tools
+from omega.sandbox import probe
+from omega.tools.mcp_health import status_lines as mcp_status_lines
+from omega.turn import is_owner
+
+
+def _status(ctx: CommandContext, args: str) -> str:
+    uptime = int(time.monotonic() - ctx.started_at)
+    hours, rest = divmod(uptime, 3600)
+    size = sum(p.stat().st_size for p in ctx.paths.home.glob("memory.db*") if p.is_file())
+    counts = ctx.store.counts()
+    text = (
+        f"Uptime: {hours}h {rest // 60}m {rest % 60}s\n"
+        f"Provider: {ctx.provider_name}\n"
+        f"Sandbox: {probe(ctx.config.sandbox.mode).describe()}\n"
+        f"{_claude_tools(ctx)}"
+        f"Database: {size / 1024:.0f} KiB, {counts['messages']} messages, "
+        f"{counts['scheduled_tasks']} tasks"
+    )
+    for channel, state in channel_health_lines(ctx.config, ctx.paths):
+        text += f"\n{channel}: {state}"
+    for server, state in mcp_status_lines(ctx.paths.home):
+        text += f"\n{server}: {state}"
+    # the cheap checks only: no network request from a chat command
+    checks = run_checks(
+        CheckContext(ctx.config, ctx.paths, ctx.store, provider_name=ctx.provider_name)
+    )
+    text += "\n" + summary(checks)
+    waiting = counts.get("owner_alerts_pending", 0)
+    if waiting and is_owner(ctx.config, ctx.message):
+        kept = ctx.store.pending_owner_alerts(5)
+        text += f"\nAlerts kept for you (no channel reached you): {waiting}\n" + "\n".join(
+            f"- [{alert.created_at[:16]}] {alert.text[:300]}" for alert in kept
+        )
+    return text
+
+
+def _claude_tools(ctx: CommandContext) -> str:
+    """The line saying what Claude Code's tools may do, when it is among the providers."""
+    if "claude-code" not in chain_names(ctx.provider_name, ctx.config):
+        return ""
+    status = probe(ctx.config.sandbox.mode)
+    return f"Claude Code tools: {describe_tools(ctx.config.provider.claude_code, status)}\n"
+
+
+def _limitations(ctx: CommandContext, args: str) -> str:
+    items = LimitationStore(ctx.store).list()
+    if not items:
+        return "No limitations recorded."
+    lines = [
+        f"[{item.id}] {'open' if item.status == 'open' else 'resolved'}: {item.title}"
+        + (f" — {item.description}" if item.description else "")
+        for item in items
+    ]
+    return "Limitations:\n" + "\n".join(lines)
+
+
+def _resolve(ctx: CommandContext, args: str) -> str:
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    if not args:
+        return "Usage: /resolve <limitation id> [how it was resolved]"
+    key, _, how = args.partition(" ")
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    resolved = resolve_by_owner(
+        ctx.store,
+        ctx.paths.heartbeat,
+        key,
+        how,
+        by=who,
+        channel=ctx.message.channel,
+        sender_id=ctx.message.sender_id,
+        request=f"/resolve {args}",
+    )
+    if resolved is None:
+        return f"No open limitation {key}."
+    return f"Resolved [{resolved.id}] {resolved.title}."
+
+
+def _proposals(ctx: CommandContext, args: str) -> str:
+    if args.strip().isdigit():
+        proposal = ProposalStore(ctx.store).get(int(args.strip()))
+        if proposal is None:
+            return f"No proposal #{args.strip()}."
+        return render_review(ctx.paths, proposal)
+    items = ProposalStore(ctx.store).find()
+    if not items:
+        return "No proposals."
+    lines = [
+        f"[{p.id}] {p.status}: {p.kind} {p.name} — {p.description}"
+        + (f" (gate: {p.gate_action})" if p.status == "pending" else "")
+        for p in items[-15:]
+    ]
+    return "Proposals:\n" + "\n".join(lines)
+
+
+def _review(ctx: CommandContext, args: str, approving: bool) -> str:
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    key, _, notes = args.partition(" ")
+    if not key.isdigit():
+        return "Usage: /approve <id> [notes]" if approving else "Usage: /reject <id> <reason>"
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    try:
+        if approving:
+            return approve(ctx.store, ctx.paths, ctx.config, int(key), notes, who)
+        return reject(ctx.store, int(key), notes, who)
+    except ReviewError as exc:
+        return f"Not done: {exc}."
+
+
+def _selfheal(ctx: CommandContext, args: str) -> str:
+    state = SelfHealStore(ctx.store).current()
+    if args.strip().lower() != "clear":
+        if state is None:
+            return "No self-healing in progress."
+        return (
+            f"Self-healing {state.status}: {state.anomaly} "
+            f"(iteration {state.iteration}/{state.max_iterations})"
+        )
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    cleared = clear_escalation(ctx.store, ctx.paths.self_healing)
+    if cleared is None:
+        return "No self-healing in progress."
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    ctx.store.audit(
+        AuditEntry(
+            channel=ctx.message.channel,
+            sender_id=ctx.message.sender_id,
+            status="ok",
+            event="self_heal:cleared",
+            input_text=cleared.anomaly[:2000],
+            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}",
+        )
+    )
+    return f"Cleared self-healing of: {cleared.anomaly}."
+
+
+def _approve(ctx: CommandContext, args: str) -> str:
+    return _review(ctx, args, approving=True)
+
+
+def _reject(ctx: CommandContext, args: str) -> str:
+    return _review(ctx, args, approving=False)
+
+
+def _quant(ctx: CommandContext, args: str) -> str:
+    from omega.quant.commands import quant_command
+
+    return quant_command(ctx.store, args, ctx.message.channel, ctx.config.quant)
+
+
+async def _whatsapp(ctx: CommandContext, args: str) -> str:
+    """Start WhatsApp pairing on the running channel; the QR codes come to whoever asked."""
+    if not ctx.config.channel.whatsapp.enabled:
+        return (
+            "WhatsApp is not enabled. Set [channel.whatsapp] enabled = true in config.toml "
+            "and restart Omega; it then pairs by QR code."
+        )
+    channel = ctx.pairing.get("whatsapp")
+    if channel is None:
+        return (
+            "The WhatsApp channel is not running in this Omega: it runs with `omega start` "
+            "(its log says why when it cannot start)."
+        )
+    return await channel.request_pairing(ctx.message.channel, ctx.message.target, phone=args)
+
+
+AGENT_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
+    "status": _status,
+    "limitations": _limitations,
+    "resolve": _resolve,
+    "proposals": _proposals,
+    "approve": _approve,
+    "reject": _reject,
+    "selfheal": _selfheal,
+    "quant": _quant,
+}
+
+# Commands that wait on something running (a channel), not only on the database.
+ASYNC_HANDLERS: dict[str, Callable[[CommandContext, str], Awaitable[str]]] = {
+    "whatsapp": _whatsapp,
+}
