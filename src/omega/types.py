@@ -138,6 +138,10 @@ class Context:
     tool_access: ToolAccess = "full"
     # Images attached to the latest user message (their saved paths are in its text too).
     images: tuple[ImageInput, ...] = ()
+    # The leading part of system_prompt that stays byte-identical across this person's turns
+    # while nothing changes (rules, platform, markers, sandbox); providers that cache prompts
+    # mark it. "" when unknown: the whole prompt is then one piece.
+    stable_prefix: str = ""
 
     @property
     def prompt(self) -> str:
@@ -155,6 +159,8 @@ class Usage:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    # Of input_tokens, those the provider read from its prompt cache (the stable prefix).
+    cached_tokens: int = 0
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ class Step:
     planner: bool = False  # answers Omega's planning (classify & route) call instead
     input_tokens: int = 0  # reported usage; 0: estimated from the request and the text
     output_tokens: int = 0
+    cache_read_tokens: int = 0  # reported as usage.cache_read_input_tokens when set
 
 
 def _block_text(content: Any) -> str:
@@ -190,6 +191,11 @@ class FakeAnthropic(ScriptedServer[Step, RecordedRequest]):
             "usage": {
                 "input_tokens": step.input_tokens or max(1, prompt_chars // 4),
                 "output_tokens": step.output_tokens or max(1, len(step.text) // 4),
+                **(
+                    {"cache_read_input_tokens": step.cache_read_tokens}
+                    if step.cache_read_tokens
+                    else {}
+                ),
             },
         }
 

@@ -26,6 +26,7 @@ class Step:
     match: str = ""  # only used for requests whose last user message contains this
     planner: bool = False  # answers Omega's planning (classify & route) call instead
     retry_after: float = 0.0  # sent as the `retry-after` header of an error answer
+    cached_tokens: int = 0  # reported as usage.prompt_tokens_details.cached_tokens when set
 
 
 @dataclass
@@ -142,6 +143,11 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                 "prompt_tokens": prompt_chars // 4,
                 "completion_tokens": max(1, len(step.text) // 4),
                 "total_tokens": prompt_chars // 4 + 1,
+                **(
+                    {"prompt_tokens_details": {"cached_tokens": step.cached_tokens}}
+                    if step.cached_tokens
+                    else {}
+                ),
             },
         }
 

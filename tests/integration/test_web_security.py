@@ -173,6 +173,7 @@ def test_security_headers_and_logout(web: tuple[RunningWeb, dict[str, object]]) 
     client, csrf = _login(running)
     with closing(client):
         page = client.get("/")
+        assert page.status_code == 200 and "read from the providers' caches" in page.text
         assert "frame-ancestors 'none'" in page.headers["content-security-policy"]
         assert page.headers["x-frame-options"] == "DENY"
         assert page.headers["referrer-policy"] == "same-origin"

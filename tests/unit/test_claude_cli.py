@@ -149,3 +149,21 @@ def test_the_login_comes_from_omegas_config_or_environment_never_claude_home() -
     login = credential(configured, both)
     assert login is not None and (login.fd_var, login.secret) == (OAUTH_FD_VAR, "sk-ant-oat01-c")
     assert "sk-ant-oat01-c" not in repr(login)
+
+
+def test_stream_counts_prompt_tokens_read_from_cache() -> None:
+    import json as _json
+
+    from omega.providers.claude.stream import StreamParser
+
+    parser = StreamParser()
+    usage = {
+        "input_tokens": 10,
+        "cache_creation_input_tokens": 200,
+        "cache_read_input_tokens": 900,
+        "output_tokens": 4,
+    }
+    result = {"type": "result", "subtype": "success", "result": "ok", "usage": usage}
+    parser.feed_line(_json.dumps(result).encode() + b"\n", 0.0)
+    outcome = parser.finish(0.0)
+    assert (outcome.input_tokens, outcome.cached_tokens) == (1110, 900)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -103,3 +104,25 @@ def test_context_gathers_history_profile_summaries_recall_tasks_language(tmp_pat
     alone = build_context(None, ContextRequest(message, "BASE", {}, "English", 10))
     assert alone.system_prompt == "BASE"
     assert len(alone.messages) == 1
+
+
+def test_stable_prefix_is_the_same_bytes_whatever_the_turn_adds() -> None:
+    from omega.turn import compose_prompt_parts
+
+    person = PromptSituation(channel="telegram", personality="terse", workspace="/w")
+    quiet = compose_prompt_parts(PROMPTS, person, now=datetime(2026, 1, 1, 9, tzinfo=UTC))
+    busy = compose_prompt_parts(
+        PROMPTS,
+        dataclasses.replace(
+            person,
+            checklist="- Check disk",
+            skill_instructions=(("weather", "Use wttr.in"),),
+            extra=("Signal: calm",),
+        ),
+        now=datetime(2026, 1, 2, 17, 30, tzinfo=UTC),
+    )
+    assert quiet.stable == busy.stable
+    assert "inside your workspace /w" in busy.stable and "terse" in busy.stable
+    for turn_only in ("Current time", "- Check disk", "Use wttr.in", "Signal: calm"):
+        assert turn_only in busy.per_turn and turn_only not in busy.stable
+    assert busy.text == f"{busy.stable}\n\n{busy.per_turn}"

@@ -110,3 +110,17 @@ def test_inbox_keeps_unfinished_messages_in_order(tmp_path: Path) -> None:
     assert [m.text for m in store.inbox_pending()] == ["three"]
     assert store.counts()["inbox_pending"] == 1
     store.close()
+
+
+def test_recall_ranks_messages_holding_more_of_the_words_first(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    old = store.store_exchange("terminal", "a", "the café garden budget plan", "ok")
+    for i in range(60):  # newer messages that hold only one of the words
+        store.store_exchange("terminal", "a", f"garden note {i}", "ok")
+    store.store_exchange("terminal", "b", "garden budget cafe for b", "ok")
+    store.close_conversation(old, "")
+    found = store.search_messages("a", "cafe garden budget?", limit=3)
+    assert found[0].content == "the café garden budget plan"  # every word, diacritics folded
+    assert [m.content for m in found[1:]] == ["garden note 59", "garden note 58"]
+    assert all("for b" not in m.content for m in found)
+    store.close()

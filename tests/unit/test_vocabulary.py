@@ -14,7 +14,7 @@ REPLY = Reply(
     text="hi",
     provider="openai",
     model="gpt-x",
-    usage=Usage(input_tokens=120, output_tokens=7, cost_usd=0.25),
+    usage=Usage(input_tokens=120, output_tokens=7, cost_usd=0.25, cached_tokens=100),
 )
 
 
@@ -25,6 +25,7 @@ def test_usage_fields_are_what_a_model_answer_fills_in_an_audit_row() -> None:
         "input_tokens": 120,
         "output_tokens": 7,
         "cost_usd": 0.25,
+        "cached_tokens": 100,
     }
     assert usage_fields(None, provider="claude") == {
         "provider": "claude",
@@ -32,6 +33,7 @@ def test_usage_fields_are_what_a_model_answer_fills_in_an_audit_row() -> None:
         "input_tokens": 0,
         "output_tokens": 0,
         "cost_usd": None,
+        "cached_tokens": 0,
     }
 
 

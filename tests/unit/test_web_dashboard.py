@@ -67,3 +67,24 @@ def test_login_token_is_one_time_and_the_file_private(tmp_path: Path) -> None:
     assert sessions.login(token) is None
     assert sessions.login("") is None
     assert token not in (tmp_path / "web.url").read_text()
+
+
+def test_usage_counts_the_prompt_tokens_read_from_cache(tmp_path: Path) -> None:
+    from omega.memory.audit import AuditEntry
+
+    store = Store(tmp_path / "m.db")
+    for cached in (0, 700):
+        store.audit(
+            AuditEntry(
+                "terminal",
+                "ana",
+                "ok",
+                provider="anthropic",
+                input_tokens=1000,
+                cached_tokens=cached,
+            )
+        )
+    (row,) = dashboard.usage_by_day(store)
+    assert (row["input_tokens"], row["cached_tokens"], row["calls"]) == (2000, 700, 2)
+    assert [e["cached_tokens"] for e in store.audit_entries()] == [700, 0]
+    store.close()

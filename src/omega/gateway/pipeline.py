@@ -15,8 +15,9 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import TypeVar
 
 from omega import i18n
 from omega.checklist import read_checklist
@@ -43,13 +44,14 @@ from omega.skills import Skill, match_triggers
 from omega.turn import (
     Outbox,
     PipelineDeps,
+    PromptParts,
     PromptSituation,
     Turn,
     allowed_tools,
     ask_provider,
     audit_message,
     check_auth,
-    compose_system_prompt,
+    compose_prompt_parts,
     db_call,
     elapsed_ms,
     load_turn,
@@ -69,6 +71,7 @@ __all__ = ["handle_message", "respond"]
 
 log = logging.getLogger(__name__)
 MAX_SKILL_CHARS = 2000
+T = TypeVar("T")
 
 
 # ---- stages ---------------------------------------------------------------------------------
@@ -148,13 +151,8 @@ async def _showing_activity(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-def _situation(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    turn: Turn,
-    matched: list[Skill],
-    advisory: str = "",
-) -> PromptSituation:
+def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> PromptSituation:
+    """The person's standing situation; the turn's skills and signals are added to it later."""
     facts, zone = turn.facts, turn.zone
     project = (
         deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
@@ -169,10 +167,7 @@ def _situation(
         checklist=read_checklist(deps.paths.heartbeat) if turn.role == "owner" else "",
         sandbox_mode=deps.config.sandbox.mode,
         workspace=str(person_workspace(deps, message, turn.role)),
-        skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
         timezone=zone,
-        # The quant signal is the owner's: never in anyone else's prompt.
-        extra=(advisory,) if advisory and turn.role == "owner" else (),
     )
 
 
@@ -182,41 +177,75 @@ def _quant_advisory(store: Store) -> str:
     return QuantStateStore(store).advisory()
 
 
-async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
-    matched = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
-    scope = scope_of(message.channel, message.sender_id)
-    matched = await db_call(deps, "load lessons", matched, with_lessons, deps.store, matched, scope)
-    advisory = ""
-    if turn.role == "owner":
-        advisory = await db_call(deps, "quant advisory", "", _quant_advisory, deps.store)
-    system_prompt = compose_system_prompt(
-        deps.prompts, _situation(deps, message, turn, matched, advisory)
-    )
-    no_learnings: list[str] = []
-    learnings = await db_call(
-        deps, "load learnings", no_learnings, ProposalStore(deps.store).recent_learnings, scope, 5
-    )
-    request = ContextRequest(
-        message=message,
-        system_prompt=system_prompt,
-        facts=turn.facts,
-        language=turn.language,
-        max_history=deps.config.memory.max_context_messages,
-        max_history_chars=deps.config.limits.max_history_chars,
-        timezone=turn.zone,
-        learnings=tuple(learnings),
-    )
+def _guarded(what: str, default: T, fn: Callable[..., T], *args: object) -> T:
+    """A memory read inside the turn's one database hop: on failure log it, use `default`."""
     try:
-        context = await deps.store.call(build_context, deps.store, request)
-    except Exception:  # memory failing must not stop the reply
-        log.exception("context build failed; answering without memory")
-        context = build_context(None, request)
+        return fn(*args)
+    except Exception:
+        log.exception("%s failed; carrying on without it", what)
+        return default
+
+
+async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
+    found = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
+    scope = scope_of(message.channel, message.sender_id)
+    owner = turn.role == "owner"
+    situation = _situation(deps, message, turn)
+
+    def gather() -> tuple[list[Skill], PromptParts, Context]:
+        """Everything memory adds to this turn, in one trip to the database thread."""
+        store = deps.store
+        matched = _guarded("load lessons", found, with_lessons, store, found, scope)
+        advisory = _guarded("quant advisory", "", _quant_advisory, store) if owner else ""
+        parts = compose_prompt_parts(
+            deps.prompts,
+            dataclasses.replace(
+                situation,
+                skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
+                # The quant signal is the owner's: never in anyone else's prompt.
+                extra=(advisory,) if advisory and owner else (),
+            ),
+        )
+        no_learnings: list[str] = []
+        recent = ProposalStore(store).recent_learnings
+        learnings = _guarded("load learnings", no_learnings, recent, scope, 5)
+        request = ContextRequest(
+            message=message,
+            system_prompt=parts.text,
+            facts=turn.facts,
+            language=turn.language,
+            max_history=deps.config.memory.max_context_messages,
+            max_history_chars=deps.config.limits.max_history_chars,
+            timezone=turn.zone,
+            learnings=tuple(learnings),
+        )
+        try:
+            return matched, parts, build_context(store, request)
+        except Exception:  # memory failing must not stop the reply
+            log.exception("context build failed; answering without memory")
+            return matched, parts, build_context(None, request)
+
+    try:
+        matched, parts, context = await deps.store.call(gather)
+    except Exception:  # the database thread itself failing must not stop the reply either
+        log.exception("memory unreachable; answering without it")
+        skills = tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in found)
+        matched = found
+        parts = compose_prompt_parts(
+            deps.prompts, dataclasses.replace(situation, skill_instructions=skills)
+        )
+        context = build_context(
+            None, ContextRequest(message, parts.text, turn.facts, turn.language, 0)
+        )
     # Skills whose triggers match bring their MCP servers to this call only (to people other
     # than the owner only when `[auth]` gives them "mcp").
     tools = allowed_tools(deps.config, turn.role)
     if tools is None or "mcp" in tools:
         context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
     context.allowed_tools = tools
+    # What comes after this prefix (the turn's part, facts, recall, history) changes per turn.
+    if context.system_prompt.startswith(parts.stable):
+        context.stable_prefix = parts.stable
     # Providers with tools of their own (the claude CLI) get the same line: read, or all.
     writes = tools is None or bool({"run_shell", "write_file"} & tools)
     context.tool_access = "full" if writes else "read_only"
@@ -325,8 +354,10 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         if heard is None:  # answered: no transcription, or it failed
             return
         message = heard
-    saved = await asyncio.to_thread(
-        attachments.save_attachments, deps.paths.inbox, message.attachments
+    saved = (
+        await asyncio.to_thread(attachments.save_attachments, deps.paths.inbox, message.attachments)
+        if message.attachments
+        else []
     )
     try:
         await _answer(deps, _with_attachment_notes(message, [str(p) for p in saved]), out, started)

@@ -43,6 +43,7 @@ class AuditEntry:
     input_tokens: int = 0
     output_tokens: int = 0
     cost_usd: float | None = None
+    cached_tokens: int = 0  # of input_tokens, read from the provider's prompt cache
     processing_ms: int = 0
     detail: str = ""
     event: str = "exchange"
@@ -76,8 +77,8 @@ class AuditLog(Database):
             conn.execute(
                 "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
                 "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
-                "processing_ms, status, detail, event) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "processing_ms, status, detail, event, cached_tokens) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     utc_now(),
                     entry.channel,
@@ -94,6 +95,7 @@ class AuditLog(Database):
                     entry.status,
                     entry.detail,
                     entry.event,
+                    entry.cached_tokens,
                 ),
             )
 

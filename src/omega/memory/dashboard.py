@@ -222,11 +222,13 @@ def distinct(store: Store, table: str, column: str) -> list[str]:
 
 
 def usage_by_day(store: Store, days: int = 30) -> list[dict[str, Any]]:
-    """Tokens and cost per UTC day and provider over the last `days` days (exchanges only)."""
+    """Tokens (input, output, and of input those read from the provider's prompt cache) and cost
+    per UTC day and provider over the last `days` days."""
     since = (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%d")
     rows = store.query(
         "SELECT substr(created_at, 1, 10) AS day, provider, "
         "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, "
+        "SUM(cached_tokens) AS cached_tokens, "
         "COALESCE(SUM(cost_usd), 0) AS cost_usd, COUNT(*) AS calls "
         "FROM audit_log WHERE provider != '' AND created_at >= ? "
         "GROUP BY day, provider ORDER BY day, provider",

@@ -16,6 +16,12 @@ class People(Database):
         """The person key of a channel id, recorded on first sight: the raw id when no other
         channel holds it, else "channel:id" (ids of two channels never share memory unless
         the owner links them)."""
+        known = self._query(  # the usual case, without a write transaction
+            "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",
+            (channel, sender_id),
+        )
+        if known:
+            return str(known[0]["person"])
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",

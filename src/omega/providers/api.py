@@ -136,6 +136,9 @@ class ApiProvider:
             from pydantic_ai.models.openai import OpenAIChatModel
             from pydantic_ai.providers.openai import OpenAIProvider
 
+            from omega.providers import openai_fast
+
+            openai_fast.install()  # requests of plain JSON skip the SDK's per-message walk
             provider = OpenAIProvider(
                 base_url=s.base_url or None,
                 api_key=s.api_key or "none",
@@ -186,6 +189,17 @@ class ApiProvider:
             self._cached_agent = Agent(output_type=str, deps_type=ToolDeps, name="omega")
         return self._cached_agent
 
+    def _instructions(self, context: Context) -> str | list[Any] | None:
+        """The system prompt; for Anthropic its stable prefix and the turn's part as separate
+        blocks, so the cache point falls after the prefix (others get the same text whole)."""
+        prompt, prefix = context.system_prompt, context.stable_prefix
+        if self.settings.name != "anthropic" or not prefix or not prompt.startswith(prefix):
+            return prompt or None
+        from pydantic_ai.messages import InstructionPart
+
+        rest = prompt[len(prefix) :].lstrip("\n")
+        return [prefix, InstructionPart(rest, dynamic=True)] if rest else [prefix]
+
     async def complete(self, context: Context) -> Reply:
         from pydantic_ai import exceptions
         from pydantic_ai.messages import ModelResponse
@@ -198,15 +212,26 @@ class ApiProvider:
 
         self._bind_to_running_loop()
         model_name = context.model or self.settings.model
+        model = self._model(model_name)
         settings: ModelSettings = {
             "timeout": self.settings.timeout_secs,
-            "max_retries": self.settings.max_retries,
             # pydantic-ai would prepend ~250 tokens explaining its <system> tags to every
             # request for some models; Omega's prompts use none, so that is pure cost.
             "framing_announcement": "never",
         }
         if context.max_tokens:
             settings["max_tokens"] = context.max_tokens
+        # A per-request max_retries makes pydantic-ai copy the SDK client for every request
+        # (and the copy looks up the platform on a worker thread): only when the client differs.
+        if (
+            getattr(getattr(model, "client", None), "max_retries", None)
+            != self.settings.max_retries
+        ):
+            settings["max_retries"] = self.settings.max_retries
+        if self.settings.name == "anthropic":
+            # Cache points after the tool schemas and after the stable prefix of the prompt.
+            settings["anthropic_cache_tool_definitions"] = True  # type: ignore[typeddict-unknown-key]
+            settings["anthropic_cache_instructions"] = True  # type: ignore[typeddict-unknown-key]
         history, prompt = split_context(context)
         user_prompt: str | list[Any] | None = prompt
         if context.images and self.sees_images():
@@ -237,8 +262,8 @@ class ApiProvider:
                 result = await self._agent().run(
                     user_prompt,
                     message_history=history or None,
-                    instructions=context.system_prompt or None,
-                    model=self._model(model_name),
+                    instructions=self._instructions(context),
+                    model=model,
                     deps=ToolDeps(
                         sender_id=context.sender_id,
                         channel=context.channel,
@@ -282,6 +307,7 @@ class ApiProvider:
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
                 cost_usd=_total_cost(responses),
+                cached_tokens=usage.cache_read_tokens,
             ),
             tool_calls=recorder.tool_calls(messages),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
@@ -339,6 +365,11 @@ def _total_cost(responses: list[ModelResponse]) -> float | None:
 
 def _cost(response: Any) -> float | None:
     """The response's price in USD from genai-prices, or None when the model is not priced."""
+    usage = getattr(response, "usage", None)
+    if usage is not None and hasattr(usage, "cost"):
+        # pydantic-ai priced it when it arrived (None: no price known); a second look-up
+        # would scan the price list again (about a millisecond for a model it does not know).
+        return None if usage.cost is None else float(usage.cost)
     try:
         return float(response.cost().total_price)
     except Exception:  # unknown model or missing usage: cost stays unknown

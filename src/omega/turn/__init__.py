@@ -41,7 +41,13 @@ from omega.turn.privileges import (
     role_of,
     workspace_for,
 )
-from omega.turn.prompt import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.turn.prompt import (
+    GROUP_RULES,
+    PromptParts,
+    PromptSituation,
+    compose_prompt_parts,
+    compose_system_prompt,
+)
 from omega.turn.records import (
     UsageFields,
     audit_message,
@@ -60,6 +66,7 @@ __all__ = [
     "Notify",
     "Outbox",
     "PipelineDeps",
+    "PromptParts",
     "PromptSituation",
     "Responder",
     "Role",
@@ -74,6 +81,7 @@ __all__ = [
     "audit_change",
     "audit_message",
     "check_auth",
+    "compose_prompt_parts",
     "compose_system_prompt",
     "creator_role",
     "db_call",

@@ -75,32 +75,58 @@ class PromptSituation:
     extra: tuple[str, ...] = field(default=())
 
 
+@dataclass(frozen=True)
+class PromptParts:
+    """The system prompt in two pieces: `stable`, byte-identical on every turn of a person while
+    their project, personality, platform and sandbox stay the same (a prefix providers can
+    cache), then `per_turn`: what this message adds (checklist, skills, signals, the time)."""
+
+    stable: str
+    per_turn: str
+
+    @property
+    def text(self) -> str:
+        """The whole system prompt, the stable prefix first."""
+        return "\n\n".join(part for part in (self.stable, self.per_turn) if part)
+
+
+def compose_prompt_parts(
+    prompts: Prompts, situation: PromptSituation, now: datetime | None = None
+) -> PromptParts:
+    """Project role, identity + soul + system, the person's standing sections, then what this
+    turn adds, in a fixed order with everything that changes per turn last."""
+    stable: list[str] = []
+    if situation.project_instructions:
+        stable.append(
+            f"Active project: {situation.project_name}\n{situation.project_instructions}\n---"
+        )
+    stable.append(prompts.base_system_prompt)
+    if situation.personality:
+        stable.append(f"The person asked you to be like this: {situation.personality}")
+    hint = PLATFORM_HINTS.get(situation.channel)
+    if hint:
+        stable.append(hint)
+    if situation.is_group:
+        stable.append(GROUP_RULES)
+    stable.append(MARKER_GUIDE)
+    sandbox = SANDBOX_RULES.get(situation.sandbox_mode, "")
+    if sandbox:
+        stable.append(sandbox.format(workspace=situation.workspace))
+    turn: list[str] = []
+    if situation.checklist:
+        turn.append(f"Current heartbeat checklist (already monitored):\n{situation.checklist}")
+    for name, body in situation.skill_instructions:
+        turn.append(f"Skill '{name}' applies to this request:\n{body}")
+    turn.extend(situation.extra)
+    moment = now or datetime.now(situation.timezone).astimezone(situation.timezone)
+    turn.append(f"Current time: {moment.strftime('%A %Y-%m-%d %H:%M %Z')}.")
+    return PromptParts(
+        "\n\n".join(part for part in stable if part), "\n\n".join(part for part in turn if part)
+    )
+
+
 def compose_system_prompt(
     prompts: Prompts, situation: PromptSituation, now: datetime | None = None
 ) -> str:
-    """Project role, identity + soul + system, then each situational section that applies."""
-    parts: list[str] = []
-    if situation.project_instructions:
-        parts.append(
-            f"Active project: {situation.project_name}\n{situation.project_instructions}\n---"
-        )
-    parts.append(prompts.base_system_prompt)
-    if situation.personality:
-        parts.append(f"The person asked you to be like this: {situation.personality}")
-    hint = PLATFORM_HINTS.get(situation.channel)
-    if hint:
-        parts.append(hint)
-    if situation.is_group:
-        parts.append(GROUP_RULES)
-    parts.append(MARKER_GUIDE)
-    if situation.checklist:
-        parts.append(f"Current heartbeat checklist (already monitored):\n{situation.checklist}")
-    for name, body in situation.skill_instructions:
-        parts.append(f"Skill '{name}' applies to this request:\n{body}")
-    sandbox = SANDBOX_RULES.get(situation.sandbox_mode, "")
-    if sandbox:
-        parts.append(sandbox.format(workspace=situation.workspace))
-    parts.extend(situation.extra)
-    moment = now or datetime.now(situation.timezone).astimezone(situation.timezone)
-    parts.append(f"Current time: {moment.strftime('%A %Y-%m-%d %H:%M %Z')}.")
-    return "\n\n".join(part for part in parts if part)
+    """The whole system prompt: the stable prefix, then what this turn adds."""
+    return compose_prompt_parts(prompts, situation, now).text

@@ -42,6 +42,7 @@ class UsageFields(TypedDict):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cached_tokens: int  # of input_tokens, read from the provider's prompt cache
 
 
 def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
@@ -49,7 +50,12 @@ def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
     reply, only the `provider` asked is named."""
     if reply is None:
         return UsageFields(
-            provider=provider, model="", input_tokens=0, output_tokens=0, cost_usd=None
+            provider=provider,
+            model="",
+            input_tokens=0,
+            output_tokens=0,
+            cost_usd=None,
+            cached_tokens=0,
         )
     return UsageFields(
         provider=reply.provider,
@@ -57,6 +63,7 @@ def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
         input_tokens=reply.usage.input_tokens,
         output_tokens=reply.usage.output_tokens,
         cost_usd=reply.usage.cost_usd,
+        cached_tokens=reply.usage.cached_tokens,
     )
 
 
@@ -74,6 +81,7 @@ async def audit_message(
     input_tokens: int = 0,
     output_tokens: int = 0,
     cost_usd: float | None = None,
+    cached_tokens: int = 0,
     processing_ms: int = 0,
 ) -> None:
     """Audit what happened to `message`: who sent it and (unless `input_text` says otherwise)
@@ -92,6 +100,7 @@ async def audit_message(
         input_tokens=input_tokens,
         output_tokens=output_tokens,
         cost_usd=cost_usd,
+        cached_tokens=cached_tokens,
         processing_ms=processing_ms,
     )
     await record_audit(deps, entry)

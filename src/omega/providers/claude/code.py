@@ -301,7 +301,7 @@ class ClaudeCodeProvider:
         resume: str | None = None
         texts: list[str] = []
         calls: list[ToolCall] = []
-        input_tokens = output_tokens = 0
+        input_tokens = output_tokens = cached_tokens = 0
         cost: float | None = None
         outcome = RunOutcome()
         for attempt in range(self._config.max_resume_attempts + 1):
@@ -323,6 +323,7 @@ class ClaudeCodeProvider:
             calls += outcome.tool_calls[: MAX_TOOL_CALLS - len(calls)]
             input_tokens += outcome.input_tokens
             output_tokens += outcome.output_tokens
+            cached_tokens += outcome.cached_tokens
             if outcome.cost_usd is not None:
                 cost = (cost or 0.0) + outcome.cost_usd
             if outcome.subtype != "error_max_turns" or not outcome.session_id:
@@ -338,7 +339,12 @@ class ClaudeCodeProvider:
             text=text,
             provider=self.name,
             model=outcome.model or model,
-            usage=Usage(input_tokens=input_tokens, output_tokens=output_tokens, cost_usd=cost),
+            usage=Usage(
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=cost,
+                cached_tokens=cached_tokens,
+            ),
             tool_calls=tuple(calls),
             session_id=outcome.session_id,
         )

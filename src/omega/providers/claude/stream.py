@@ -30,6 +30,7 @@ class RunOutcome:
     model: str = ""
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # of input_tokens, read from the prompt cache
     cost_usd: float | None = None
     tool_calls: list[ToolCall] = field(default_factory=list)
     error: str = ""  # an assistant message's error kind, e.g. "authentication_failed"
@@ -191,6 +192,7 @@ class StreamParser:
                 + _as_int(usage.get("cache_read_input_tokens"))
             )
             out.output_tokens = _as_int(usage.get("output_tokens"))
+            out.cached_tokens = _as_int(usage.get("cache_read_input_tokens"))
         cost = event.get("total_cost_usd", event.get("cost_usd"))
         if isinstance(cost, int | float) and not isinstance(cost, bool):
             out.cost_usd = float(cost)
