@@ -4,8 +4,9 @@ auth -> sanitize -> identity -> voice -> attachments -> welcome -> projects -> c
 typing -> prompt -> context -> skill triggers -> provider (with status nudges) -> SILENT ->
 markers -> store -> audit -> send -> workspace images -> cleanup. Each stage is a small
 function below (voice notes in voice.py, the one deny in ingress.py); what they share is in
-omega.turn, the planner in planning.py, plans in steps.py, and the last stages (keep, store,
-audit, send) in delivery.py.
+omega.turn, the reply's context in turn_context.py, what a reply teaches (refusals, failing
+servers, introspection, gaps into proposals) in learning.py, the planner in planning.py, plans
+in steps.py, and the last stages (keep, store, audit, send) in delivery.py.
 """
 
 from __future__ import annotations
@@ -15,43 +16,30 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import TypeVar
 
 from omega import i18n
-from omega.checklist import read_checklist
-from omega.evolution.integrity import report_refusals
-from omega.evolution.lessons import with_lessons
-from omega.evolution.limitations import raise_limitation
-from omega.evolution.mcp_report import report_server_failures
-from omega.evolution.procedural import ProposalStore, scope_of
-from omega.gateway import attachments, ingress, voice
+from omega.gateway import attachments, ingress, learning, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
 from omega.gateway.delivery import conclude, deliver_answer
 from omega.gateway.language import detect_language
 from omega.gateway.planning import plan_message, routing_enabled
-from omega.gateway.routing import DIRECT, Plan
+from omega.gateway.routing import DIRECT
 from omega.gateway.sanitize import sanitize
 from omega.gateway.steps import execute_steps
+from omega.gateway.turn_context import turn_context
 from omega.markers.handlers import apply_markers
 from omega.markers.notices import unmet_notice
 from omega.markers.registry import parse_markers
-from omega.memory.context import ContextRequest, build_context
-from omega.memory.store import Store
 from omega.providers.base import ProviderError, friendly_error
-from omega.skills import Skill, match_triggers
 from omega.turn import (
     Outbox,
     PipelineDeps,
-    PromptParts,
-    PromptSituation,
     Turn,
-    allowed_tools,
     ask_provider,
     audit_message,
     check_auth,
-    compose_prompt_parts,
     db_call,
     elapsed_ms,
     load_turn,
@@ -62,7 +50,6 @@ from omega.turn import (
     person_workspace,
 )
 from omega.types import (
-    Context,
     IncomingMessage,
     OutgoingKind,
 )
@@ -70,8 +57,6 @@ from omega.types import (
 __all__ = ["handle_message", "respond"]
 
 log = logging.getLogger(__name__)
-MAX_SKILL_CHARS = 2000
-T = TypeVar("T")
 
 
 # ---- stages ---------------------------------------------------------------------------------
@@ -149,194 +134,6 @@ async def _showing_activity(
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
-
-
-def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> PromptSituation:
-    """The person's standing situation; the turn's skills and signals are added to it later."""
-    facts, zone = turn.facts, turn.zone
-    project = (
-        deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
-    )
-    return PromptSituation(
-        channel=message.channel,
-        is_group=message.is_group,
-        project_name=project.name if project else "",
-        project_instructions=project.instructions if project else "",
-        personality=facts.get("personality", ""),
-        # The heartbeat checklist is the owner's business, never in anyone else's prompt.
-        checklist=read_checklist(deps.paths.heartbeat) if turn.role == "owner" else "",
-        sandbox_mode=deps.config.sandbox.mode,
-        workspace=str(person_workspace(deps, message, turn.role)),
-        timezone=zone,
-    )
-
-
-def _quant_advisory(store: Store) -> str:
-    from omega.quant.settings import QuantStateStore
-
-    return QuantStateStore(store).advisory()
-
-
-def _guarded(what: str, default: T, fn: Callable[..., T], *args: object) -> T:
-    """A memory read inside the turn's one database hop: on failure log it, use `default`."""
-    try:
-        return fn(*args)
-    except Exception:
-        log.exception("%s failed; carrying on without it", what)
-        return default
-
-
-async def _context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
-    found = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
-    scope = scope_of(message.channel, message.sender_id)
-    owner = turn.role == "owner"
-    situation = _situation(deps, message, turn)
-
-    def gather() -> tuple[list[Skill], PromptParts, Context]:
-        """Everything memory adds to this turn, in one trip to the database thread."""
-        store = deps.store
-        matched = _guarded("load lessons", found, with_lessons, store, found, scope)
-        advisory = _guarded("quant advisory", "", _quant_advisory, store) if owner else ""
-        parts = compose_prompt_parts(
-            deps.prompts,
-            dataclasses.replace(
-                situation,
-                skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
-                # The quant signal is the owner's: never in anyone else's prompt.
-                extra=(advisory,) if advisory and owner else (),
-            ),
-        )
-        no_learnings: list[str] = []
-        recent = ProposalStore(store).recent_learnings
-        learnings = _guarded("load learnings", no_learnings, recent, scope, 5)
-        request = ContextRequest(
-            message=message,
-            system_prompt=parts.text,
-            facts=turn.facts,
-            language=turn.language,
-            max_history=deps.config.memory.max_context_messages,
-            max_history_chars=deps.config.limits.max_history_chars,
-            timezone=turn.zone,
-            learnings=tuple(learnings),
-        )
-        try:
-            return matched, parts, build_context(store, request)
-        except Exception:  # memory failing must not stop the reply
-            log.exception("context build failed; answering without memory")
-            return matched, parts, build_context(None, request)
-
-    try:
-        matched, parts, context = await deps.store.call(gather)
-    except Exception:  # the database thread itself failing must not stop the reply either
-        log.exception("memory unreachable; answering without it")
-        skills = tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in found)
-        matched = found
-        parts = compose_prompt_parts(
-            deps.prompts, dataclasses.replace(situation, skill_instructions=skills)
-        )
-        context = build_context(
-            None, ContextRequest(message, parts.text, turn.facts, turn.language, 0)
-        )
-    # Skills whose triggers match bring their MCP servers to this call only (to people other
-    # than the owner only when `[auth]` gives them "mcp").
-    tools = allowed_tools(deps.config, turn.role)
-    if tools is None or "mcp" in tools:
-        context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
-    context.allowed_tools = tools
-    # What comes after this prefix (the turn's part, facts, recall, history) changes per turn.
-    if context.system_prompt.startswith(parts.stable):
-        context.stable_prefix = parts.stable
-    # Providers with tools of their own (the claude CLI) get the same line: read, or all.
-    writes = tools is None or bool({"run_shell", "write_file"} & tools)
-    context.tool_access = "full" if writes else "read_only"
-    context.workspace = str(person_workspace(deps, message, turn.role))
-    context.images = attachments.images_for_model(message.attachments)
-    return context
-
-
-async def _report_refusals(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox
-) -> None:
-    """Files that were not loaded (unknown or changed) reach the owner once, as limitations."""
-    try:
-        await report_refusals(marker_context(deps, message, turn, out, cause="integrity"))
-    except Exception:
-        log.exception("reporting refused files failed")
-
-
-async def _report_server_failures(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox
-) -> None:
-    """Skills' MCP servers that did not start reach the owner once, as limitations."""
-    try:
-        await report_server_failures(marker_context(deps, message, turn, out, cause="integrity"))
-    except Exception:
-        log.exception("reporting MCP servers that did not start failed")
-
-
-async def _introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
-    """Every N recorded tool calls, the agent reviews its own actions (failures are logged)."""
-    from omega.evolution.introspection import maybe_introspect
-
-    try:
-        await maybe_introspect(deps, out, agent)
-    except Exception:
-        log.exception("introspection for %s failed", agent)
-
-
-async def _propose(
-    deps: PipelineDeps, out: Outbox, title: str, description: str, plan: str, goal: str, source: str
-) -> None:
-    """A new limitation becomes a gated proposal (analysis failures are logged, not raised)."""
-    from omega.evolution.analysis import propose
-
-    try:
-        await propose(
-            deps, out, title=title, description=description, plan=plan, goal=goal, source=source
-        )
-    except Exception:
-        log.exception("limitation analysis for %r failed", title)
-
-
-async def _cannot_yet(
-    deps: PipelineDeps,
-    message: IncomingMessage,
-    turn: Turn,
-    plan: Plan,
-    out: Outbox,
-    started: float,
-) -> str:
-    """An honest answer when the planner found that no tool or skill can do this; the gap
-    becomes a limitation (the owner is alerted the first time)."""
-    log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
-    created = False
-    try:
-        # Limitations are the owner's global state (privileges.py): others only get the answer.
-        if turn.role == "owner":
-            _, created = await raise_limitation(
-                marker_context(deps, message, turn, out, cause="planner"),
-                plan.missing_capability,
-                plan.reason,
-                "",
-                "planner",
-            )
-    except Exception:
-        log.exception("recording the planner's limitation failed")
-    text = f"I can't do that yet: {plan.missing_capability}."
-    if plan.reason:
-        text += f" {plan.reason}"
-    await conclude(
-        deps,
-        message,
-        out,
-        text,
-        started=started,
-        event="requires_new_skill",
-        detail=f"missing: {plan.missing_capability}\nreason: {plan.reason}",
-    )
-    if created:
-        await _propose(deps, out, plan.missing_capability, plan.reason, "", message.text, "planner")
-    return text
 
 
 async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> None:
@@ -488,7 +285,7 @@ async def _respond(
     plan = DIRECT
     try:
         async with _showing_activity(deps, message, turn.language, out):
-            context = await _context(deps, message, turn)
+            context = await turn_context(deps, message, turn)
             if cause == "reply" and routing_enabled(deps):
                 plan = await plan_message(deps, message, turn, context, fast)
             if plan.kind == "direct":
@@ -503,7 +300,7 @@ async def _respond(
                 )
             return text
         if plan.kind == "requires_new_skill":
-            return await _cannot_yet(deps, message, turn, plan, out, started)
+            return await learning.cannot_yet(deps, message, turn, plan, out, started)
     except ProviderError as exc:
         log.error(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
@@ -560,9 +357,11 @@ async def _respond(
         folder=folder,
     )
     for title, description, proposed in outcome.new_limitations:
-        await _propose(deps, out, title, description, proposed, message.text, "limitation")
-    await _report_refusals(deps, message, turn, out)
-    await _report_server_failures(deps, message, turn, out)
+        await learning.propose_from_gap(
+            deps, out, title, description, proposed, message.text, "limitation"
+        )
+    await learning.report_refused_files(deps, message, turn, out)
+    await learning.report_failed_servers(deps, message, turn, out)
     if reply.tool_calls:
-        await _introspect(deps, out, reply.provider)
+        await learning.introspect(deps, out, reply.provider)
     return text

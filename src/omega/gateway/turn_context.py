@@ -1,0 +1,140 @@
+"""The context of one reply: the person's situation, the prompt (its stable part first), what
+memory adds in one trip to the database thread, matched skills and their MCP servers, and the
+tools, folder and images of this turn."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable
+from typing import TypeVar
+
+from omega.checklist import read_checklist
+from omega.evolution.lessons import with_lessons
+from omega.evolution.procedural import ProposalStore, scope_of
+from omega.gateway import attachments
+from omega.memory.context import ContextRequest, build_context
+from omega.memory.store import Store
+from omega.skills import Skill, match_triggers
+from omega.turn import (
+    PipelineDeps,
+    PromptParts,
+    PromptSituation,
+    Turn,
+    allowed_tools,
+    compose_prompt_parts,
+    person_workspace,
+)
+from omega.types import (
+    Context,
+    IncomingMessage,
+)
+
+log = logging.getLogger(__name__)
+MAX_SKILL_CHARS = 2000
+T = TypeVar("T")
+
+
+def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> PromptSituation:
+    """The person's standing situation; the turn's skills and signals are added to it later."""
+    facts, zone = turn.facts, turn.zone
+    project = (
+        deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
+    )
+    return PromptSituation(
+        channel=message.channel,
+        is_group=message.is_group,
+        project_name=project.name if project else "",
+        project_instructions=project.instructions if project else "",
+        personality=facts.get("personality", ""),
+        # The heartbeat checklist is the owner's business, never in anyone else's prompt.
+        checklist=read_checklist(deps.paths.heartbeat) if turn.role == "owner" else "",
+        sandbox_mode=deps.config.sandbox.mode,
+        workspace=str(person_workspace(deps, message, turn.role)),
+        timezone=zone,
+    )
+
+
+def _quant_advisory(store: Store) -> str:
+    from omega.quant.settings import QuantStateStore
+
+    return QuantStateStore(store).advisory()
+
+
+def _guarded(what: str, default: T, fn: Callable[..., T], *args: object) -> T:
+    """A memory read inside the turn's one database hop: on failure log it, use `default`."""
+    try:
+        return fn(*args)
+    except Exception:
+        log.exception("%s failed; carrying on without it", what)
+        return default
+
+
+async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
+    """The context of one reply: the prompt (stable part first), memory, matched skills and
+    their MCP servers, the tools this person may use, their folder and images."""
+    found = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
+    scope = scope_of(message.channel, message.sender_id)
+    owner = turn.role == "owner"
+    situation = _situation(deps, message, turn)
+
+    def gather() -> tuple[list[Skill], PromptParts, Context]:
+        """Everything memory adds to this turn, in one trip to the database thread."""
+        store = deps.store
+        matched = _guarded("load lessons", found, with_lessons, store, found, scope)
+        advisory = _guarded("quant advisory", "", _quant_advisory, store) if owner else ""
+        parts = compose_prompt_parts(
+            deps.prompts,
+            dataclasses.replace(
+                situation,
+                skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
+                # The quant signal is the owner's: never in anyone else's prompt.
+                extra=(advisory,) if advisory and owner else (),
+            ),
+        )
+        no_learnings: list[str] = []
+        recent = ProposalStore(store).recent_learnings
+        learnings = _guarded("load learnings", no_learnings, recent, scope, 5)
+        request = ContextRequest(
+            message=message,
+            system_prompt=parts.text,
+            facts=turn.facts,
+            language=turn.language,
+            max_history=deps.config.memory.max_context_messages,
+            max_history_chars=deps.config.limits.max_history_chars,
+            timezone=turn.zone,
+            learnings=tuple(learnings),
+        )
+        try:
+            return matched, parts, build_context(store, request)
+        except Exception:  # memory failing must not stop the reply
+            log.exception("context build failed; answering without memory")
+            return matched, parts, build_context(None, request)
+
+    try:
+        matched, parts, context = await deps.store.call(gather)
+    except Exception:  # the database thread itself failing must not stop the reply either
+        log.exception("memory unreachable; answering without it")
+        skills = tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in found)
+        matched = found
+        parts = compose_prompt_parts(
+            deps.prompts, dataclasses.replace(situation, skill_instructions=skills)
+        )
+        context = build_context(
+            None, ContextRequest(message, parts.text, turn.facts, turn.language, 0)
+        )
+    # Skills whose triggers match bring their MCP servers to this call only (to people other
+    # than the owner only when `[auth]` gives them "mcp").
+    tools = allowed_tools(deps.config, turn.role)
+    if tools is None or "mcp" in tools:
+        context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
+    context.allowed_tools = tools
+    # What comes after this prefix (the turn's part, facts, recall, history) changes per turn.
+    if context.system_prompt.startswith(parts.stable):
+        context.stable_prefix = parts.stable
+    # Providers with tools of their own (the claude CLI) get the same line: read, or all.
+    writes = tools is None or bool({"run_shell", "write_file"} & tools)
+    context.tool_access = "full" if writes else "read_only"
+    context.workspace = str(person_workspace(deps, message, turn.role))
+    context.images = attachments.images_for_model(message.attachments)
+    return context
