@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.channels.base",  # the Channel protocol the gateway runs channels through
         "omega.channels.health",  # what a running channel last reported, read by status
         "omega.errors",  # OmegaError, the root every error class of Omega derives from
+        "omega.lazy",  # package faces that load a name on first use
         "omega.commands_table",  # the chat commands' names and help (gateway and channels)
     ),
     ("omega.memory",),

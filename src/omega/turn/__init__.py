@@ -10,53 +10,63 @@ This module is the package's public face: callers outside `omega.turn` import fr
 - load: load_turn, make_turn, person_workspace (who is answered, and their folder)
 - auth, privileges: who may talk, and with which rights
 - prompt: the system prompt of a turn
-- marker_context: what marker effects act against
+- effects: what marker effects act against (MarkerContext, marker_context)
 - state: run-time state shared by the gateway and the loops
+
+Names are loaded on first use, so a command that needs one (`omega ask` needs the prompt)
+does not import the whole turn machinery.
 """
 
-from omega.turn.ask import ask_provider, models_for
-from omega.turn.auth import allowed_users, check_auth, is_owner, local_owner_id
-from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
-from omega.turn.load import load_turn, make_turn, person_workspace
-from omega.turn.marker_context import (
-    MarkerContext,
-    MarkerOutcome,
-    Notify,
-    audit_change,
-    marker_context,
-    owner_message,
-)
-from omega.turn.privileges import (
-    OWNER_COMMANDS,
-    Role,
-    allowed_tools,
-    as_role,
-    at_least,
-    creator_role,
-    lowest,
-    may_edit_task,
-    may_run_command,
-    may_use_marker,
-    person_folder,
-    role_of,
-    workspace_for,
-)
-from omega.turn.prompt import (
-    GROUP_RULES,
-    PromptParts,
-    PromptSituation,
-    compose_prompt_parts,
-    compose_system_prompt,
-)
-from omega.turn.records import (
-    UsageFields,
-    audit_message,
-    db_call,
-    elapsed_ms,
-    record_audit,
-    usage_fields,
-)
-from omega.turn.state import RuntimeState
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omega.lazy import loader
+
+if TYPE_CHECKING:
+    from omega.turn.ask import ask_provider, models_for
+    from omega.turn.auth import allowed_users, check_auth, is_owner, local_owner_id
+    from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
+    from omega.turn.effects import (
+        MarkerContext,
+        MarkerOutcome,
+        Notify,
+        audit_change,
+        marker_context,
+        owner_message,
+    )
+    from omega.turn.load import load_turn, make_turn, person_workspace
+    from omega.turn.privileges import (
+        OWNER_COMMANDS,
+        Role,
+        allowed_tools,
+        as_role,
+        at_least,
+        creator_role,
+        lowest,
+        may_edit_task,
+        may_run_command,
+        may_use_marker,
+        person_folder,
+        role_of,
+        workspace_for,
+    )
+    from omega.turn.prompt import (
+        GROUP_RULES,
+        PromptParts,
+        PromptSituation,
+        compose_prompt_parts,
+        compose_system_prompt,
+    )
+    from omega.turn.records import (
+        UsageFields,
+        audit_message,
+        db_call,
+        elapsed_ms,
+        record_audit,
+        usage_fields,
+    )
+    from omega.turn.state import RuntimeState
 
 __all__ = [
     "GROUP_RULES",
@@ -104,3 +114,53 @@ __all__ = [
     "usage_fields",
     "workspace_for",
 ]
+
+__getattr__ = loader(
+    __name__,
+    {
+        "GROUP_RULES": "prompt",
+        "MarkerContext": "effects",
+        "MarkerOutcome": "effects",
+        "Notify": "effects",
+        "OWNER_COMMANDS": "privileges",
+        "Outbox": "deps",
+        "PipelineDeps": "deps",
+        "PromptParts": "prompt",
+        "PromptSituation": "prompt",
+        "Responder": "deps",
+        "Role": "privileges",
+        "RuntimeState": "state",
+        "Turn": "deps",
+        "UsageFields": "records",
+        "allowed_tools": "privileges",
+        "allowed_users": "auth",
+        "as_role": "privileges",
+        "ask_provider": "ask",
+        "at_least": "privileges",
+        "audit_change": "effects",
+        "audit_message": "records",
+        "check_auth": "auth",
+        "compose_prompt_parts": "prompt",
+        "compose_system_prompt": "prompt",
+        "creator_role": "privileges",
+        "db_call": "records",
+        "elapsed_ms": "records",
+        "is_owner": "auth",
+        "load_turn": "load",
+        "local_owner_id": "auth",
+        "lowest": "privileges",
+        "make_turn": "load",
+        "marker_context": "effects",
+        "may_edit_task": "privileges",
+        "may_run_command": "privileges",
+        "may_use_marker": "privileges",
+        "models_for": "ask",
+        "owner_message": "effects",
+        "person_folder": "privileges",
+        "person_workspace": "load",
+        "record_audit": "records",
+        "role_of": "privileges",
+        "usage_fields": "records",
+        "workspace_for": "privileges",
+    },
+)

@@ -1,0 +1,48 @@
+"""Package faces that load on first use: cheap for one-shot commands, and never a module where
+a value was meant."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from omega.lazy import loader
+
+
+def test_a_name_that_is_also_a_submodule_is_refused() -> None:
+    # `from omega.turn import marker_context` once returned the module marker_context.py
+    # instead of the function of that name.
+    with pytest.raises(ValueError, match="marker_context"):
+        loader("omega.turn", {"marker_context": "marker_context"})
+
+
+def test_every_face_name_is_a_value_after_all_submodules_are_imported() -> None:
+    import importlib
+    import pkgutil
+    import types
+
+    import omega.app
+    import omega.turn
+
+    for package in (omega.turn, omega.app):
+        for info in pkgutil.iter_modules(package.__path__):
+            importlib.import_module(f"{package.__name__}.{info.name}")
+        for name in package.__all__:
+            value = getattr(package, name)
+            assert not isinstance(value, types.ModuleType), f"{package.__name__}.{name}"
+
+
+def test_a_one_shot_command_does_not_import_the_service_or_the_turn_machinery() -> None:
+    code = (
+        "import sys\n"
+        "from omega.app import bootstrap\n"
+        "from omega.turn import compose_system_prompt\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('omega.app.', 'omega.turn.'))))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert "omega.app.service" not in out and "omega.gateway" not in out
+    assert "omega.turn.ask" not in out and "omega.turn.prompt" in out
