@@ -107,6 +107,37 @@ def test_a_failing_tool_is_recorded_and_the_turn_still_answers(
     assert "no file 'missing.txt'" in row["error"]
 
 
+def test_a_shell_command_that_fails_is_a_failed_call_in_the_records(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # Issue 28: `exit 3` was stored ok = 1, so the critic and introspection never saw it.
+    fake_openai.script = [
+        Step(
+            tool_calls=[
+                tool_call("call_1", "run_shell", command="echo broken >&2; exit 3"),
+                tool_call("call_2", "run_shell", command="echo fine"),
+            ]
+        ),
+        Step(text="The first command failed."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER),
+        stdin=jsonl({"text": "run the two commands", "sender_id": "ana"}),
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["The first command failed."]
+    told = tool_results(fake_openai.requests[1])
+    assert told["call_1"].startswith("exit code 3") and "broken" in told["call_1"]
+    assert told["call_2"].startswith("exit code 0") and "fine" in told["call_2"]
+    failed, passed = tool_rows(isolated_env)
+    assert (failed["tool"], failed["ok"]) == ("run_shell", 0)
+    assert failed["error"].startswith("exit code 3") and "broken" in failed["error"]
+    assert (passed["tool"], passed["ok"], passed["error"]) == ("run_shell", 1, "")
+    assert "fine" in passed["result_preview"]
+
+
 def write_calc_skill(home: Path) -> None:
     """The owner installs the calc skill (written outside $OMEGA_HOME, then `skills add`)."""
     skill = home.parent / "my-skills" / "calc"

@@ -22,7 +22,7 @@ from omega.config.safety import SandboxSection
 from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools import safe_fs
-from omega.tools.context import ToolError, current_deps
+from omega.tools.context import FailedOutput, ToolError, current_deps
 from omega.tools.fetch import fetch
 from omega.tools.registry import ToolRegistry
 
@@ -271,7 +271,10 @@ class BuiltinTools:
             if process.returncode is None:  # cancelled or timed out: leave nothing running
                 _kill_group(process)
                 await process.wait()
-        return f"exit code {process.returncode}\n{_output(buffer, total)}"
+        text = f"exit code {process.returncode}\n{_output(buffer, total)}"
+        # A command that fails is a failed tool call in the records (the critic and
+        # introspection learn from them); the model reads the same text either way.
+        return FailedOutput(text) if process.returncode else text
 
     async def search_memory(self, query: str, limit: int = 5) -> str:
         """Search this person's past messages (full text)."""

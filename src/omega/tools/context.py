@@ -16,6 +16,13 @@ class ToolError(OmegaError):
     """A tool could not do what was asked; the message goes back to the model, the turn goes on."""
 
 
+class FailedOutput(str):
+    """A tool's answer that reports a failure the model should read as it is (a shell command
+    that exited non-zero): the text goes to the model unchanged, the record says it failed."""
+
+    __slots__ = ()
+
+
 @dataclass(frozen=True)
 class ToolDeps:
     """Per-run facts tools may rely on; they come from Omega, never from the model."""

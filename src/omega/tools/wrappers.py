@@ -17,7 +17,13 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, T
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
-from omega.tools.context import ToolDeps, ToolError, reset_current_deps, set_current_deps
+from omega.tools.context import (
+    FailedOutput,
+    ToolDeps,
+    ToolError,
+    reset_current_deps,
+    set_current_deps,
+)
 from omega.types import ToolCall
 
 log = logging.getLogger(__name__)
@@ -81,6 +87,9 @@ class RecordingToolset(WrapperToolset[Any]):
             message = f"{type(exc).__name__}: {exc}"
             self._record(call_id, name, tool_args, started, error=message)
             raise ToolFailed(message) from exc
+        if isinstance(result, FailedOutput):  # answered, but what it ran failed
+            self._record(call_id, name, tool_args, started, error=str(result))
+            return str(result)
         self._record(call_id, name, tool_args, started, result=result)
         return result
 
