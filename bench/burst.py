@@ -98,17 +98,26 @@ class Chat:
         self.proc.wait(timeout=60)
 
 
+def omega_env(home: str, server: FakeOpenAI, **extra: str) -> dict[str, str]:
+    """The environment of an `omega` process in `home` that talks to `server`."""
+    return dict(
+        os.environ,
+        OMEGA_HOME=home,
+        OMEGA_ALLOW_ROOT="1",
+        OMEGA_PROVIDER__DEFAULT="openai",
+        OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
+        OMEGA_PROVIDER__OPENAI__API_KEY="bench",
+        **extra,
+    )
+
+
 @contextmanager
 def chat(server: FakeOpenAI, classify: bool) -> Iterator[Chat]:
     """`omega chat --jsonl` in a fresh home, talking to `server`, warmed by one exchange."""
     with tempfile.TemporaryDirectory() as home:
-        env = dict(
-            os.environ,
-            OMEGA_HOME=home,
-            OMEGA_ALLOW_ROOT="1",
-            OMEGA_PROVIDER__DEFAULT="openai",
-            OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
-            OMEGA_PROVIDER__OPENAI__API_KEY="bench",
+        env = omega_env(
+            home,
+            server,
             OMEGA_PROVIDER__OPENAI__MODEL="fake-model",
             OMEGA_PROVIDER__CLASSIFY="true" if classify else "false",
             OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS='["*"]',
@@ -174,14 +183,7 @@ def warm(messages: int, classify: bool, text: str) -> Warm:
 def cold(runs: int) -> tuple[float, float]:
     """Median wall seconds and peak RSS MiB of `omega ask hi` (lean path, instant server)."""
     with tempfile.TemporaryDirectory() as home, FakeOpenAI() as server:
-        env = dict(
-            os.environ,
-            OMEGA_HOME=home,
-            OMEGA_ALLOW_ROOT="1",
-            OMEGA_PROVIDER__DEFAULT="openai",
-            OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
-            OMEGA_PROVIDER__OPENAI__API_KEY="bench",
-        )
+        env = omega_env(home, server)
         run_once(env, "warm the page cache")
         results = [run_once(env, "hi") for _ in range(runs)]
     return statistics.median(w for w, _ in results), statistics.median(r for _, r in results)
