@@ -254,8 +254,11 @@ def oracle(anchor: datetime, repeat: str, zone: ZoneInfo, after: datetime) -> da
         else:
             hit = day.day == min(anchor.day, calendar.monthrange(day.year, day.month)[1])
         if hit:
-            # zoneinfo's fold=0 reading of a gap time is the time shifted forward by the gap.
-            moment = datetime.combine(day, anchor.time()).replace(tzinfo=zone).astimezone(UTC)
+            # zoneinfo's fold=0 reading of a gap time is the time shifted forward by the gap, and
+            # of an overlap time its first occurrence (schedule.py: overlaps take fold=0), whatever
+            # fold the anchor carried.
+            wall = anchor.time().replace(fold=0)
+            moment = datetime.combine(day, wall).replace(tzinfo=zone).astimezone(UTC)
             if moment > after:
                 return moment
         day += timedelta(days=1)
@@ -317,6 +320,9 @@ def test_next_occurrence_properties(
 
 @settings(max_examples=200, deadline=None)
 @given(anchors, periodic, zones, offsets)
+@example(  # an anchor carrying fold=1, repeated into the autumn overlap: the first 01:00 counts
+    datetime(2020, 7, 11, 1, 0, fold=1), "daily", ZoneInfo("Europe/Lisbon"), timedelta(days=840)
+)
 def test_next_occurrence_matches_brute_force(
     anchor: datetime, repeat: str, zone: ZoneInfo, offset: timedelta
 ) -> None:
