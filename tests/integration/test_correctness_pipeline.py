@@ -157,6 +157,30 @@ def test_background_calls_offer_no_tools(make_deps: MakeDeps, fake_openai: FakeO
         assert not request.body.get("tools"), request.last_user_text[:80]
 
 
+def test_every_provider_call_has_an_audit_row_with_its_tokens(
+    make_deps: MakeDeps, fake_openai: FakeOpenAI
+) -> None:
+    # Issue 28: summaries and fact extraction were not audited, so their spending was invisible.
+    deps = make_deps(**openai_env(fake_openai))
+    deps.paths.heartbeat.write_text("- [ ] check the disk\n")
+    fake_openai.script = [
+        Step(text="Ana said hi.", match="Summarize"),
+        Step(text="preferred_name: Ana", match="extract lasting facts"),
+        Step(text="Disk almost full.", match="HEARTBEAT"),
+    ]
+    say(deps, "hi there, sort out my week")
+    conversation = deps.store.active_conversation_id("terminal", "ana")
+    assert conversation is not None
+    asyncio.run(summarize_conversation(deps, conversation))
+    asyncio.run(run_heartbeat(deps, Recorder()))
+    calls = len(fake_openai.requests) + len(fake_openai.planner_requests)
+    rows = [e for e in deps.store.audit_entries() if e["provider"] == "openai"]
+    events = sorted(str(e["event"]) for e in rows)
+    assert len(rows) == calls == 5, events
+    assert {"summary", "facts"} <= set(events), events
+    assert all(int(str(e["input_tokens"])) > 0 for e in rows), events
+
+
 class ToolCallingProvider(ScriptedProvider):
     """Reports a tool call on every answer, whatever it was offered (a misbehaving model)."""
 

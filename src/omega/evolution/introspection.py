@@ -171,6 +171,7 @@ async def _evaluate(
             Context(
                 system_prompt="", model=fast, use_tools=False, messages=[ChatMessage("user", text)]
             ),
+            audit_as="introspection",
         )
 
     result = await validated_json(

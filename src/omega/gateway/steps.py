@@ -134,7 +134,7 @@ async def execute_steps(
         context, messages=[ChatMessage("user", summary_prompt)], use_tools=False
     )
     try:
-        summary_reply = await ask_provider(deps, summary_context)
+        summary_reply = await ask_provider(deps, summary_context, audit_as="plan_summary")
         text = parse_markers(summary_reply.text).text or "\n".join(results)
     except ProviderError as exc:
         log.warning("plan summary failed: %s", exc)

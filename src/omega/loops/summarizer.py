@@ -63,11 +63,11 @@ def transcript(messages: list[ChatMessage]) -> str:
     return text[-MAX_TRANSCRIPT_CHARS:]
 
 
-async def _ask(deps: PipelineDeps, instruction: str, text: str) -> str:
+async def _ask(deps: PipelineDeps, instruction: str, text: str, event: str) -> str:
     context = Context(
         system_prompt=instruction, messages=[ChatMessage("user", f"{instruction}\n\n{text}")]
     )
-    reply = await ask_provider(deps, context)
+    reply = await ask_provider(deps, context, audit_as=event)
     return reply.text.strip()
 
 
@@ -81,14 +81,14 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
         return "(empty conversation)"
     text = transcript(messages)
     try:
-        summary = await _ask(deps, SUMMARIZE_PROMPT, text) or ""
+        summary = await _ask(deps, SUMMARIZE_PROMPT, text, "summary") or ""
     except ProviderError as exc:
         log.warning("summary of %s failed: %s", conversation_id[:8], exc)
         summary = ""
     if not summary:
         summary = f"({len(messages)} messages, summary unavailable)"
     try:
-        facts = parse_facts(await _ask(deps, FACTS_PROMPT, text))
+        facts = parse_facts(await _ask(deps, FACTS_PROMPT, text, "facts"))
     except ProviderError as exc:
         log.warning("fact extraction for %s failed: %s", conversation_id[:8], exc)
         facts = {}

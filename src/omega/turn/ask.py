@@ -7,20 +7,63 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 
 from omega.config import Config
+from omega.memory.audit import AuditEntry
 from omega.providers.base import LOAD_KINDS, ProviderError
 from omega.turn.deps import PipelineDeps
-from omega.turn.records import db_call
+from omega.turn.records import db_call, elapsed_ms, record_audit, usage_fields
 from omega.types import Context, Reply
 
 log = logging.getLogger(__name__)
 
 
-async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
+async def ask_provider(deps: PipelineDeps, context: Context, *, audit_as: str = "") -> Reply:
     """One provider call bounded by the configured timeout; every failure is a ProviderError.
 
-    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`."""
+    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`.
+    With `audit_as`, the call gets an audit row of its own (that event, its tokens and cost, or
+    its error): for background calls (summaries, facts, plan summaries, introspection) whose
+    spending no other row records."""
+    started = time.perf_counter()
+    try:
+        reply = await _complete(deps, context)
+    except ProviderError as exc:
+        if audit_as:
+            await _audit_call(deps, context, audit_as, started, None, str(exc))
+        raise
+    if audit_as:
+        await _audit_call(deps, context, audit_as, started, reply, "")
+    await _record_tool_calls(deps, context, reply)
+    return reply
+
+
+async def _audit_call(
+    deps: PipelineDeps,
+    context: Context,
+    event: str,
+    started: float,
+    reply: Reply | None,
+    error: str,
+) -> None:
+    """The audit row of one background provider call (who it was for, if anyone)."""
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=context.channel or "omega",
+            sender_id=context.sender_id,
+            status="error" if error else "ok",
+            event=event,
+            detail=error[:2000],
+            processing_ms=elapsed_ms(started),
+            **usage_fields(reply, provider=deps.provider.name),
+        ),
+    )
+
+
+async def _complete(deps: PipelineDeps, context: Context) -> Reply:
+    """The call itself, within the provider's limit and the timeout."""
     limiter = deps.state.provider_limiter(
         deps.provider.name, deps.config.limits.max_concurrent_provider_calls
     )
@@ -43,7 +86,6 @@ async def ask_provider(deps: PipelineDeps, context: Context) -> Reply:
         raise
     except Exception as exc:  # a provider bug is still only a friendly message for the user
         raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
-    await _record_tool_calls(deps, context, reply)
     return reply
 
 
