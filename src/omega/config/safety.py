@@ -87,3 +87,6 @@ class LimitsSection(Section):
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
     # A stranger's denial is answered and audited at most once per this many seconds.
     denial_every_secs: Annotated[int, Field(ge=60)] = 86_400
+    # What all provider calls together may cost per UTC day, in USD (0: no cap). Background work
+    # (introspection, analysis, critic) stops first; replies to people stop last.
+    daily_usd: Annotated[float, Field(ge=0)] = 0.0

@@ -10,12 +10,12 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from omega.evolution.similarity import same_meaning
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 
 Kind = Literal["skill", "tool", "lesson"]
 GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the owner)
-SIMILAR = 0.6  # word-set overlap (Jaccard) at which two descriptions or instructions match
 
 
 @dataclass(frozen=True)
@@ -54,17 +54,6 @@ def similarity_key(text: str) -> str:
     return "-".join(w[:-1] if len(w) > 3 and w.endswith("s") else w for w in words)
 
 
-def _words(text: str) -> set[str]:
-    return set(similarity_key(text).split("-")) - {""}
-
-
-def _overlap(a: str, b: str) -> float:
-    left, right = _words(a), _words(b)
-    if len(left) < 3 or len(right) < 3:
-        return 0.0
-    return len(left & right) / len(left | right)
-
-
 def similar_specs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     """Whether two proposals are the same idea: same normalized name, or descriptions or
     instructions that share most of their words (a rename does not make a new proposal)."""
@@ -72,7 +61,7 @@ def similar_specs(a: dict[str, Any], b: dict[str, Any]) -> bool:
     if name_a and name_a == name_b:
         return True
     return any(
-        _overlap(str(a.get(key) or ""), str(b.get(key) or "")) >= SIMILAR
+        same_meaning(str(a.get(key) or ""), str(b.get(key) or ""))
         for key in ("description", "content")
     )
 
