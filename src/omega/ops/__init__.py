@@ -9,7 +9,8 @@ command uses one of them, and importing all of them would cost every start.
 - service: `omega service` (systemd user unit, launchd agent)
 - notify: sd_notify, ready and stopping
 - selfcheck: what must hold for Omega to work
+- security: `omega security audit`, the checks that also feed the self-check and Health page
 - setup: the set-up wizard's answers, written into config.toml
 """
 
-__all__ = ["backup", "notify", "runlock", "selfcheck", "service", "setup"]
+__all__ = ["backup", "notify", "runlock", "security", "selfcheck", "service", "setup"]

@@ -4,6 +4,8 @@ Run at `omega start` (in the log), by `omega status` and by `/status`. Checks ar
 provider check reads config and PATH, and only with `network=True` makes one request that costs
 nothing (the provider's model list, short timeout) — never a completion.
 
+The security audit (omega.ops.security) feeds one check, `security`, with its worst findings.
+
 Channels add their own checks with `register_check` (a check registered under the name of a
 built-in one replaces it), e.g. Telegram validating its token with getMe.
 """
@@ -271,6 +273,29 @@ def check_whatsapp(ctx: CheckContext) -> Check | None:
     )
 
 
+def check_security(ctx: CheckContext) -> Check:
+    """The security audit's findings (`omega security audit`), the sandbox's left to the
+    sandbox check: critical ones fail, high ones warn."""
+    from omega.ops.security import AuditContext, audit
+
+    report = audit(AuditContext(ctx.config, ctx.paths))
+    found = [f for f in report.at_or_above("high") if f.check != "sandbox"]
+    if not found:
+        return Check("security", True, "no critical or high finding")
+    worst = found[0].severity
+    fixable = sum(f.fixable for f in found)
+    return Check(
+        "security",
+        worst != "critical",
+        f"{len(found)} {'critical or high' if worst == 'critical' else 'high'} finding(s): "
+        + ", ".join(f.id for f in found[:5])
+        + (", ..." if len(found) > 5 else ""),
+        "run `omega security audit`"
+        + (f" (--fix repairs {fixable} of them)" if fixable else ""),
+        warning=worst != "critical",
+    )
+
+
 BUILTIN: dict[str, CheckFn] = {
     "database": check_database,
     "provider": check_provider,
@@ -278,6 +303,7 @@ BUILTIN: dict[str, CheckFn] = {
     "disk": check_disk,
     "telegram": check_telegram,
     "whatsapp": check_whatsapp,
+    "security": check_security,
 }
 
 

@@ -7,6 +7,7 @@ something the others do not need (pydantic-ai, the memory store, the MCP client)
 - ToolDeps, ToolError, current_deps: what a tool sees of its run, and how it refuses
 - ToolRegistry, ToolSpec: typed functions by name, handed to pydantic-ai
 - BuiltinTools, builtin_registry: Omega's own file, shell and web tools
+- tool_environment: the allow-listed environment commands the model runs get
 - safe_fs (module): file operations that never follow a link out of a folder
 - wrappers (module): the pydantic-ai toolsets that run and record tool calls (imports pydantic-ai)
 - mcp (module): skills' MCP servers, started in the sandbox
@@ -14,7 +15,7 @@ something the others do not need (pydantic-ai, the memory store, the MCP client)
 - human (module): tools the owner added by hand, pinned by digest
 """
 
-from omega.tools.builtin import BuiltinTools, builtin_registry
+from omega.tools.builtin import BuiltinTools, builtin_registry, tool_environment
 from omega.tools.context import ToolDeps, ToolError, current_deps
 from omega.tools.registry import ToolRegistry, ToolSpec
 
@@ -30,5 +31,6 @@ __all__ = [
     "mcp",
     "mcp_health",
     "safe_fs",
+    "tool_environment",
     "wrappers",
 ]

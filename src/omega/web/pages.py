@@ -240,7 +240,11 @@ async def tools(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """Provider, channels, loops, last heartbeat, sandbox and self-check results."""
+    """Provider, channels, loops, last heartbeat, sandbox, self-check results and the security
+    audit's findings (the checks of `omega security audit`)."""
+    import asyncio
+
+    from omega.ops.security import AuditContext, audit
     from omega.sandbox import probe
 
     ctx = ctx_of(request)
@@ -259,6 +263,7 @@ async def health(request: Request) -> Response:
 
     data = await store.call(read)
     config = deps.config
+    report = await asyncio.to_thread(audit, AuditContext(config, deps.paths))
     uptime = int(time.monotonic() - deps.state.started_at)
     size = sum(p.stat().st_size for p in deps.paths.home.glob("memory.db*") if p.is_file())
     next_due: datetime | None = data["next_due"]
@@ -277,6 +282,8 @@ async def health(request: Request) -> Response:
         heartbeat_interval=deps.state.heartbeat_interval,
         uptime=f"{uptime // 3600}h {uptime % 3600 // 60}m {uptime % 60}s",
         sandbox=probe(config.sandbox.mode).describe(),
+        findings=report.findings,
+        counts=report.counts(),
         db_kib=size / 1024,
         next_due=next_due.strftime("%Y-%m-%dT%H:%M:%S.%fZ") if next_due else "",
         data=data,

@@ -1,0 +1,158 @@
+"""Checks of who can reach Omega: the web page's address, each channel's DM policy and
+allow-list, and whether an owner is named where a channel is enabled.
+
+`channel_access` is the one place that reads how a channel admits people; it reads
+`dm_policy` when a channel has one (pairing, allow-list, open) and otherwise infers it from
+the allow-list, so the checks stay right whichever way allow-lists are kept."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+from omega.ops.security.model import AuditContext, Finding
+from omega.owner import owner_addresses
+
+LOOPBACK = "127.0.0.1"
+# Channels reachable from outside this machine (the terminal and the local page are not).
+REMOTE_CHANNELS = ("telegram", "whatsapp")
+# Tools that act on the machine: given to people a wildcard admits, they are anyone's.
+ACTING_TOOLS = ("run_shell", "write_file")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether a bind address stays on this machine ('localhost', 127.0.0.0/8, ::1)."""
+    host = host.strip().strip("[]") or LOOPBACK
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@dataclass(frozen=True)
+class ChannelAccess:
+    """How one channel admits people who write to it."""
+
+    name: str
+    enabled: bool
+    policy: str  # "pairing", "allowlist" or "open"
+    wildcard: bool  # "*" is in its allow-list
+
+
+def channel_access(ctx: AuditContext) -> list[ChannelAccess]:
+    """Each remote channel's policy: its `dm_policy` when set, else "open" for a "*" in the
+    allow-list and "allowlist" otherwise."""
+    found = []
+    for name in REMOTE_CHANNELS:
+        section = getattr(ctx.config.channel, name)
+        allowed = [str(entry).strip() for entry in getattr(section, "allowed_users", [])]
+        wildcard = "*" in allowed
+        policy = getattr(section, "dm_policy", None) or ("open" if wildcard else "allowlist")
+        found.append(ChannelAccess(name, bool(section.enabled), str(policy), wildcard))
+    return found
+
+
+def check_dm_policy(ctx: AuditContext) -> list[Finding]:
+    """No enabled channel lets anyone in (an open policy, a "*"), nor is the check off."""
+    if not ctx.config.auth.enabled:
+        return [
+            Finding(
+                "dm-policy",
+                "critical",
+                "the allow-list check is off",
+                "[auth] enabled = false: anyone who finds Omega on any enabled channel may "
+                "talk to it and use the tools people get",
+                "set [auth] enabled = true",
+                subject="auth",
+            )
+        ]
+    acting = [t for t in ctx.config.auth.people_tools if t in ACTING_TOOLS]
+    found = []
+    for access in channel_access(ctx):
+        if not access.enabled or not (access.policy == "open" or access.wildcard):
+            continue
+        why = 'dm_policy = "open"' if access.policy == "open" else '"*" in allowed_users'
+        found.append(
+            Finding(
+                "dm-policy",
+                "critical" if acting else "high",
+                f"anyone may talk to Omega on {access.name}",
+                f"[channel.{access.name}] admits everyone ({why})"
+                + (f"; people get {', '.join(acting)}" if acting else "")
+                + ": every stranger spends your provider budget and reaches the tools people get",
+                f"list the people you know in [channel.{access.name}] allowed_users instead of "
+                '"*"',
+                subject=access.name,
+            )
+        )
+    return found
+
+
+def check_owners(ctx: AuditContext) -> list[Finding]:
+    """Every enabled remote channel names its owner, so approvals and alerts can reach them."""
+    owners = {channel for channel, _ in owner_addresses(ctx.config)}
+    found = []
+    for access in channel_access(ctx):
+        if not access.enabled or access.name in owners:
+            continue
+        if access.name == "whatsapp" and ctx.config.channel.whatsapp.mode == "personal":
+            continue  # personal mode answers only the owner's own "message yourself" chat
+        found.append(
+            Finding(
+                "owners",
+                "medium",
+                f"no owner on {access.name}",
+                f"{access.name} is enabled but [auth] owners names nobody there: nobody on it "
+                "can approve or resolve, and owner alerts cannot reach you there",
+                f'add "{access.name}:<your id>" to [auth] owners',
+                subject=access.name,
+            )
+        )
+    return found
+
+
+def _set_loopback(ctx: AuditContext) -> str:
+    """Put [web] host back to 127.0.0.1 in config.toml, keeping its comments and other keys."""
+    from omega.ops.setup import read_document, write_config
+
+    doc = read_document(ctx.paths.config)
+    web = doc.get("web")
+    old = web.get("host") if web is not None else None
+    if web is None or old is None or is_loopback(str(old)):
+        return f"{ctx.paths.config}: [web] host not set there, left alone"
+    web["host"] = LOOPBACK
+    write_config(ctx.paths.config, doc)
+    return f"{ctx.paths.config}: [web] host {str(old)!r} -> {LOOPBACK!r}"
+
+
+def check_web(ctx: AuditContext) -> list[Finding]:
+    """The web page (whoever holds its login link is the owner) listens on loopback only."""
+    web = ctx.config.web
+    if is_loopback(web.host):
+        return []
+    served = web.enabled and web.allow_remote
+    from omega.ops.setup import read_document
+
+    try:
+        in_file = str((read_document(ctx.paths.config).get("web") or {}).get("host", ""))
+    except Exception:
+        in_file = ""
+    fixable = in_file.strip() == web.host.strip()
+    return [
+        Finding(
+            "web-bind",
+            "high" if served else "medium",
+            "the web page listens beyond this machine",
+            f"[web] host = {web.host!r}"
+            + (
+                " with allow_remote: anyone who reaches it can try to log in as the owner"
+                if served
+                else " (not served now: it needs enabled and allow_remote)"
+            )
+            + ("" if fixable else "; set by the environment (OMEGA_WEB__HOST), not config.toml"),
+            f'set [web] host = "{LOOPBACK}" and reach it through an SSH tunnel',
+            repair=(lambda: _set_loopback(ctx)) if fixable else None,
+        )
+    ]
