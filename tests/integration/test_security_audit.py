@@ -14,8 +14,10 @@ import stat
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import httpx
 import jsonschema
 import pytest
 from typer.testing import CliRunner
@@ -28,7 +30,9 @@ from omega.ops.backup import create_backup
 from omega.ops.security import REPORT_SCHEMA
 from omega.paths import OmegaPaths, write_private
 from omega.sandbox import SandboxStatus
-from tests.conftest import run_omega
+from tests.conftest import openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI
+from tests.integration.web_support import RunningWeb, seed
 
 GOOD_CONFIG = """\
 # my Omega
@@ -109,7 +113,7 @@ def weakened(home: Path, weaken: Any) -> tuple[dict[str, Any], dict[str, Any]]:
 
 def assert_fixed(before: dict[str, Any], expected: set[Pair]) -> dict[str, Any]:
     """`--fix` repairs exactly the expected findings and says what it changed."""
-    code, fixed = audit("--fix")
+    _, fixed = audit("--fix")
     repaired = {(f["id"], f["severity"]) for f in fixed["findings"] if f["fixed"]}
     assert repaired == expected
     assert fixed["changes"], fixed
@@ -167,9 +171,11 @@ def test_file_modes(home: Path, name: str, severity: str) -> None:
 
 
 def test_file_modes_are_worse_in_an_open_home(home: Path) -> None:
-    before, after = weakened(
-        home, lambda: ((home / "config.toml").chmod(0o644), home.chmod(0o755))
-    )
+    def weaken() -> None:
+        (home / "config.toml").chmod(0o644)
+        home.chmod(0o755)
+
+    before, after = weakened(home, weaken)
     assert new_findings(before, after) == {
         ("file-modes:config.toml", "critical"),
         ("home-mode", "high"),
@@ -350,7 +356,7 @@ def test_mcp_servers(home: Path) -> None:
     (folder / "SKILL.md").write_text(
         SKILL.replace(
             "---\nWrite",
-            "mcp:\n  notes:\n    command: python3\n    args: [\"-m\", \"notes@latest\"]\n"
+            'mcp:\n  notes:\n    command: python3\n    args: ["-m", "notes@latest"]\n'
             "    env:\n      NOTES_API_TOKEN: abc\n---\nWrite",
         )
     )
@@ -436,3 +442,42 @@ def test_text_report_says_what_to_do_and_what_fix_changed(home: Path) -> None:
     result = CliRunner().invoke(app, ["security", "audit"])
     assert "[MEDIUM] spending-cap" not in result.stdout  # the cap is set in this home
     assert "[INFO] sandbox: sandbox walls up" in result.stdout
+
+
+def test_a_dm_policy_field_is_read_when_channels_have_one() -> None:
+    """Channels that carry `dm_policy` (pairing, allowlist, open) are judged by it: open is
+    flagged even without a "*", pairing and allowlist are not."""
+    from omega.ops.security.access import channel_access, check_dm_policy
+
+    def ctx(policy: str) -> Any:
+        telegram = SimpleNamespace(enabled=True, allowed_users=[42], dm_policy=policy)
+        whatsapp = SimpleNamespace(enabled=False, allowed_users=[], dm_policy=None)
+        auth = SimpleNamespace(enabled=True, people_tools=["read_file"], owners=[])
+        channel = SimpleNamespace(telegram=telegram, whatsapp=whatsapp)
+        return SimpleNamespace(config=SimpleNamespace(channel=channel, auth=auth))
+
+    assert [a.policy for a in channel_access(ctx("pairing"))] == ["pairing", "allowlist"]
+    assert check_dm_policy(ctx("pairing")) == check_dm_policy(ctx("allowlist")) == []
+    (finding,) = check_dm_policy(ctx("open"))
+    assert (finding.id, finding.severity) == ("dm-policy:telegram", "high")
+    assert 'dm_policy = "open"' in finding.detail
+
+
+def test_the_health_page_shows_the_audit(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    """The web page's Health page lists the same findings, with what to do."""
+    seed(isolated_env)
+    folder = isolated_env / "skills" / "notes"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text(SKILL)
+    running = RunningWeb(isolated_env, openai_env(fake_openai))
+    try:
+        client = httpx.Client(base_url=running.base, follow_redirects=False, timeout=10)
+        assert client.get(running.login_link.removeprefix(running.base)).status_code == 303
+        page = client.get("/health")
+        assert page.status_code == 200
+        assert "<h2>Security audit</h2>" in page.text
+        assert "pins:skill:notes" in page.text and "skill notes is not pinned" in page.text
+        assert "spending-cap" in page.text and "set [limits] daily_usd" in page.text
+    finally:
+        code, err = running.terminate()
+    assert code == 0 and "Traceback" not in err, err

@@ -48,7 +48,7 @@ def _config(**sections: Any) -> Config:
 def test_a_healthy_home_passes(paths: OmegaPaths, store: Store) -> None:
     config = _config(provider={"default": "openai", "openai": {"base_url": "http://x/v1"}})
     results = _by_name(run_checks(CheckContext(config, paths, store)))
-    assert set(results) == {"database", "provider", "sandbox", "disk"}
+    assert set(results) == {"database", "provider", "sandbox", "disk", "security"}
     assert all(c.ok for c in results.values()), results
     assert results["database"].detail.startswith("writable, schema ")
 
@@ -186,6 +186,29 @@ def test_channels_register_their_own_checks(paths: OmegaPaths, store: Store) -> 
     assert results["telegram"].detail == "getMe: Unauthorized"
     assert not results["flaky"].ok and "boom" in results["flaky"].detail
     assert "flaky" not in _by_name(run_checks(CheckContext(config, paths, store)))
+
+
+def test_security_audit_feeds_the_self_check(paths: OmegaPaths, store: Store) -> None:
+    """The audit's critical findings fail the `security` check, high ones warn, and the fix
+    names `omega security audit`; root and the sandbox are not said twice."""
+    config = _config(provider={"default": "local"})
+    assert _by_name(run_checks(CheckContext(config, paths, store)))["security"].ok
+    paths.config.write_text("")
+    paths.config.chmod(0o644)
+    paths.home.chmod(0o755)
+    check = _by_name(run_checks(CheckContext(config, paths, store)))["security"]
+    assert not check.ok
+    assert "file-modes:config.toml" in check.detail and "home-mode" in check.detail
+    assert "omega security audit` (--fix repairs 2 of them)" in check.fix
+    paths.config.chmod(0o600)
+    paths.home.chmod(0o700)
+    web = _config(
+        provider={"default": "local"},
+        web={"host": "0.0.0.0", "allow_remote": True, "enabled": True},
+    )
+    check = _by_name(run_checks(CheckContext(web, paths, store)))["security"]
+    assert check.ok and check.warning and "web-bind" in check.detail
+    assert "process-root" not in check.detail
 
 
 def test_lines_and_summary(paths: OmegaPaths) -> None:

@@ -273,13 +273,17 @@ def check_whatsapp(ctx: CheckContext) -> Check | None:
     )
 
 
+SAID_ELSEWHERE = ("sandbox", "process-root")
+
+
 def check_security(ctx: CheckContext) -> Check:
-    """The security audit's findings (`omega security audit`), the sandbox's left to the
-    sandbox check: critical ones fail, high ones warn."""
+    """The security audit's findings (`omega security audit`): critical ones fail, high ones
+    warn. The sandbox and running as root are said elsewhere (the sandbox check, the warning
+    at every start), so not twice."""
     from omega.ops.security import AuditContext, audit
 
     report = audit(AuditContext(ctx.config, ctx.paths))
-    found = [f for f in report.at_or_above("high") if f.check != "sandbox"]
+    found = [f for f in report.at_or_above("high") if f.check not in SAID_ELSEWHERE]
     if not found:
         return Check("security", True, "no critical or high finding")
     worst = found[0].severity
@@ -290,8 +294,7 @@ def check_security(ctx: CheckContext) -> Check:
         f"{len(found)} {'critical or high' if worst == 'critical' else 'high'} finding(s): "
         + ", ".join(f.id for f in found[:5])
         + (", ..." if len(found) > 5 else ""),
-        "run `omega security audit`"
-        + (f" (--fix repairs {fixable} of them)" if fixable else ""),
+        "run `omega security audit`" + (f" (--fix repairs {fixable} of them)" if fixable else ""),
         warning=worst != "critical",
     )
 

@@ -82,8 +82,7 @@ def check_dm_policy(ctx: AuditContext) -> list[Finding]:
                 f"[channel.{access.name}] admits everyone ({why})"
                 + (f"; people get {', '.join(acting)}" if acting else "")
                 + ": every stranger spends your provider budget and reaches the tools people get",
-                f"list the people you know in [channel.{access.name}] allowed_users instead of "
-                '"*"',
+                f'list the people you know in [channel.{access.name}] allowed_users instead of "*"',
                 subject=access.name,
             )
         )

@@ -149,7 +149,8 @@ def lines(report: Report) -> list[str]:
             out.append(f"    -> {finding.fix}{tail}")
     counts = report.counts()
     out.append(
-        "Summary: " + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
+        "Summary: "
+        + ", ".join(f"{counts[s]} {s}" for s in SEVERITIES)
         + (f"; {len(report.fixed)} fixed" if report.fixed else "")
     )
     return [redact(line) for line in out]

@@ -89,8 +89,7 @@ def check_pins(ctx: AuditContext) -> list[Finding]:
                     f"{kind} {name} changed since it was pinned",
                     f"{path} no longer hashes to its pin: it stopped loading, and something "
                     "edited it after you approved it",
-                    f"compare it with your backup; if you trust it now: `omega {kind}s add "
-                    f"{path}`",
+                    f"compare it with your backup; if you trust it now: `omega {kind}s add {path}`",
                     subject=f"{kind}:{name}",
                 )
             )

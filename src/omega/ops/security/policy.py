@@ -16,10 +16,10 @@ def check_autonomy(ctx: AuditContext) -> list[Finding]:
                 "autonomy",
                 "high",
                 "proposals load without you",
-                "[evolution] autonomy_mode = \"autonomous\" with require_manual_approval = "
+                '[evolution] autonomy_mode = "autonomous" with require_manual_approval = '
                 f"false: the gate's rules alone approve low-risk proposals (max_risk_level = "
                 f"{evolution.max_risk_level!r}), and they load pinned",
-                "set [evolution] require_manual_approval = true, or autonomy_mode = \"manual\"",
+                'set [evolution] require_manual_approval = true, or autonomy_mode = "manual"',
             )
         ]
     approval = "on" if evolution.require_manual_approval else "off"
@@ -27,9 +27,8 @@ def check_autonomy(ctx: AuditContext) -> list[Finding]:
         Finding(
             "autonomy",
             "info",
-            f"autonomy: {mode}, manual approval {approval}",
-            f"self_learn = {evolution.self_learn!r}, max_risk_level = "
-            f"{evolution.max_risk_level!r}",
+            f"{mode} mode, manual approval {approval}",
+            f"self_learn = {evolution.self_learn!r}, max_risk_level = {evolution.max_risk_level!r}",
         )
     ]
 

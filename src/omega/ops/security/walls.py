@@ -21,6 +21,15 @@ _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|COOKIE|SESSIO
 _URL_CREDENTIALS = re.compile(r"://[^/\s:@]+:[^/\s@]+@")
 
 
+# The CLI's mode -> how bad: bypassPermissions with nothing around it is high; the CLI's own
+# acceptEdits (no sandbox here) and the owner's allowed_tools are low; confined is info.
+CLAUDE_MODE_SEVERITY: dict[str, Severity] = {
+    "unrestricted": "high",
+    "restricted": "low",
+    "configured": "low",
+}
+
+
 def looks_secret(name: str, value: str) -> bool:
     """Whether a variable looks like it holds a credential (by its name or a URL's password)."""
     return bool(_SECRET_NAME.search(name) or _URL_CREDENTIALS.search(value))
@@ -124,24 +133,27 @@ def check_mcp_servers(ctx: AuditContext) -> list[Finding]:
         for server in skill.mcp_servers:
             secrets = [k for k, v in server.env if looks_secret(k, v)]
             floating = any(a.endswith("@latest") for a in server.args)
+            severity: Severity
             if not ctx.confined:
                 severity, reach = "high", "runs unconfined: it can write and read all you can"
             elif not ports and tcp_filtered:
                 severity, reach = "info", "may write the person's folder only, and no network"
             else:
-                net = (
-                    f"TCP ports {', '.join(map(str, ports))}" if tcp_filtered else "any TCP port"
-                )
+                net = f"TCP ports {', '.join(map(str, ports))}" if tcp_filtered else "any TCP port"
                 severity, reach = "low", f"may write the person's folder and reach {net}"
             notes = []
             if secrets:
                 notes.append(f"the skill hands it {', '.join(secrets)}")
             if floating:
                 notes.append("it starts whatever version is latest (@latest)")
+            if severity != "high" and secrets:
+                severity = "medium"
+            elif severity == "info" and floating:
+                severity = "low"
             found.append(
                 Finding(
                     "mcp-servers",
-                    "medium" if severity != "high" and (secrets or floating) else severity,
+                    severity,
                     f"MCP server {server.name} of skill {skill.name}",
                     f"{server.command} {' '.join(server.args)}: {reach}"
                     + ("; " + "; ".join(notes) if notes else ""),
@@ -161,9 +173,7 @@ def check_claude(ctx: AuditContext) -> list[Finding]:
         return []
     mode = tool_mode(ctx.config.provider.claude_code, ctx.sandbox, root=ctx.euid == 0)
     # configured: exactly the owner's allowed_tools; restricted: the CLI's own acceptEdits.
-    severity: Severity = {"unrestricted": "high", "restricted": "low", "configured": "low"}.get(
-        mode.name, "info"
-    )
+    severity = CLAUDE_MODE_SEVERITY.get(mode.name, "info")
     found = [
         Finding(
             "claude-cli",
