@@ -132,11 +132,11 @@ def check_web(ctx: AuditContext) -> list[Finding]:
     if is_loopback(web.host):
         return []
     served = web.enabled and web.allow_remote
-    from omega.ops.setup import read_document
+    from omega.ops.setup import SetupError, read_document
 
     try:
         in_file = str((read_document(ctx.paths.config).get("web") or {}).get("host", ""))
-    except Exception:
+    except (SetupError, OSError, AttributeError):  # unreadable, or [web] is not a table
         in_file = ""
     fixable = in_file.strip() == web.host.strip()
     return [
