@@ -356,7 +356,8 @@ def test_mcp_servers(home: Path) -> None:
     (folder / "SKILL.md").write_text(
         SKILL.replace(
             "---\nWrite",
-            'mcp:\n  notes:\n    command: python3\n    args: ["-m", "notes@latest"]\n'
+            "mcp:\n  notes:\n    command: python3\n"
+            '    args: ["-m", "notes@latest", "--api-key=s3cr3t"]\n'
             "    env:\n      NOTES_API_TOKEN: abc\n---\nWrite",
         )
     )
@@ -370,7 +371,8 @@ def test_mcp_servers(home: Path) -> None:
     assert finding["severity"] == "medium"
     assert "TCP ports 22, 53, 80, 443" in finding["detail"]
     assert "NOTES_API_TOKEN" in finding["detail"] and "@latest" in finding["detail"]
-    assert "abc" not in json.dumps(report)
+    assert "abc" not in json.dumps(report) and "s3cr3t" not in json.dumps(report)
+    assert "pin the package's version" in finding["fix"]
     set_config(home, '[sandbox]\nmode = "rwx"\n')
     _, open_ = audit()
     assert ("mcp-servers:notes/notes", "high") in left(open_)

@@ -141,26 +141,28 @@ def check_mcp_servers(ctx: AuditContext) -> list[Finding]:
             else:
                 net = f"TCP ports {', '.join(map(str, ports))}" if tcp_filtered else "any TCP port"
                 severity, reach = "low", f"may write the person's folder and reach {net}"
-            notes = []
+            notes, fixes = [], []
+            if not ctx.confined:
+                fixes.append('set [sandbox] mode = "sandbox"')
+            elif severity == "low":
+                fixes.append("narrow [sandbox] tcp_ports to what your servers need")
             if secrets:
                 notes.append(f"the skill hands it {', '.join(secrets)}")
+                fixes.append("give it a token scoped to what it needs")
+                severity = "medium" if severity != "high" else severity
             if floating:
                 notes.append("it starts whatever version is latest (@latest)")
-            if severity != "high" and secrets:
-                severity = "medium"
-            elif severity == "info" and floating:
-                severity = "low"
+                fixes.append("pin the package's version in the skill")
+                severity = "low" if severity == "info" else severity
+            # an argument may carry a credential (--api-key=...): shown masked
+            argv = [server.command, *("***" if looks_secret(a, a) else a for a in server.args)]
             found.append(
                 Finding(
                     "mcp-servers",
                     severity,
                     f"MCP server {server.name} of skill {skill.name}",
-                    f"{server.command} {' '.join(server.args)}: {reach}"
-                    + ("; " + "; ".join(notes) if notes else ""),
-                    'keep [sandbox] mode = "sandbox"; narrow [sandbox] tcp_ports; pin the '
-                    "package's version"
-                    if severity != "info" or notes
-                    else "",
+                    f"{' '.join(argv)}: {reach}" + "".join(f"; {note}" for note in notes),
+                    "; ".join(fixes),
                     subject=f"{skill.name}/{server.name}",
                 )
             )
