@@ -405,6 +405,17 @@ def test_claude_cli(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     login.chmod(0o755)
     _, shared = audit()
     assert new_findings(confined, shared) == {("claude-cli:.claude", "medium")}
+    login.chmod(0o700)
+    # a killed call's private home, older than the CLI's timeout; a running call's is not
+    running = home / "workspace" / ".tmp" / "claude-home-now"
+    running.mkdir(parents=True)
+    killed = home / "workspace" / "people" / "telegram-7-ab" / ".tmp" / "claude-home-old"
+    killed.mkdir(parents=True)
+    os.utime(killed, (0, 0))
+    _, left_over = audit()
+    assert new_findings(confined, left_over) == {("claude-cli:leftover-homes", "medium")}
+    (finding,) = [f for f in left_over["findings"] if f["id"] == "claude-cli:leftover-homes"]
+    assert str(killed) in finding["detail"] and str(running) not in finding["detail"]
 
 
 def test_backups(home: Path) -> None:

@@ -7,13 +7,16 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from collections.abc import Mapping
 
 from omega.ops.security.model import AuditContext, Finding, Severity
 from omega.ops.security.pins import loaded_skills
 from omega.providers import chain_names, resolve_provider_name
 from omega.providers.claude.cli import cli_environment, tool_mode
+from omega.providers.claude.home import CONFIG_PREFIX
 from omega.sandbox import Sandbox
+from omega.sandbox.runner import TMP_NAME
 from omega.tools import tool_environment
 
 # Variable names that usually hold a credential, and values that carry one in a URL.
@@ -169,6 +172,33 @@ def check_mcp_servers(ctx: AuditContext) -> list[Finding]:
     return found
 
 
+def _leftover_homes(ctx: AuditContext) -> list[Finding]:
+    """Private CLAUDE_CONFIG_DIRs a killed call left in the workspace (a running call's are
+    younger than the CLI's timeout), where later commands the model runs can read them."""
+    limit = time.time() - ctx.config.provider.claude_code.timeout_secs - 60
+    tmpdirs = [ctx.paths.workspace / TMP_NAME, *ctx.paths.workspace.glob(f"people/*/{TMP_NAME}")]
+    old = [
+        folder
+        for tmpdir in tmpdirs
+        for folder in tmpdir.glob(CONFIG_PREFIX + "*")
+        if folder.is_dir() and folder.lstat().st_mtime < limit
+    ]
+    if not old:
+        return []
+    return [
+        Finding(
+            "claude-cli",
+            "medium",
+            f"{len(old)} leftover claude CLI home(s) in the workspace",
+            f"{old[0]}{' and others' if len(old) > 1 else ''}: a call that was killed left its "
+            "private CLAUDE_CONFIG_DIR (settings, history, maybe its session) where later "
+            "commands the model runs can read it",
+            "delete them while Omega is stopped: rm -r " + " ".join(str(p) for p in old[:3]),
+            subject="leftover-homes",
+        )
+    ]
+
+
 def check_claude(ctx: AuditContext) -> list[Finding]:
     """The claude CLI's permission mode here, and that its own login folder is private."""
     if not _claude_in_use(ctx):
@@ -188,6 +218,7 @@ def check_claude(ctx: AuditContext) -> list[Finding]:
             subject="mode",
         )
     ]
+    found += _leftover_homes(ctx)
     home = ctx.user_home
     for name in (".claude", ".claude.json"):
         path = home / name if home is not None else None
