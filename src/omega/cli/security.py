@@ -27,7 +27,7 @@ def security_audit(
     fix: Annotated[
         bool,
         typer.Option(
-            "--fix", help="Repair what is safe: file modes, [web] host back to 127.0.0.1."
+            "--fix", help="Repair what is safe: file modes, the web page's host back to 127.0.0.1."
         ),
     ] = False,
     as_json: Annotated[
