@@ -6,7 +6,8 @@ Written before the method was tuned, from the kinds of text Omega records: the p
 `missing_capability`, a LIMITATION marker's title and description, the critic's
 "Tool X keeps failing", the analysis' proposal descriptions. HELD_OUT was written after the
 method was tuned on PAIRS and never tuned on: its figures say how the method does on text it
-has not seen. Used by tests/unit/test_similarity.py (precision floor) and bench/similarity.py (the figures).
+has not seen. Used by tests/unit/test_similarity.py (precision floor) and bench/similarity.py
+(the figures).
 """
 
 from __future__ import annotations
@@ -102,7 +103,9 @@ PAIRS: tuple[Pair, ...] = (
         "translation",
     ),
     same(
-        "Cannot transcribe voice messages", "Kann Sprachnachrichten nicht transkribieren", "translation"
+        "Cannot transcribe voice messages",
+        "Kann Sprachnachrichten nicht transkribieren",
+        "translation",
     ),
     same("Cannot download files", "No puedo descargar archivos", "translation"),
     same("Cannot download files", "Impossible de télécharger des fichiers", "translation"),
@@ -189,7 +192,11 @@ HELD_OUT: tuple[Pair, ...] = (
     same("Tool run_shell keeps failing", "run_shell fails every time"),
     same("Cannot send WhatsApp messages", "No puedo enviar mensajes de WhatsApp", "translation"),
     same("Cannot read RSS feeds", "Impossible de lire les flux RSS", "translation"),
-    same("Cannot book a restaurant table", "Kann keinen Tisch im Restaurant reservieren", "translation"),
+    same(
+        "Cannot book a restaurant table",
+        "Kann keinen Tisch im Restaurant reservieren",
+        "translation",
+    ),
     same("Cannot create invoices", "No puedo crear facturas", "translation"),
     same("Cannot create invoices", "Impossible de créer des factures", "translation"),
     same("Cannot export contacts", "Kann keine Kontakte exportieren", "translation"),
