@@ -3,12 +3,14 @@
 The package's public face is the list of public submodules below (`__all__`): callers outside
 `omega.evolution` import one of these modules or names from it, never an internal one. They are
 not imported here: each CLI command and loop needs one or two, and importing all of them would
-cost every start. Internal: assess, critic, gate, validation (the gate and the validation loop
+cost every start. Internal: assess, gate, similarity, validation (the gate and the validation loop
 are reached through analysis, introspection and registration).
 - limitations: what Omega knows it cannot do yet, raised once and tracked until resolved
 - self_heal: the self-healing lifecycle the gateway runs
 - lessons: skill lessons kept in memory.db
 - introspection: the loop that reviews an agent's tool calls
+- critic: per-tool success rates, typical errors, issues and recommendations (critic_report);
+  a tool that keeps failing becomes a limitation and a proposal (review_tools)
 - analysis: a limitation becomes a proposal
 - procedural: proposals and their decisions (procedural memory)
 - review: what an approval would load, shown before the owner decides
@@ -20,6 +22,7 @@ are reached through analysis, introspection and registration).
 
 __all__ = [
     "analysis",
+    "critic",
     "integrity",
     "introspection",
     "lessons",
