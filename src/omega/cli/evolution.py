@@ -23,13 +23,8 @@ tools_app = typer.Typer(help="Human-implemented tools: installing your own.", no
 
 
 def register(app: typer.Typer) -> None:
-    """Add the sub-commands to the main `omega` app (`evolution` and `fragments` live in
-    cli/report.py)."""
-    from omega.cli.report import evolution_app, fragments_app
-
+    """Add the sub-commands to the main `omega` app."""
     app.add_typer(proposals_app, name="proposals")
-    app.add_typer(evolution_app, name="evolution")
-    app.add_typer(fragments_app, name="fragments")
     app.add_typer(skills_app, name="skills")
     app.add_typer(tools_app, name="tools")
 

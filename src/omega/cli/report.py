@@ -26,6 +26,12 @@ fragments_app = typer.Typer(
 BY = "owner (cli)"
 
 
+def register(app: typer.Typer) -> None:
+    """Add `omega evolution` and `omega fragments` to the main `omega` app."""
+    app.add_typer(evolution_app, name="evolution")
+    app.add_typer(fragments_app, name="fragments")
+
+
 @evolution_app.command("report")
 def report(
     days: Annotated[int, typer.Option(min=1, max=3650, help="The period: the last N days.")] = 7,

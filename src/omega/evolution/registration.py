@@ -33,7 +33,7 @@ from omega.paths import OmegaPaths, write_private
 log = logging.getLogger(__name__)
 GATE = "gate"
 
-__all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject"]
+__all__ = ["ReviewError", "approve", "reject"]
 
 
 class ReviewError(OmegaError, ValueError):

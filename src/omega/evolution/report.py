@@ -23,39 +23,15 @@ from omega.memory.store import Store
 # An entry matches an event by its exact name, or, ending in ':', by prefix. `audit_as` names of
 # new background calls (turn/ask.py::ask_provider) go here; an event in neither group is a reply
 # to a person and not counted. `proposal:` rows carry the limitation analysis' tokens.
-SELF_EVOLUTION_EVENTS: tuple[str, ...] = (
-    "introspection",
-    "analysis",
-    "limitation_analysis",
-    "critic",
-    "gate_judgement",
-    "gate_judgment",
-    "introspection:",
-    "analysis:",
-    "critic:",
-    "gate:",
-    "evolution:",
-    "proposal:",
+SELF_EVOLUTION_EVENTS: tuple[str, ...] = tuple(
+    "introspection analysis limitation_analysis critic gate_judgement gate_judgment "
+    "introspection: analysis: critic: gate: evolution: proposal:".split()
 )
-BACKGROUND_EVENTS: tuple[str, ...] = (
-    "summary",
-    "facts",
-    "plan_summary",
-    "heartbeat",
-    "digest",
-    "background:",
+BACKGROUND_EVENTS: tuple[str, ...] = tuple(
+    "summary facts plan_summary heartbeat digest background:".split()
 )
 # The top-level keys of `EvolutionReport.as_json()`; tests hold the report to them.
-REPORT_KEYS = (
-    "version",
-    "period",
-    "learned",
-    "gaps",
-    "proposals",
-    "cost",
-    "gate",
-    "critic",
-)
+REPORT_KEYS = tuple("version period learned gaps proposals cost gate critic".split())
 VERSION = 1
 
 
