@@ -84,7 +84,11 @@ def render_report(console: Console, found: EvolutionReport, days: int) -> None:
         gaps.add_row(
             *cells(gap.id, gap.title, gap.reported_by or gap.source, gap.created_at[:16], closed)
         )
-    console.print(gaps)
+    console.print(
+        gaps
+        if found.gaps
+        else Text(f"No gap opened or closed in this period (open now: {found.gaps_open_now}).")
+    )
 
     states = table("Proposals", "", "pending", "approved", "rejected")
     for label, counts in (

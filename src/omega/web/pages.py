@@ -146,7 +146,14 @@ async def fragments(request: Request) -> Response:
             if not state or f.active == (state == "active")
         ]
 
-    return render(request, "fragments.html", items=await store.call(read), state=state)
+    return render(
+        request,
+        "fragments.html",
+        items=await store.call(read),
+        state=state,
+        zone=ctx_of(request).deps.config.omega.timezone,
+        local=_local,
+    )
 
 
 REPORT_DAYS = (1, 7, 30, 90, 365)
