@@ -123,6 +123,10 @@ def test_fragments_page_shows_provenance_and_switches_with_csrf(web: RunningWeb)
         assert active(web.home) == [(1, 1)]
         unknown = client.post("/fragments/9/reactivate", headers=own, data={"csrf_token": csrf})
         assert "no%20prompt%20fragment%20%239" in unknown.headers["location"]
+        huge = client.post(
+            f"/fragments/{10**30}/deactivate", headers=own, data={"csrf_token": csrf}
+        )
+        assert huge.status_code == 303 and "no%20prompt%20fragment" in huge.headers["location"]
 
 
 def test_evolution_page_shows_the_report(web: RunningWeb) -> None:

@@ -5,6 +5,7 @@ provider receives, reactivating brings it back."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -109,5 +110,54 @@ def test_changing_an_unknown_or_unchanged_fragment_is_refused(tmp_path: Path) ->
         assert repo.fragments("introspection_evaluation") == []
         rows = store.query("SELECT COUNT(*) AS n FROM audit_log WHERE event LIKE 'fragment:%'")
         assert rows[0]["n"] == 0  # refused changes change nothing, so nothing is audited
+    finally:
+        store.close()
+
+
+def test_the_fragments_command_takes_any_arguments_and_changes_only_what_it_names(
+    isolated_env: Path,
+) -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from omega.app import bootstrap
+    from omega.gateway.commands import Command, CommandContext, run_command
+    from omega.skills import ProjectCatalog, SkillCatalog
+    from omega.turn import local_owner_id
+    from omega.types import IncomingMessage
+
+    runtime = bootstrap(isolated_env)
+    store = Store(runtime.paths.db)
+    ctx = CommandContext(
+        store=store,
+        config=runtime.config,
+        paths=runtime.paths,
+        message=IncomingMessage("terminal", local_owner_id(), "x"),
+        provider_name="openai",
+        started_at=0.0,
+        skills=SkillCatalog(runtime.paths.skills),
+        projects=ProjectCatalog(runtime.paths.projects),
+        timezone=UTC,
+        role="owner",
+    )
+    repo = ProposalStore(store)
+    fragment_id = repo.add_fragment(ALL_RUNS, NOTE, "test")
+    words = st.sampled_from(["deactivate", "reactivate", "DEACTIVATE", "1", "²", "١", "9" * 30])
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(words | st.text(max_size=12), max_size=3).map(" ".join))
+    def check(args: str) -> None:
+        before = repo.fragment(fragment_id)
+        answer = asyncio.run(run_command(Command("fragments", args), ctx))
+        assert isinstance(answer, str) and answer
+        after = repo.fragment(fragment_id)
+        assert before is not None and after is not None
+        named = args.split()
+        if before.active != after.active:  # only `deactivate 1` / `reactivate 1` switch it
+            assert [w.lower() for w in named[:1]] in (["deactivate"], ["reactivate"])
+            assert named[1:] == ["1"] and answer.endswith(NOTE)
+
+    try:
+        check()
     finally:
         store.close()

@@ -19,6 +19,7 @@ GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the
 # The runs a prompt fragment may feed; a fragment of run kind ALL_RUNS feeds every one of them.
 FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
 ALL_RUNS = "*"
+_MAX_ID = 2**63  # SQLite's integers; a larger id names no row (and cannot be bound)
 _FROM_PROPOSAL = re.compile(r"^proposal:(\d+)\b")
 
 
@@ -252,12 +253,16 @@ class ProposalStore:
         return [_fragment(row) for row in rows]
 
     def fragment(self, fragment_id: int) -> Fragment | None:
-        """One fragment by id, with its provenance."""
+        """One fragment by id, with its provenance (None for an id no row can have)."""
+        if not 0 < fragment_id < _MAX_ID:
+            return None
         rows = self.store.query(f"{_FRAGMENT_SELECT} WHERE f.id = ?", (fragment_id,))
         return _fragment(rows[0]) if rows else None
 
     def set_fragment_active(self, fragment_id: int, active: bool) -> bool:
         """Switch a fragment on or off; False when it does not exist or is already so."""
+        if not 0 < fragment_id < _MAX_ID:
+            return False
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "UPDATE prompt_fragments SET active = ? WHERE id = ? AND active != ?",

@@ -3,6 +3,7 @@ fragments, self-healing, quant, WhatsApp pairing. Most are the owner's alone."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
 
@@ -135,6 +136,7 @@ def _review(ctx: CommandContext, args: str, approving: bool) -> str:
 
 
 FRAGMENTS_USAGE = "Usage: /fragments [id | deactivate <id> | reactivate <id>]"
+_FRAGMENT_ID = re.compile(r"[0-9]{1,9}")  # ASCII digits, small enough for SQLite
 
 
 def _fragments(ctx: CommandContext, args: str) -> str:
@@ -148,20 +150,24 @@ def _fragments(ctx: CommandContext, args: str) -> str:
         if not items:
             return "No prompt fragments. Approve a proposal with promoted notes to add one."
         return "Prompt fragments:\n" + "\n".join(fragment_line(f) for f in items)
-    if len(words) == 1 and words[0].isdigit():
+    if len(words) == 1 and _FRAGMENT_ID.fullmatch(words[0]):
         found = repo.fragment(int(words[0]))
         if found is None:
-            return f"No prompt fragment #{words[0]}."
+            return f"No prompt fragment #{int(words[0])}."
         return describe_fragment(found, fragment_history(ctx.store, found.id))
-    if len(words) != 2 or words[0] not in ("deactivate", "reactivate") or not words[1].isdigit():
+    if (
+        len(words) != 2
+        or words[0].lower() not in ("deactivate", "reactivate")
+        or not _FRAGMENT_ID.fullmatch(words[1])
+    ):
         return FRAGMENTS_USAGE
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
     try:
-        changed = change_fragment(ctx.store, int(words[1]), words[0] == "reactivate", who)
+        changed = change_fragment(ctx.store, int(words[1]), words[0].lower() == "reactivate", who)
     except FragmentError as exc:
         return f"Not done: {exc}."
-    verb = "Reactivated" if changed.active else "Deactivated"
-    return f"{verb} prompt fragment #{changed.id}: {changed.text[:200]}"
+    done = "Reactivated" if changed.active else "Deactivated"
+    return f"{done} prompt fragment #{changed.id}: {changed.text[:200]}"
 
 
 def _selfheal(ctx: CommandContext, args: str) -> str:
