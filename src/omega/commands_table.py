@@ -26,6 +26,9 @@ HELP: dict[str, str] = {
     "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",
+    "fragments [id|deactivate <id>|reactivate <id>]": (
+        "prompt fragments promoted from reviews: list, show, switch off or on (owner only)"
+    ),
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
     "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
     "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (

@@ -165,6 +165,8 @@ OWNER_COMMANDS = [
     "/proposals",
     "/approve 1 fine",
     "/reject 1 no",
+    "/fragments",
+    "/fragments deactivate 1",
     "/selfheal clear",
     "/whatsapp",
     "/quant status",

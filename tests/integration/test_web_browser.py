@@ -190,7 +190,19 @@ def test_dashboard_decisions_and_screenshots(
     expect(page.locator("#status")).to_have_text("approved")
     expect(page.locator("#msg")).to_contain_text("Approved")
     assert (running.home / "skills" / "pdf-reader" / "SKILL.md").is_file()
-    assert _db(running.home, "SELECT COUNT(*) FROM prompt_fragments")[0][0] >= 1
+    assert _db(running.home, "SELECT COUNT(*) FROM prompt_fragments")[0][0] == 1
+
+    # The promoted notes are a prompt fragment: shown with where they came from, switched off.
+    page.goto(running.base + "/fragments")
+    row = page.locator("tr[data-fragment='1']")
+    expect(row).to_contain_text("keep summaries short")
+    expect(row).to_contain_text(f"proposal #{ids['approve']}, promoted by owner (web)")
+    expect(row).to_contain_text("introspection_evaluation, limitation_analysis")
+    shots.take(page, "fragments")
+    row.locator("button", has_text="Deactivate").click()
+    expect(page.locator("#msg")).to_contain_text("Deactivated prompt fragment #1")
+    expect(page.locator("tr[data-fragment='1'] td.state")).to_have_text("inactive")
+    assert _db(running.home, "SELECT active FROM prompt_fragments") == [(0,)]
 
     # Reject the other, with a reason.
     page.goto(running.base + f"/proposals/{ids['reject']}")
@@ -235,10 +247,16 @@ def test_dashboard_decisions_and_screenshots(
         ("audit", "/audit"),
         ("tools", "/tools"),
         ("health", "/health"),
+        ("evolution", "/evolution"),
     ):
         page.goto(running.base + path)
         expect(page.locator("h1")).to_be_visible()
         shots.take(page, name)
+    page.goto(running.base + "/evolution")
+    expect(page.locator("#gate")).to_contain_text("pdf-reader")
+    expect(page.locator("#gate")).to_contain_text("approved by owner (web)")
+    expect(page.locator("#learned")).to_contain_text("fragment (inactive)")
+    expect(page.locator("#learned")).to_contain_text("keep summaries short")
     page.goto(running.base + "/audit?event=proposal:")
     expect(page.locator("table")).to_contain_text("proposal:approved")
     expect(page.locator("table")).to_contain_text("proposal:rejected")
@@ -248,7 +266,7 @@ def test_dashboard_decisions_and_screenshots(
     page.locator("table a").first.click()
     expect(page.locator(".chat")).to_contain_text("Hello Ana!")
     shots.take(page, "conversation")
-    assert len(list((tmp_path / "screens").glob("*.png"))) == 12  # + chat, refused: other test
+    assert len(list((tmp_path / "screens").glob("*.png"))) == 14  # + chat, refused: other test
 
 
 def test_csrf_and_foreign_pages_change_nothing(

@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.cli.ops",
         "omega.cli.setup",
         "omega.cli.quant",
+        "omega.cli.report",
         "omega.cli",
         "omega.__main__",
     ),

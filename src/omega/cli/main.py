@@ -3,8 +3,8 @@
 Each command is a thin, flat sequence (bootstrap, open, act, print); what `omega start` and
 `omega chat` run is built in the composition root (omega.app). Operations (service, backup,
 restore) are in cli/ops.py, `omega init` in cli/setup.py, the evolution review commands in
-cli/evolution.py, the quant commands in cli/quant.py and `omega security audit` in
-cli/security.py."""
+cli/evolution.py, the self-evolution report and prompt fragments in cli/report.py, the quant
+commands in cli/quant.py and `omega security audit` in cli/security.py."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from omega.cli.evolution import register as register_evolution
 from omega.cli.ops import register as register_ops
 from omega.cli.quant import register as register_quant
 from omega.cli.security import register as register_security
+from omega.cli.report import register as register_report
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
@@ -378,6 +379,7 @@ register_evolution(app)
 register_ops(app)
 register_quant(app)
 register_security(app)
+register_report(app)
 
 
 def main() -> None:

@@ -14,7 +14,9 @@ are reached through analysis, introspection and registration).
 - analysis: a limitation becomes a proposal
 - procedural: proposals and their decisions (procedural memory)
 - review: what an approval would load, shown before the owner decides
-- registration: approving or rejecting a proposal
+- registration: approving or rejecting a proposal (and promoting its notes to a fragment)
+- fragments: listing, showing, deactivating and reactivating prompt fragments
+- report: one picture of self-evolution over a period, for the owner
 - scaffold: tool templates for a human to implement
 - integrity: telling the owner about a skill or tool file that was not loaded
 - mcp_report: telling the owner about a skill's MCP server that did not start
@@ -23,6 +25,7 @@ are reached through analysis, introspection and registration).
 __all__ = [
     "analysis",
     "critic",
+    "fragments",
     "integrity",
     "introspection",
     "lessons",
@@ -30,6 +33,7 @@ __all__ = [
     "mcp_report",
     "procedural",
     "registration",
+    "report",
     "review",
     "scaffold",
     "self_heal",

@@ -16,6 +16,11 @@ from omega.memory.store import Store
 
 Kind = Literal["skill", "tool", "lesson"]
 GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the owner)
+# The runs a prompt fragment may feed; a fragment of run kind ALL_RUNS feeds every one of them.
+FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
+ALL_RUNS = "*"
+_MAX_ID = 2**63  # SQLite's integers; a larger id names no row (and cannot be bound)
+_FROM_PROPOSAL = re.compile(r"^proposal:(\d+)\b")
 
 
 @dataclass(frozen=True)
@@ -73,6 +78,46 @@ def _family(kind: str) -> str:
 def scope_of(channel: str, sender_id: str) -> str:
     """The scope key of one person."""
     return f"{channel}:{sender_id}"
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One prompt fragment and where it came from."""
+
+    id: int
+    run_kind: str
+    text: str
+    source: str
+    active: bool
+    created_at: str
+    proposal_id: int | None  # the proposal whose review notes it is, if any
+    reviewed_by: str  # who approved that proposal and promoted its notes
+
+    @property
+    def feeds(self) -> tuple[str, ...]:
+        """The runs whose prompts it is injected into while active."""
+        return FRAGMENT_RUN_KINDS if self.run_kind == ALL_RUNS else (self.run_kind,)
+
+
+def _fragment(row: Any) -> Fragment:
+    match = _FROM_PROPOSAL.match(str(row["source"]))
+    return Fragment(
+        id=int(row["id"]),
+        run_kind=str(row["run_kind"]),
+        text=str(row["text"]),
+        source=str(row["source"]),
+        active=bool(row["active"]),
+        created_at=str(row["created_at"]),
+        proposal_id=int(match.group(1)) if match else None,
+        reviewed_by=str(row["reviewed_by"] or ""),
+    )
+
+
+# A fragment's row with the reviewer of the proposal it came from (source `proposal:<id> ...`).
+_FRAGMENT_SELECT = (
+    "SELECT f.*, p.reviewed_by FROM prompt_fragments f LEFT JOIN proposals p "
+    "ON f.source LIKE 'proposal:%' AND p.id = CAST(substr(f.source, 10) AS INTEGER)"
+)
 
 
 @dataclass(frozen=True)
@@ -183,7 +228,8 @@ class ProposalStore:
     # ---- prompt fragments and learnings -----------------------------------------------------
 
     def add_fragment(self, run_kind: str, text: str, source: str) -> int:
-        """Promote guidance (e.g. review notes) into later prompts of this kind of run."""
+        """Promote guidance (e.g. review notes) into later prompts of this kind of run
+        (`ALL_RUNS`: every run in FRAGMENT_RUN_KINDS)."""
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO prompt_fragments (run_kind, text, source, created_at) "
@@ -193,12 +239,36 @@ class ProposalStore:
             return int(cursor.lastrowid or 0)
 
     def fragments(self, run_kind: str) -> list[str]:
-        """Active fragments for a kind of run, oldest first."""
+        """Active fragments for a kind of run (its own and those for all runs), oldest first."""
         rows = self.store.query(
-            "SELECT text FROM prompt_fragments WHERE run_kind = ? AND active = 1 ORDER BY id",
-            (run_kind,),
+            "SELECT text FROM prompt_fragments WHERE run_kind IN (?, ?) AND active = 1 ORDER BY id",
+            (run_kind, ALL_RUNS),
         )
         return [row["text"] for row in rows]
+
+    def list_fragments(self, include_inactive: bool = False) -> list[Fragment]:
+        """Prompt fragments with their provenance, oldest first; active ones only by default."""
+        where = "" if include_inactive else " WHERE f.active = 1"
+        rows = self.store.query(f"{_FRAGMENT_SELECT}{where} ORDER BY f.id")
+        return [_fragment(row) for row in rows]
+
+    def fragment(self, fragment_id: int) -> Fragment | None:
+        """One fragment by id, with its provenance (None for an id no row can have)."""
+        if not 0 < fragment_id < _MAX_ID:
+            return None
+        rows = self.store.query(f"{_FRAGMENT_SELECT} WHERE f.id = ?", (fragment_id,))
+        return _fragment(rows[0]) if rows else None
+
+    def set_fragment_active(self, fragment_id: int, active: bool) -> bool:
+        """Switch a fragment on or off; False when it does not exist or is already so."""
+        if not 0 < fragment_id < _MAX_ID:
+            return False
+        with self.store.transaction() as conn:
+            cursor = conn.execute(
+                "UPDATE prompt_fragments SET active = ? WHERE id = ? AND active != ?",
+                (int(active), fragment_id, int(active)),
+            )
+            return cursor.rowcount == 1
 
     def add_learnings(self, agent: str, learnings: list[str], scope: str) -> None:
         """Keep what an introspection cycle learned, for the person it came from (`scope`)."""

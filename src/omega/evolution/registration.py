@@ -16,7 +16,13 @@ import logging
 
 from omega.config import Config
 from omega.errors import OmegaError
-from omega.evolution.procedural import GLOBAL, Proposal, ProposalStore
+from omega.evolution.procedural import (
+    ALL_RUNS,
+    FRAGMENT_RUN_KINDS,
+    GLOBAL,
+    Proposal,
+    ProposalStore,
+)
 from omega.evolution.review import skill_markdown
 from omega.evolution.scaffold import scaffold_text
 from omega.memory.artefacts import ArtefactStore
@@ -25,10 +31,9 @@ from omega.memory.store import Store
 from omega.paths import OmegaPaths, write_private
 
 log = logging.getLogger(__name__)
-FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
 GATE = "gate"
 
-__all__ = ["FRAGMENT_RUN_KINDS", "ReviewError", "approve", "reject"]
+__all__ = ["ReviewError", "approve", "reject"]
 
 
 class ReviewError(OmegaError, ValueError):
@@ -76,9 +81,16 @@ def approve(
     if config.logging.log_registrations:
         log.info("proposal #%d approved by %s: %s", proposal_id, by, done.splitlines()[0])
     if promote_notes and notes.strip():
-        for run_kind in FRAGMENT_RUN_KINDS:
-            repo.add_fragment(run_kind, notes, f"proposal:{proposal_id} review notes")
-        _audit(store, "fragment:promoted", notes, by, f"from proposal #{proposal_id}")
+        # One fragment for every run it feeds; its source names the proposal, whose reviewer
+        # and decision time say who promoted it and when (`omega fragments show`).
+        fragment_id = repo.add_fragment(ALL_RUNS, notes, f"proposal:{proposal_id} review notes")
+        _audit(
+            store,
+            "fragment:promoted",
+            f"fragment #{fragment_id}: {notes.strip()}",
+            by,
+            f"from proposal #{proposal_id}; feeds {', '.join(FRAGMENT_RUN_KINDS)}",
+        )
     return f"Approved #{proposal_id} ({proposal.kind} {proposal.name}). {done.splitlines()[0]}"
 
 

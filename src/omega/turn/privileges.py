@@ -59,6 +59,7 @@ OWNER_COMMANDS = frozenset(
         "proposals",
         "approve",
         "reject",
+        "fragments",
         "selfheal",
         "whatsapp",
         "quant",

@@ -1,7 +1,8 @@
 """What the owner decides on the page (POST only; the Guard has checked session and CSRF).
 
 Every decision goes through the same functions as the CLI and the chat commands
-(`evolution.registration.approve/reject`, `evolution.limitations.resolve_by_owner`,
+(`evolution.registration.approve/reject`, `evolution.fragments.change_fragment`,
+`evolution.limitations.resolve_by_owner`,
 the Store's task and fact methods): the page adds no rules of its own, and each change is
 audited as the owner's, from the web.
 """
@@ -13,6 +14,7 @@ from urllib.parse import parse_qs, quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from omega.evolution.fragments import FragmentError, change_fragment
 from omega.evolution.limitations import resolve_by_owner
 from omega.evolution.registration import ReviewError
 from omega.evolution.registration import approve as approve_proposal
@@ -105,6 +107,28 @@ async def reject(request: Request) -> Response:
     except ReviewError as exc:
         text = f"Not done: {exc}."
     return _back(f"/proposals/{proposal_id}", text)
+
+
+async def _switch_fragment(request: Request, active: bool) -> Response:
+    ctx = ctx_of(request)
+    fragment_id = int(request.path_params["fragment_id"])
+    try:
+        changed = await ctx.store.call(change_fragment, ctx.store, fragment_id, active, BY)
+        verb = "Reactivated" if changed.active else "Deactivated"
+        text = f"{verb} prompt fragment #{changed.id}."
+    except FragmentError as exc:
+        text = f"Not done: {exc}."
+    return _back("/fragments", text)
+
+
+async def deactivate_fragment(request: Request) -> Response:
+    """Stop injecting a prompt fragment (audited as the owner's, from the web)."""
+    return await _switch_fragment(request, False)
+
+
+async def reactivate_fragment(request: Request) -> Response:
+    """Inject a deactivated prompt fragment again (audited)."""
+    return await _switch_fragment(request, True)
 
 
 async def cancel_task(request: Request) -> Response:

@@ -10,7 +10,9 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
+from omega.evolution.fragments import fragment_history
 from omega.evolution.procedural import ProposalStore
+from omega.evolution.report import evolution_report, since_days
 from omega.evolution.review import review_files
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
@@ -129,6 +131,49 @@ def _diff(content: str, exists: bool) -> list[str]:
     if exists:
         return []
     return ["--- /dev/null", "+++ b/(new file)", *(f"+{line}" for line in content.splitlines())]
+
+
+async def fragments(request: Request) -> Response:
+    """Prompt fragments with their provenance and history, with deactivate / reactivate."""
+    store = ctx_of(request).store
+    state = _arg(request, "state", ("", "active", "inactive"))
+
+    def read() -> list[dict[str, Any]]:
+        items = ProposalStore(store).list_fragments(include_inactive=True)
+        return [
+            {"f": f, "history": fragment_history(store, f.id)}
+            for f in items
+            if not state or f.active == (state == "active")
+        ]
+
+    return render(
+        request,
+        "fragments.html",
+        items=await store.call(read),
+        state=state,
+        zone=ctx_of(request).deps.config.omega.timezone,
+        local=_local,
+    )
+
+
+REPORT_DAYS = (1, 7, 30, 90, 365)
+
+
+async def evolution(request: Request) -> Response:
+    """The self-evolution report over the last N days (the same as `omega evolution report`)."""
+    store = ctx_of(request).store
+    value = _arg(request, "days")
+    days = int(value) if value.isdigit() and int(value) in REPORT_DAYS else 7
+    found = await store.call(evolution_report, store, since_days(days))
+    return render(
+        request,
+        "evolution.html",
+        r=found,
+        days=days,
+        choices=REPORT_DAYS,
+        self_evolution=found.totals("self_evolution"),
+        background=found.totals("background"),
+    )
 
 
 async def tasks(request: Request) -> Response:

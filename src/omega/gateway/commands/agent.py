@@ -1,12 +1,20 @@
-"""Commands about Omega itself: status, limitations, proposals and their review, self-healing,
-quant, WhatsApp pairing. Most are the owner's alone."""
+"""Commands about Omega itself: status, limitations, proposals and their review, prompt
+fragments, self-healing, quant, WhatsApp pairing. Most are the owner's alone."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Awaitable, Callable
 
 from omega.channels.health import channel_health_lines
+from omega.evolution.fragments import (
+    FragmentError,
+    change_fragment,
+    describe_fragment,
+    fragment_history,
+    fragment_line,
+)
 from omega.evolution.limitations import LimitationStore, resolve_by_owner
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
@@ -127,6 +135,41 @@ def _review(ctx: CommandContext, args: str, approving: bool) -> str:
         return f"Not done: {exc}."
 
 
+FRAGMENTS_USAGE = "Usage: /fragments [id | deactivate <id> | reactivate <id>]"
+_FRAGMENT_ID = re.compile(r"[0-9]{1,9}")  # ASCII digits, small enough for SQLite
+
+
+def _fragments(ctx: CommandContext, args: str) -> str:
+    """List prompt fragments, show one, or switch one off or on (audited as the owner's)."""
+    if not is_owner(ctx.config, ctx.message):
+        return OWNER_ONLY
+    repo = ProposalStore(ctx.store)
+    words = args.split()
+    if not words:
+        items = repo.list_fragments(include_inactive=True)
+        if not items:
+            return "No prompt fragments. Approve a proposal with promoted notes to add one."
+        return "Prompt fragments:\n" + "\n".join(fragment_line(f) for f in items)
+    if len(words) == 1 and _FRAGMENT_ID.fullmatch(words[0]):
+        found = repo.fragment(int(words[0]))
+        if found is None:
+            return f"No prompt fragment #{int(words[0])}."
+        return describe_fragment(found, fragment_history(ctx.store, found.id))
+    if (
+        len(words) != 2
+        or words[0].lower() not in ("deactivate", "reactivate")
+        or not _FRAGMENT_ID.fullmatch(words[1])
+    ):
+        return FRAGMENTS_USAGE
+    who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
+    try:
+        changed = change_fragment(ctx.store, int(words[1]), words[0].lower() == "reactivate", who)
+    except FragmentError as exc:
+        return f"Not done: {exc}."
+    done = "Reactivated" if changed.active else "Deactivated"
+    return f"{done} prompt fragment #{changed.id}: {changed.text[:200]}"
+
+
 def _selfheal(ctx: CommandContext, args: str) -> str:
     state = SelfHealStore(ctx.store).current()
     if args.strip().lower() != "clear":
@@ -192,6 +235,7 @@ AGENT_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "proposals": _proposals,
     "approve": _approve,
     "reject": _reject,
+    "fragments": _fragments,
     "selfheal": _selfheal,
     "quant": _quant,
 }
