@@ -19,8 +19,8 @@ from omega import __version__
 from omega.cli.evolution import register as register_evolution
 from omega.cli.ops import register as register_ops
 from omega.cli.quant import register as register_quant
-from omega.cli.security import register as register_security
 from omega.cli.report import register as register_report
+from omega.cli.security import register as register_security
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
