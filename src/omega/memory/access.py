@@ -16,7 +16,7 @@ from omega.logs import redact
 from omega.memory.db import Database, utc_now
 from omega.text import scrub
 
-GrantRole = Literal["person", "owner"]
+GrantRole = Literal["person", "owner"]  # 'revoked' rows grant nothing
 
 
 @dataclass(frozen=True)
@@ -56,16 +56,15 @@ class Access(Database):
             "SELECT role FROM access_grants WHERE channel = ? AND sender_id = ?",
             (channel, sender_id),
         )
-        if not rows:
-            return None
-        return "owner" if rows[0]["role"] == "owner" else "person"
+        role = rows[0]["role"] if rows else None
+        return "owner" if role == "owner" else "person" if role == "person" else None
 
     def grants(self, channel: str | None = None) -> list[Grant]:
         """Every run-time grant (of one channel when given), by channel and id."""
-        sql = "SELECT * FROM access_grants"
+        sql = "SELECT * FROM access_grants WHERE role != 'revoked'"
         params: tuple[object, ...] = ()
         if channel is not None:
-            sql, params = sql + " WHERE channel = ?", (channel,)
+            sql, params = sql + " AND channel = ?", (channel,)
         return [_grant(row) for row in self._query(sql + " ORDER BY channel, sender_id", params)]
 
     def grant_access(self, channel: str, sender_id: str, role: GrantRole, by: str) -> bool:
@@ -74,13 +73,20 @@ class Access(Database):
             return grant_in(conn, channel, sender_id, role, by)
 
     def revoke_access(self, channel: str, sender_id: str, by: str) -> tuple[bool, int]:
-        """Take a run-time grant back and cancel the pending tasks that channel id made
-        (audited); return (whether there was a grant, how many tasks were cancelled)."""
+        """Take a run-time grant back, turn the id away from pairing too, and cancel the
+        pending tasks that channel id made (audited); return (whether there was a grant, how
+        many tasks were cancelled)."""
         with self._tx() as conn:
-            gone = conn.execute(
-                "DELETE FROM access_grants WHERE channel = ? AND sender_id = ?",
+            row = conn.execute(
+                "SELECT role FROM access_grants WHERE channel = ? AND sender_id = ?",
                 (channel, sender_id),
-            ).rowcount
+            ).fetchone()
+            gone = int(row is not None and row[0] != "revoked")
+            conn.execute(
+                "INSERT OR REPLACE INTO access_grants (channel, sender_id, role, granted_by, "
+                "granted_at) VALUES (?, ?, 'revoked', ?, ?)",
+                (channel, sender_id, by, utc_now()),
+            )
             # A task made from this channel id: its own id as sender, or as origin when the
             # task is kept under a linked person's key (memory/people.py).
             cancelled = conn.execute(

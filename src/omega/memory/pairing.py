@@ -7,6 +7,7 @@ oldest), a sender obtains at most MAX_CODES_PER_SENDER codes a day and one at a 
 surface that enters MAX_WRONG_ATTEMPTS wrong codes within ATTEMPT_WINDOW is refused for that
 long. Of a stranger only their channel id, the name their channel gave and their first words
 (capped, for the owner; blanked once the request is settled) are kept, for at most a day.
+An id the owner revoked gets no code (memory/access.py) until allowed again.
 """
 
 from __future__ import annotations
@@ -114,6 +115,14 @@ def _request(row: sqlite3.Row) -> PairingRequest:
     )
 
 
+def _select(
+    conn: sqlite3.Connection, sql: str, params: tuple[object, ...] = ()
+) -> list[sqlite3.Row]:
+    cursor = conn.execute(sql, params)
+    cursor.row_factory = sqlite3.Row
+    return list(cursor.fetchall())
+
+
 def _settle(conn: sqlite3.Connection, request_id: int, status: str, now: datetime) -> None:
     """A request leaves "pending": what the stranger wrote goes with it."""
     conn.execute(
@@ -154,13 +163,21 @@ class Pairing(Database):
         channel's oldest waiting request expires when it would hold more than allowed."""
         with self._tx() as conn:
             _expire_and_prune(conn, now)
-            mine = conn.execute(
+            mine = _select(
+                conn,
                 "SELECT * FROM pairing_requests WHERE channel = ? AND sender_id = ? "
                 "AND created_at >= ? ORDER BY id",
                 (channel, sender_id, to_db_time(now - KEPT_FOR)),
-            ).fetchall()
+            )
             if any(row["status"] == "pending" for row in mine):
                 return Offer("waiting")
+            turned_away = conn.execute(
+                "SELECT 1 FROM access_grants WHERE channel = ? AND sender_id = ? "
+                "AND role = 'revoked'",
+                (channel, sender_id),
+            ).fetchone()
+            if turned_away:
+                return Offer("limited")
             if len(mine) >= MAX_CODES_PER_SENDER or any(r["status"] == "denied" for r in mine):
                 return Offer("limited")
             waiting = conn.execute(
@@ -187,9 +204,9 @@ class Pairing(Database):
                     to_db_time(now + VALID_FOR),
                 ),
             )
-            row = conn.execute(
-                "SELECT * FROM pairing_requests WHERE id = ?", (cursor.lastrowid,)
-            ).fetchone()
+            (row,) = _select(
+                conn, "SELECT * FROM pairing_requests WHERE id = ?", (cursor.lastrowid,)
+            )
             audit_access(conn, "pairing:requested", channel, sender_id, "a code was issued")
             return Offer("issued", code, _request(row))
 
@@ -197,9 +214,10 @@ class Pairing(Database):
         """The requests waiting for the owner, oldest first (expired ones are settled)."""
         with self._tx() as conn:
             _expire_and_prune(conn, now)
-            rows = conn.execute(
-                "SELECT * FROM pairing_requests WHERE status = 'pending' ORDER BY created_at, id"
-            ).fetchall()
+            rows = _select(
+                conn,
+                "SELECT * FROM pairing_requests WHERE status = 'pending' ORDER BY created_at, id",
+            )
         return [_request(row) for row in rows]
 
     def pairing_resolve(self, text: str, approve: bool, actor: str, now: datetime) -> Resolution:
@@ -229,7 +247,7 @@ class Pairing(Database):
         if code is None:
             return Resolution("malformed")
         found = None
-        for row in conn.execute("SELECT * FROM pairing_requests ORDER BY id").fetchall():
+        for row in _select(conn, "SELECT * FROM pairing_requests ORDER BY id"):
             # Every row is compared, in constant time, whether or not one matched already.
             if hmac.compare_digest(code_digest(row["salt"], code), row["code_hash"]):
                 found = row
@@ -256,10 +274,11 @@ class Pairing(Database):
         ):
             return []  # the usual case, without a write transaction
         with self._tx() as conn:
-            rows = conn.execute(
+            rows = _select(
+                conn,
                 "SELECT * FROM pairing_requests WHERE status = 'approved' AND told_at IS NULL "
-                "ORDER BY id"
-            ).fetchall()
+                "ORDER BY id",
+            )
             conn.executemany(
                 "UPDATE pairing_requests SET told_at = ? WHERE id = ?",
                 [(to_db_time(now), row["id"]) for row in rows],

@@ -2,12 +2,13 @@
 -- strangers waiting to be paired. The config stays the seed and the override: an id it lists is
 -- always allowed (and `[auth] owners` always owners), whatever these tables say.
 
--- One row per channel id the owner let in at run time (pairing, `omega people allow`); revoking
--- deletes the row. Every change is also an audit_log row (event access:*).
+-- One row per channel id the owner decided about at run time: let in (pairing, `omega people
+-- allow`) as 'person' or 'owner', or 'revoked' (turned away: no pairing code either, until the
+-- owner allows them again). Every change is also an audit_log row (event access:*).
 CREATE TABLE access_grants (
     channel    TEXT NOT NULL,
     sender_id  TEXT NOT NULL,
-    role       TEXT NOT NULL CHECK (role IN ('person', 'owner')),
+    role       TEXT NOT NULL CHECK (role IN ('person', 'owner', 'revoked')),
     granted_by TEXT NOT NULL,
     granted_at TEXT NOT NULL,
     PRIMARY KEY (channel, sender_id)
