@@ -46,6 +46,9 @@ POST_ROUTES = [
     "/tasks/x/cancel",
     "/person/fact/delete",
     "/person/purge",
+    "/people/approve",
+    "/people/deny",
+    "/people/revoke",
     "/logout",
 ]
 

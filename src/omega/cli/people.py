@@ -41,11 +41,11 @@ def register(people_app: typer.Typer) -> None:
 
 def people_pending() -> None:
     """Strangers waiting for your approval: channel, id, name, first words, expiry."""
-    from omega.gateway.strangers import pending_lines, utc_clock
+    from omega.gateway import strangers
 
     store = _open_store(_runtime())
     try:
-        lines = pending_lines(store.pairing_pending(utc_clock()))
+        lines = strangers.pending_lines(store.pairing_pending(strangers.utc_clock()))
     finally:
         store.close()
     typer.echo("\n".join(lines) if lines else "Nobody is waiting to be approved.")

@@ -12,7 +12,7 @@ from starlette.responses import Response
 
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.review import review_files
-from omega.gateway.strangers import utc_clock
+from omega.gateway import strangers
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
@@ -160,7 +160,7 @@ async def people(request: Request) -> Response:
     store = ctx_of(request).store
     q = _arg(request, "q")
     found = await store.call(dashboard.people, store, q, _page(request))
-    pending = await store.call(store.pairing_pending, utc_clock())
+    pending = await store.call(store.pairing_pending, strangers.utc_clock())
     grants = await store.call(store.grants)
     return render(request, "people.html", page=found, q=q, pending=pending, grants=grants)
 

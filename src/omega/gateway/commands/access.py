@@ -6,11 +6,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from omega.gateway.commands.context import CommandContext
-from omega.gateway.strangers import enter_code, pending_lines, utc_clock
+from omega.gateway import strangers
+from omega.gateway.strangers import enter_code, pending_lines
 
 
 def _pending(ctx: CommandContext, args: str) -> str:
-    lines = pending_lines(ctx.store.pairing_pending(utc_clock()))
+    lines = pending_lines(ctx.store.pairing_pending(strangers.utc_clock()))
     if not lines:
         return "Nobody is waiting to be approved."
     return "Waiting for your approval (ask them for their code):\n" + "\n".join(
