@@ -184,7 +184,7 @@ def test_allowlist_stays_the_default_and_open_needs_a_wildcard(fake_openai: Fake
     result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "hi", "sender_id": "x"}))
     assert result.returncode == 0, result.stderr
     (denied,) = [e for e in result.events if e["to"] == "x"]
-    assert denied["kind"] == "denied" and not CODE.search(denied["text"])
+    assert denied["kind"] == "denied" and not CODE.search(str(denied["text"]))
     bad = dict(env, OMEGA_CHANNEL__TERMINAL__DM_POLICY="open")
     refused = run_omega("chat", "--jsonl", env=bad, stdin=jsonl({"text": "hi"}))
     assert refused.returncode != 0 and '"open" admits anyone' in refused.stderr

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from omega.gateway.commands.context import CommandContext
 from omega.gateway import strangers
+from omega.gateway.commands.context import CommandContext
 from omega.gateway.strangers import enter_code, pending_lines
 
 
