@@ -117,7 +117,8 @@ def test_a_stranger_pairs_on_the_jsonl_channel_while_omega_runs(
 ) -> None:
     env = openai_env(fake_openai, **PAIRING_TERMINAL)
     omega = chat(env)
-    omega.say("bob", "hi it's Bob, Ana's brother, please let me in", name="Bob")
+    tail = "I have something to tell: stranger-tail-secret"  # words 10 to 15: never kept
+    omega.say("bob", "hi it's Bob, Ana's brother, please let me in, " + tail, name="Bob")
     given = omega.next_to("bob", "denied")
     code = code_in(given["text"])
     assert "one hour" in given["text"]
@@ -130,6 +131,8 @@ def test_a_stranger_pairs_on_the_jsonl_channel_while_omega_runs(
     assert "terminal:bob" in pending.stdout and "Bob" in pending.stdout
     assert "Ana's brother" in pending.stdout and "expires" in pending.stdout
     assert code not in pending.stdout
+    db = b"".join(p.read_bytes() for p in isolated_env.glob("memory.db*") if p.is_file())
+    assert b"stranger-tail-secret" not in db and code.encode() not in db
     wrong = run_omega("people", "approve", other_code(code), env=env)
     assert wrong.returncode == 1 and "no request has that code" in wrong.stderr
 
