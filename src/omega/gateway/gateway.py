@@ -119,10 +119,9 @@ class Gateway:
                     )
                 )
         await self._dispatch(message)
+        # The owner is here (by the config or memory.db's grants): give them what was kept.
         granted = await granted_role(self.deps.store, message)
-        if is_owner(
-            self.deps.config, message, granted
-        ):  # the owner is here: give them what was kept
+        if is_owner(self.deps.config, message, granted):
             try:
                 await self.flush_owner_alerts()
             except Exception:
