@@ -31,6 +31,9 @@ HELP: dict[str, str] = {
     ),
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
     "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
+    "pending": "strangers waiting to be approved (owner only)",
+    "approve_person <code>": "let in the stranger who was given this code (owner only)",
+    "deny_person <code>": "turn away the stranger who was given this code (owner only)",
     "quant [enable|disable|symbol S|portfolio N|paper|live|status]": (
         "advisory trading signals and the guarded executor (owner only)"
     ),

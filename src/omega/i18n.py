@@ -273,6 +273,48 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Dutch": "Ik heb je bestand {name} niet aangenomen: het is {size} en de grens is {limit}.",
         "Russian": "Я не принял твой файл {name}: его размер {size}, а предел — {limit}.",
     },
+    "pairing_code": {
+        "English": "I only talk with people my owner approved. Your code is {code}: send it to "
+        "my owner, who can let you in. It is valid for one hour.",
+        "Spanish": "Solo hablo con personas que mi dueño ha aprobado. Tu código es {code}: "
+        "envíaselo a mi dueño, que puede darte acceso. Vale durante una hora.",
+        "Portuguese": "Só falo com pessoas aprovadas pelo meu dono. O teu código é {code}: "
+        "envia-o ao meu dono, que te pode deixar entrar. É válido durante uma hora.",
+        "French": "Je ne parle qu'aux personnes que mon propriétaire a approuvées. Ton code est "
+        "{code} : envoie-le à mon propriétaire, qui peut te donner accès. Il est valable une "
+        "heure.",
+        "German": "Ich spreche nur mit Menschen, die mein Besitzer freigegeben hat. Dein Code "
+        "ist {code}: Schick ihn meinem Besitzer, der dich freischalten kann. Er gilt eine Stunde.",
+        "Italian": "Parlo solo con persone approvate dal mio proprietario. Il tuo codice è "
+        "{code}: mandalo al mio proprietario, che può farti entrare. Vale un'ora.",
+        "Dutch": "Ik praat alleen met mensen die mijn eigenaar heeft goedgekeurd. Je code is "
+        "{code}: stuur hem naar mijn eigenaar, die je kan toelaten. Hij is een uur geldig.",
+        "Russian": "Я общаюсь только с теми, кого одобрил мой владелец. Твой код: {code}. "
+        "Отправь его моему владельцу, он может тебя допустить. Код действует один час.",
+    },
+    "pairing_waiting": {
+        "English": "Your request is waiting for my owner: send them the code you were given.",
+        "Spanish": "Tu solicitud espera a mi dueño: envíale el código que recibiste.",
+        "Portuguese": "O teu pedido está à espera do meu dono: envia-lhe o código que recebeste.",
+        "French": "Ta demande attend mon propriétaire : envoie-lui le code que tu as reçu.",
+        "German": "Deine Anfrage wartet auf meinen Besitzer: Schick ihm den Code, den du "
+        "bekommen hast.",
+        "Italian": "La tua richiesta aspetta il mio proprietario: mandagli il codice che hai "
+        "ricevuto.",
+        "Dutch": "Je verzoek wacht op mijn eigenaar: stuur hem de code die je kreeg.",
+        "Russian": "Твой запрос ждёт моего владельца: отправь ему полученный код.",
+    },
+    "pairing_approved": {
+        "English": "Good news: my owner approved you. You can talk to me now.",
+        "Spanish": "Buenas noticias: mi dueño te ha aprobado. Ya puedes hablar conmigo.",
+        "Portuguese": "Boas notícias: o meu dono aprovou-te. Já podes falar comigo.",
+        "French": "Bonne nouvelle : mon propriétaire t'a approuvé. Tu peux me parler maintenant.",
+        "German": "Gute Nachricht: Mein Besitzer hat dich freigegeben. Du kannst jetzt mit mir "
+        "sprechen.",
+        "Italian": "Buone notizie: il mio proprietario ti ha approvato. Ora puoi parlarmi.",
+        "Dutch": "Goed nieuws: mijn eigenaar heeft je goedgekeurd. Je kunt nu met me praten.",
+        "Russian": "Хорошие новости: владелец тебя одобрил. Теперь можешь писать мне.",
+    },
 }
 
 

@@ -50,6 +50,9 @@ POST_ROUTES = [
     "/tasks/x/cancel",
     "/person/fact/delete",
     "/person/purge",
+    "/people/approve",
+    "/people/deny",
+    "/people/revoke",
     "/logout",
 ]
 

@@ -39,12 +39,14 @@ class Job:
 
 def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
     """The summarizer and the critic always, the scheduler and heartbeat when enabled (in that
-    order)."""
+    order), and when a channel pairs strangers, the job telling approved people they are in."""
     from omega.gateway.pipeline import respond
+    from omega.gateway.strangers import tell_approved_loop
     from omega.loops.critic_job import critic_loop
     from omega.loops.heartbeat import heartbeat_loop
     from omega.loops.scheduler import Scheduler
     from omega.loops.summarizer import summarizer_loop
+    from omega.turn import dm_policies
 
     config = deps.config
     jobs = [
@@ -55,6 +57,8 @@ def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
         jobs.append(Job("scheduler", lambda stop: Scheduler(deps, gateway, respond).run(stop)))
     if config.heartbeat.enabled:
         jobs.append(Job("heartbeat", lambda stop: heartbeat_loop(deps, gateway, stop)))
+    if any(policy.dm_policy == "pairing" for policy in dm_policies(config)):
+        jobs.append(Job("pairing", lambda stop: tell_approved_loop(deps, gateway, stop)))
     return jobs
 
 

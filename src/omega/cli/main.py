@@ -18,6 +18,7 @@ import typer
 from omega import __version__
 from omega.cli.evolution import register as register_evolution
 from omega.cli.ops import register as register_ops
+from omega.cli.people import register as register_people
 from omega.cli.quant import register as register_quant
 from omega.cli.report import register as register_report
 from omega.cli.security import register as register_security
@@ -271,8 +272,11 @@ def status() -> None:
             typer.echo(redact(f"- [{alert.created_at[:16]}] {alert.text}"))
 
 
-people_app = typer.Typer(help="Who is who across channels.", no_args_is_help=True)
+people_app = typer.Typer(
+    help="Who is who across channels, and who may talk to Omega.", no_args_is_help=True
+)
 app.add_typer(people_app, name="people")
+register_people(people_app)
 
 
 def _address(value: str) -> tuple[str, str]:

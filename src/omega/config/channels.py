@@ -4,17 +4,44 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import Field, SecretStr, field_validator, model_validator
 
 from omega.config.base import Section, phone_digits
 
+# What a stranger who writes in a direct chat gets: "allowlist" (the deny message, at most once
+# a day; the default, so an upgrade changes nobody's access and keeps nothing of strangers),
+# "pairing" (a one-time code the owner approves, memory/pairing.py) or "open" (anyone; needs
+# "*" in allowed_users, so it is never a typo). Group chats are never paired.
+DmPolicy = Literal["pairing", "allowlist", "open"]
 
-class TerminalConfig(Section):
+
+class DmPolicySection(Section):
+    """A channel people write to: its allow-list and what a stranger gets."""
+
+    dm_policy: DmPolicy = "allowlist"
+
+    @model_validator(mode="after")
+    def _policy_matches_list(self) -> DmPolicySection:
+        users = [str(user) for user in getattr(self, "allowed_users", [])]
+        if self.dm_policy == "open" and "*" not in users:
+            raise ValueError(
+                'dm_policy = "open" admits anyone: say so with "*" in allowed_users '
+                '(or use "pairing" or "allowlist")'
+            )
+        if self.dm_policy == "pairing" and "*" in users:
+            raise ValueError(
+                'dm_policy = "pairing" with "*" in allowed_users: nobody would ever need to '
+                'pair; remove "*" (or use dm_policy = "open")'
+            )
+        return self
+
+
+class TerminalConfig(DmPolicySection):
     enabled: bool = True
     allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # "*": anyone at this machine
 
 
-class TelegramConfig(Section):
+class TelegramConfig(DmPolicySection):
     enabled: bool = False
     bot_token: SecretStr = SecretStr("")  # empty: TELEGRAM_BOT_TOKEN
     allowed_users: list[int | Literal["*"]] = Field(default_factory=list)  # empty: nobody
@@ -34,7 +61,7 @@ class TelegramConfig(Section):
         return value
 
 
-class WhatsAppConfig(Section):
+class WhatsAppConfig(DmPolicySection):
     enabled: bool = False
     # Phone numbers in international form ("+351900000000"); "*": anyone; empty: nobody.
     allowed_users: list[str] = Field(default_factory=list)
@@ -53,7 +80,7 @@ class WhatsAppConfig(Section):
         return value
 
 
-class WebChannelConfig(Section):
+class WebChannelConfig(DmPolicySection):
     allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # local page: the owner
 
 

@@ -27,7 +27,7 @@ from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
-from omega.turn import PipelineDeps, check_auth, is_owner
+from omega.turn import PipelineDeps, granted_role, is_owner
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,7 @@ class Gateway:
         handled completely (at once for those two)."""
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         message = ingress.clean(message)
-        denial = check_auth(self.deps.config, message)
+        denial = await ingress.refusal(self.deps, message)
         if denial:
             await ingress.deny(self.deps, message, denial, self)
             handled.set_result(None)
@@ -119,7 +119,9 @@ class Gateway:
                     )
                 )
         await self._dispatch(message)
-        if is_owner(self.deps.config, message):  # the owner is here: give them what was kept
+        # The owner is here (by the config or memory.db's grants): give them what was kept.
+        granted = await granted_role(self.deps.store, message)
+        if is_owner(self.deps.config, message, granted):
             try:
                 await self.flush_owner_alerts()
             except Exception:
@@ -345,7 +347,7 @@ class Gateway:
         pending = await self.deps.store.call(self.deps.store.inbox_pending)
         replayed = 0
         for message in pending:
-            denial = check_auth(self.deps.config, message)
+            denial = await ingress.refusal(self.deps, message)
             if denial:  # kept by an older Omega, or the allow-list changed: not handled
                 await store.call(store.inbox_finish, message.id)
                 await ingress.deny(self.deps, message, denial, self)

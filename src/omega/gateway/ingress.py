@@ -2,8 +2,10 @@
 limits.
 
 Runs in the gateway, before the durable inbox, for every channel: lone surrogates are replaced
-(so the message can be stored, audited and answered), a sender not allowed is denied (`deny`,
-the one deny path: nothing of theirs is kept), a text longer than `[limits] max_message_chars`
+(so the message can be stored, audited and answered), a sender not allowed (`refusal`: the
+config's allow-list and memory.db's grants, read for this very message) is denied (`deny`, the
+one deny path: nothing of theirs is kept, or under dm_policy = "pairing" a one-time code, see
+gateway/strangers.py), a text longer than `[limits] max_message_chars`
 is cut, and attachments bigger than `max_attachment_bytes` are refused. What was cut or refused
 is reported as notices for the sender.
 """
@@ -15,9 +17,10 @@ import logging
 from dataclasses import dataclass
 
 from omega.config.safety import LimitsSection
+from omega.gateway.strangers import offer_pairing
 from omega.memory.audit import AuditEntry
 from omega.text import scrub
-from omega.turn import Outbox, PipelineDeps
+from omega.turn import Outbox, PipelineDeps, check_auth, granted_role
 from omega.types import IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -96,11 +99,20 @@ def within_limits(
     return dataclasses.replace(message, text=text, attachments=kept), notices
 
 
+async def refusal(deps: PipelineDeps, message: IncomingMessage) -> str | None:
+    """Why the sender may not talk to Omega (None: they may), from the config and the grants
+    memory.db holds now (so a revocation holds from the next message)."""
+    return check_auth(deps.config, message, await granted_role(deps.store, message))
+
+
 async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:
     """Answer and audit a sender who is not allowed, at most once per
     `[limits] denial_every_secs` (kept in memory.db, so a restart does not answer again).
     Nothing of the message is kept: the audit row names the sender and the reason, never
-    their text."""
+    their text. Where the channel pairs (dm_policy = "pairing") a stranger in a direct chat
+    gets a pairing code instead, unless they had enough codes today."""
+    if await offer_pairing(deps, message, out):
+        return
     store = deps.store
     every = deps.config.limits.denial_every_secs
     try:

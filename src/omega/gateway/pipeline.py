@@ -39,7 +39,6 @@ from omega.turn import (
     Turn,
     ask_provider,
     audit_message,
-    check_auth,
     db_call,
     elapsed_ms,
     load_turn,
@@ -139,7 +138,7 @@ async def _showing_activity(
 async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> None:
     """Answer one message through every stage, in order."""
     started = time.perf_counter()
-    denial = check_auth(deps.config, message)
+    denial = await ingress.refusal(deps, message)
     if denial:
         await ingress.deny(deps, message, denial, out)
         return

@@ -25,7 +25,16 @@ from omega.lazy import loader
 
 if TYPE_CHECKING:
     from omega.turn.ask import ask_provider, models_for
-    from omega.turn.auth import allowed_users, check_auth, is_owner, local_owner_id
+    from omega.turn.auth import (
+        ChannelPolicy,
+        allowed_users,
+        check_auth,
+        dm_policies,
+        dm_policy,
+        granted_role,
+        is_owner,
+        local_owner_id,
+    )
     from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
     from omega.turn.effects import (
         MarkerContext,
@@ -71,6 +80,7 @@ if TYPE_CHECKING:
 __all__ = [
     "GROUP_RULES",
     "OWNER_COMMANDS",
+    "ChannelPolicy",
     "MarkerContext",
     "MarkerOutcome",
     "Notify",
@@ -95,7 +105,10 @@ __all__ = [
     "compose_system_prompt",
     "creator_role",
     "db_call",
+    "dm_policies",
+    "dm_policy",
     "elapsed_ms",
+    "granted_role",
     "is_owner",
     "load_turn",
     "local_owner_id",
@@ -140,6 +153,10 @@ __getattr__ = loader(
         "audit_change": "effects",
         "audit_message": "records",
         "check_auth": "auth",
+        "ChannelPolicy": "auth",
+        "dm_policies": "auth",
+        "dm_policy": "auth",
+        "granted_role": "auth",
         "compose_prompt_parts": "prompt",
         "compose_system_prompt": "prompt",
         "creator_role": "privileges",

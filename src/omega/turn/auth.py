@@ -1,12 +1,27 @@
-"""Who may talk to Omega: per-channel allow-lists, enforced before anything else."""
+"""Who may talk to Omega: per-channel allow-lists, enforced before anything else.
+
+Two sources, merged on every message (nothing cached, so a revocation holds from the next
+message): the config (`[channel.*] allowed_users`, `[auth] owners`: the seed and the override,
+an id it names is always allowed, whatever memory.db says) and memory.db's run-time grants
+(pairing, `omega people allow`; memory/access.py), read by `granted_role` and passed in as
+`granted`. Without `granted` only the config counts (fail closed).
+"""
 
 from __future__ import annotations
 
 import getpass
+import logging
+from dataclasses import dataclass
+from typing import Literal
 
 from omega.config import Config
+from omega.memory.access import GrantRole
+from omega.memory.store import Store
 from omega.owner import OWNER
 from omega.types import IncomingMessage
+
+log = logging.getLogger(__name__)
+DmPolicyName = Literal["pairing", "allowlist", "open"]
 
 
 def allowed_users(config: Config, channel: str) -> list[str] | None:
@@ -18,18 +33,38 @@ def allowed_users(config: Config, channel: str) -> list[str] | None:
     return [str(user) for user in users]
 
 
-def check_auth(config: Config, message: IncomingMessage) -> str | None:
+def dm_policy(config: Config, channel: str) -> DmPolicyName:
+    """What a stranger writing to `channel` in a direct chat gets ("allowlist" for a channel
+    without a section)."""
+    policy = getattr(getattr(config.channel, channel, None), "dm_policy", "allowlist")
+    return "pairing" if policy == "pairing" else "open" if policy == "open" else "allowlist"
+
+
+async def granted_role(store: Store, message: IncomingMessage) -> GrantRole | None:
+    """The role memory.db gives the sender's channel id, read now; None when it gives none
+    or cannot be read (then only the config counts)."""
+    try:
+        return await store.call(store.granted_role, message.channel, message.channel_id)
+    except Exception:
+        log.exception("could not read the grants of %s", message.channel_id)
+        return None
+
+
+def check_auth(
+    config: Config, message: IncomingMessage, granted: GrantRole | None = None
+) -> str | None:
     """None when the sender may talk to Omega, else the reason they may not (for the audit).
 
-    Every channel uses its own allow-list: `"*"` admits anyone, an empty list admits nobody.
-    A channel without a config section admits nobody.
+    Every channel uses its own allow-list: `"*"` admits anyone, an empty list admits nobody;
+    an id memory.db grants (`granted`) is admitted too. A channel without a config section
+    admits nobody.
     """
     if not config.auth.enabled:
         return None
     users = allowed_users(config, message.channel)
     if users is None:
         return f"channel {message.channel!r} has no allow-list in the config"
-    if "*" in users or message.channel_id in users:
+    if "*" in users or message.channel_id in users or granted is not None:
         return None
     if not users:
         return f"{message.channel} allow-list is empty"
@@ -44,12 +79,13 @@ def local_owner_id() -> str:
         return "owner"
 
 
-def is_owner(config: Config, message: IncomingMessage) -> bool:
-    """Whether the sender is the owner: an id in `[auth] owners` ("channel:id"), the heartbeat
-    target, the web page, or at the terminal the local user (unless `[auth] owners` names
-    terminal ids, then exactly those). Only the owner may resolve, approve or reject."""
+def is_owner(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> bool:
+    """Whether the sender is the owner: an id in `[auth] owners` ("channel:id") or made an
+    owner in memory.db (`granted`), the heartbeat target, the web page, or at the terminal the
+    local user (unless `[auth] owners` names terminal ids, then exactly those). Only the owner
+    may resolve, approve or reject."""
     channel, sender = message.channel, message.channel_id
-    if channel == OWNER or f"{channel}:{sender}" in config.auth.owners:
+    if channel == OWNER or f"{channel}:{sender}" in config.auth.owners or granted == "owner":
         return True
     hb = config.heartbeat
     if hb.reply_target and channel == hb.channel and sender == hb.reply_target:
@@ -60,3 +96,47 @@ def is_owner(config: Config, message: IncomingMessage) -> bool:
         named = [o for o in config.auth.owners if o.partition(":")[0].strip() == "terminal"]
         return not named and sender == local_owner_id()
     return False
+
+
+@dataclass(frozen=True)
+class ChannelPolicy:
+    """One channel's admission as configured and granted (for `omega security audit`)."""
+
+    channel: str
+    enabled: bool
+    dm_policy: DmPolicyName
+    wildcard: bool  # "*" in the config's allow-list: anyone is admitted
+    config_allowed: tuple[str, ...]
+    granted: tuple[str, ...]  # ids memory.db lets in (person or owner)
+    owners: tuple[str, ...]  # ids with the owner's rights: [auth] owners and granted owners
+
+
+def dm_policies(config: Config, store: Store | None = None) -> list[ChannelPolicy]:
+    """Every channel's policy, allow-list and owners, from the config and (when given)
+    memory.db's grants: what an audit checks for open DM policies and wildcard lists."""
+    grants = store.grants() if store is not None else []
+    found = []
+    for name in type(config.channel).model_fields:
+        section = getattr(config.channel, name)
+        users = allowed_users(config, name) or []
+        mine = [g for g in grants if g.channel == name]
+        owners = [
+            ident.strip()
+            for channel, _, ident in (o.partition(":") for o in config.auth.owners)
+            if channel.strip() == name
+        ]
+        enabled = config.web.enabled if name == "web" else getattr(section, "enabled", True)
+        found.append(
+            ChannelPolicy(
+                channel=name,
+                enabled=bool(enabled),
+                dm_policy=dm_policy(config, name),
+                wildcard="*" in users,
+                config_allowed=tuple(users),
+                granted=tuple(g.sender_id for g in mine),
+                owners=tuple(
+                    dict.fromkeys([*owners, *(g.sender_id for g in mine if g.role == "owner")])
+                ),
+            )
+        )
+    return found

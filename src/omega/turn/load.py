@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from omega.schedule import resolve_timezone
+from omega.turn.auth import granted_role
 from omega.turn.deps import PipelineDeps, Turn
 from omega.turn.privileges import Role, role_of, workspace_for
 from omega.turn.records import db_call
@@ -16,7 +17,8 @@ async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
     """The sender's facts, language and timezone (memory failing means empty facts)."""
     no_facts: dict[str, str] = {}
     facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
-    return make_turn(deps, facts, role_of(deps.config, message))
+    granted = await granted_role(deps.store, message)  # read now: a revocation holds at once
+    return make_turn(deps, facts, role_of(deps.config, message, granted))
 
 
 def make_turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from omega.config import Config
+from omega.memory.access import GrantRole
 from omega.memory.tasks import Task
 from omega.owner import OWNER
 from omega.turn.auth import check_auth, is_owner
@@ -63,17 +64,21 @@ OWNER_COMMANDS = frozenset(
         "selfheal",
         "whatsapp",
         "quant",
+        "pending",
+        "approve_person",
+        "deny_person",
     }
 )
 
 
-def role_of(config: Config, message: IncomingMessage) -> Role:
-    """The role the turn answering `message` runs with."""
+def role_of(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> Role:
+    """The role the turn answering `message` runs with; `granted` is what memory.db gives the
+    sender's channel id (turn.auth.granted_role), read for this message."""
     if message.channel == OWNER:  # work addressed to the owner (self-heal verification)
         return "owner"
-    if check_auth(config, message):
+    if check_auth(config, message, granted):
         return "stranger"
-    if is_owner(config, message):
+    if is_owner(config, message, granted):
         return "owner"
     return "group" if message.is_group else "person"
 

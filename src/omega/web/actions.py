@@ -19,6 +19,7 @@ from omega.evolution.limitations import resolve_by_owner
 from omega.evolution.registration import ReviewError
 from omega.evolution.registration import approve as approve_proposal
 from omega.evolution.registration import reject as reject_proposal
+from omega.gateway.strangers import enter_code
 from omega.memory import dashboard
 from omega.memory.audit import AuditEntry
 from omega.memory.store import Store
@@ -187,6 +188,35 @@ async def purge(request: Request) -> Response:
 
     text = await store.call(forget)
     return _back("/people", text)
+
+
+async def _pairing_code(request: Request, approve: bool) -> Response:
+    ctx = ctx_of(request)
+    form = await _form(request)
+    _, text = await ctx.store.call(enter_code, ctx.store, form.get("code", ""), approve, "web")
+    return _back("/people", text)
+
+
+async def approve_code(request: Request) -> Response:
+    """Let in the stranger who was given the code typed in (wrong codes count against the
+    page, as on every surface)."""
+    return await _pairing_code(request, True)
+
+
+async def deny_code(request: Request) -> Response:
+    """Turn away the stranger who was given the code typed in."""
+    return await _pairing_code(request, False)
+
+
+async def revoke_person(request: Request) -> Response:
+    """Take back a run-time grant (pairing, `omega people allow`); their tasks are cancelled."""
+    ctx = ctx_of(request)
+    form = await _form(request)
+    channel, sender_id = form.get("channel", ""), form.get("sender_id", "")
+    had, cancelled = await ctx.store.call(ctx.store.revoke_access, channel, sender_id, BY)
+    ctx.deps.state.tasks_changed.set()  # the scheduler re-plans its sleep
+    what = "revoked" if had else "had no run-time grant"
+    return _back("/people", f"{channel}:{sender_id} {what}; {cancelled} pending task(s) cancelled.")
 
 
 async def logout(request: Request) -> Response:

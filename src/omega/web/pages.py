@@ -14,6 +14,7 @@ from omega.evolution.fragments import fragment_history
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.report import evolution_report, since_days
 from omega.evolution.review import review_files
+from omega.gateway import strangers
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
@@ -199,11 +200,14 @@ async def tasks(request: Request) -> Response:
 
 
 async def people(request: Request) -> Response:
-    """Everyone Omega keeps memory about."""
+    """Everyone Omega keeps memory about, strangers waiting to be approved (each approved or
+    denied with the code they were given) and the people let in at run time."""
     store = ctx_of(request).store
     q = _arg(request, "q")
     found = await store.call(dashboard.people, store, q, _page(request))
-    return render(request, "people.html", page=found, q=q)
+    pending = await store.call(store.pairing_pending, strangers.utc_clock())
+    grants = await store.call(store.grants)
+    return render(request, "people.html", page=found, q=q, pending=pending, grants=grants)
 
 
 async def person(request: Request) -> Response:

@@ -30,6 +30,11 @@ from omega.tools.mcp_health import status_lines as mcp_status_lines
 from omega.turn import is_owner
 
 
+def _owner(ctx: CommandContext) -> bool:
+    """The owner by the config, or by the role this turn runs with (memory.db's grants)."""
+    return ctx.role == "owner" or is_owner(ctx.config, ctx.message)
+
+
 def _status(ctx: CommandContext, args: str) -> str:
     uptime = int(time.monotonic() - ctx.started_at)
     hours, rest = divmod(uptime, 3600)
@@ -53,7 +58,7 @@ def _status(ctx: CommandContext, args: str) -> str:
     )
     text += "\n" + summary(checks)
     waiting = counts.get("owner_alerts_pending", 0)
-    if waiting and is_owner(ctx.config, ctx.message):
+    if waiting and _owner(ctx):
         kept = ctx.store.pending_owner_alerts(5)
         text += f"\nAlerts kept for you (no channel reached you): {waiting}\n" + "\n".join(
             f"- [{alert.created_at[:16]}] {alert.text[:300]}" for alert in kept
@@ -82,7 +87,7 @@ def _limitations(ctx: CommandContext, args: str) -> str:
 
 
 def _resolve(ctx: CommandContext, args: str) -> str:
-    if not is_owner(ctx.config, ctx.message):
+    if not _owner(ctx):
         return OWNER_ONLY
     if not args:
         return "Usage: /resolve <limitation id> [how it was resolved]"
@@ -121,7 +126,7 @@ def _proposals(ctx: CommandContext, args: str) -> str:
 
 
 def _review(ctx: CommandContext, args: str, approving: bool) -> str:
-    if not is_owner(ctx.config, ctx.message):
+    if not _owner(ctx):
         return OWNER_ONLY
     key, _, notes = args.partition(" ")
     if not key.isdigit():
@@ -179,7 +184,7 @@ def _selfheal(ctx: CommandContext, args: str) -> str:
             f"Self-healing {state.status}: {state.anomaly} "
             f"(iteration {state.iteration}/{state.max_iterations})"
         )
-    if not is_owner(ctx.config, ctx.message):
+    if not _owner(ctx):
         return OWNER_ONLY
     cleared = clear_escalation(ctx.store, ctx.paths.self_healing)
     if cleared is None:
