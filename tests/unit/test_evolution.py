@@ -15,11 +15,11 @@ from omega.app import bootstrap
 from omega.config import Config
 from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
 from omega.evolution.gate import GateDecision, Policy, check_proposal
-from omega.evolution.signals import Judgement
 from omega.evolution.introspection import maybe_introspect, timeline
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
+from omega.evolution.signals import Judgement
 from omega.evolution.validation import validated_json
 from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
@@ -102,8 +102,7 @@ def test_tool_names_are_snake_case() -> None:
         == "manual_review"
     )
     assert (
-        check_clear({**GOOD, "name": "send-email"}, "tool", [], policy("manual")).action
-        == "reject"
+        check_clear({**GOOD, "name": "send-email"}, "tool", [], policy("manual")).action == "reject"
     )
 
 

@@ -116,7 +116,8 @@ def check_proposal(
     signals = _signals(spec, label, judgement)
     forbidden, uncertain, seen = _combine(signals, policy.forbidden_categories)
     errors += [f"category {c!r} is forbidden" for c in sorted(forbidden)]
-    errors += [f"{c} by {s}: {why}" for c in sorted(forbidden) for s, why in forbidden[c]]
+    # Which signals refused; their reasons (some quote model text) stay in `judged`.
+    errors += [f"{c} found by: {', '.join(s for s, _ in forbidden[c])}" for c in sorted(forbidden)]
     warnings += [
         f"uncertain whether {c!r} ({s}: {why}); the owner decides"
         for c in sorted(uncertain)
@@ -164,7 +165,9 @@ def check_proposal(
 Reasons = dict[str, list[tuple[str, str]]]
 
 
-def _signals(spec: dict[str, Any], label: str, judgement: Judgement) -> dict[str, dict[str, Finding]]:
+def _signals(
+    spec: dict[str, Any], label: str, judgement: Judgement
+) -> dict[str, dict[str, Finding]]:
     """Every signal's findings per category: label, keywords, content, model judge."""
     keywords = assess(spec)
     return {

@@ -19,9 +19,9 @@ from typing import Any
 from omega.evolution.gate import GateDecision, Policy, check_proposal
 from omega.evolution.signals import Finding, Judgement
 from omega.evolution.validation import validated_json
+from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.text import neutralized, quote_untrusted
-from omega.memory.db import utc_now
 from omega.turn import PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, Reply
 

@@ -78,8 +78,9 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         await ctx.notify(
             owner_message(
                 ctx,
-                f"🧩 A lesson for skill '{skill.name}' {label} was rejected by the gate "
-                f"(#{filed.proposal.id}): " + "; ".join(decision.errors[:3]),
+                f"🧩 A lesson for skill '{skill.name}' (quoted, not an instruction): "
+                f"{quote_untrusted(lesson, label, 300)} was rejected by the gate "
+                f"(#{filed.proposal.id}): forbidden {', '.join(decision.judged['categories'])}.",
                 kind="alert",
             )
         )

@@ -24,7 +24,9 @@ SECRET_FILES: dict[str, re.Pattern[str]] = {
         r"cert9\.db",
         r"local[\s_]state\b.{0,40}(chrome|edge|brave)",
     ),
-    "credentials: browser cookies": _any(r"cookies\.sqlite", r"(chrome|edge|brave|firefox)\W{0,20}cookies"),
+    "credentials: browser cookies": _any(
+        r"cookies\.sqlite", r"(chrome|edge|brave|firefox)\W{0,20}cookies"
+    ),
     "credentials: ssh keys": _any(
         r"~?/?\.ssh\b", r"\bid_(rsa|dsa|ecdsa|ed25519)\b", r"authorized_keys", r"ssh-agent"
     ),
@@ -78,25 +80,58 @@ API_SIGNS: dict[str, re.Pattern[str]] = {
     ),
     "broker: alpaca": _any(r"\balpaca\b", r"APCA_API"),
     "broker: retail brokers": _any(
-        r"robinhood", r"td\s?ameritrade", r"\bschwab\b", r"e\*?trade", r"\bdegiro\b",
-        r"trading\s?212", r"\btradier\b", r"\boanda\b", r"metatrader|\bmt[45]\b", r"\bsaxo\b",
+        r"robinhood",
+        r"td\s?ameritrade",
+        r"\bschwab\b",
+        r"e\*?trade",
+        r"\bdegiro\b",
+        r"trading\s?212",
+        r"\btradier\b",
+        r"\boanda\b",
+        r"metatrader|\bmt[45]\b",
+        r"\bsaxo\b",
     ),
     "broker: crypto exchanges": _any(
-        r"\bbinance\b", r"\bcoinbase\b", r"\bkraken\b", r"\bbitstamp\b", r"\bccxt\b",
-        r"\bbybit\b", r"\bokx\b",
+        r"\bbinance\b",
+        r"\bcoinbase\b",
+        r"\bkraken\b",
+        r"\bbitstamp\b",
+        r"\bccxt\b",
+        r"\bbybit\b",
+        r"\bokx\b",
     ),
     "payment: card and transfer APIs": _any(
-        r"\bstripe\b", r"\bpaypal\b", r"\bbraintree\b", r"\badyen\b", r"transferwise",
-        r"api\.wise\.com", r"\bvenmo\b", r"\bzelle\b", r"\brevolut\b", r"\bmollie\b",
-        r"\bklarna\b", r"\bsepa\b", r"\bswift\s+transfer", r"\bplaid\b", r"\bbizum\b",
-        r"\bpix\b", r"\bcash\s?app\b",
+        r"\bstripe\b",
+        r"\bpaypal\b",
+        r"\bbraintree\b",
+        r"\badyen\b",
+        r"transferwise",
+        r"api\.wise\.com",
+        r"\bvenmo\b",
+        r"\bzelle\b",
+        r"\brevolut\b",
+        r"\bmollie\b",
+        r"\bklarna\b",
+        r"\bsepa\b",
+        r"\bswift\s+transfer",
+        r"\bplaid\b",
+        r"\bbizum\b",
+        r"\bpix\b",
+        r"\bcash\s?app\b",
     ),
     "payment: on-chain transfer": _any(
         r"sendtransaction", r"eth_send", r"\bweb3\b", r"\bsolana\b.{0,30}transfer"
     ),
     "messaging: e-mail sending": _any(
-        r"\bsmtp", r"smtplib", r"\bsendmail\b", r"\bmailgun\b", r"\bsendgrid\b",
-        r"amazon\s?ses\b", r"\bses\.send", r"\bpostmark\b", r"gmail\.send|users\.messages\.send",
+        r"\bsmtp",
+        r"smtplib",
+        r"\bsendmail\b",
+        r"\bmailgun\b",
+        r"\bsendgrid\b",
+        r"amazon\s?ses\b",
+        r"\bses\.send",
+        r"\bpostmark\b",
+        r"gmail\.send|users\.messages\.send",
         r"\bmailto:",
     ),
     "messaging: sms and phone": _any(
@@ -124,7 +159,9 @@ DROP_SITES = _any(r"\btransfer\.sh\b", r"\binteract\.sh\b", r"\b0x0\.st\b", r"\b
 # Hosts built to receive whatever is sent to them.
 WEBHOOK_HOSTS: dict[str, re.Pattern[str]] = {
     "hook": _any(r"^(web)?hooks?\.", r"webhook", r"\bhook\."),
-    "bin": _any(r"requestbin", r"pipedream", r"beeceptor", r"hookbin", r"webhook\.site", r"postb\.in"),
+    "bin": _any(
+        r"requestbin", r"pipedream", r"beeceptor", r"hookbin", r"webhook\.site", r"postb\.in"
+    ),
     "tunnel": _any(r"ngrok", r"trycloudflare", r"localtunnel", r"serveo", r"loca\.lt"),
     "drop": _any(r"pastebin", r"transfer\.sh", r"file\.io", r"0x0\.st", r"anonfiles", r"termbin"),
     "oast": _any(r"burpcollaborator", r"interact\.sh", r"oast\.", r"canarytokens"),

@@ -15,8 +15,8 @@ import unicodedata
 _INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u200b\u200c\u200d\u200e\u200f\u2060\u2061\ufeff"))
 # Cyrillic and Greek letters drawn like Latin ones (the confusables that matter for words).
 _LOOKALIKES = str.maketrans(
-    "аеорсухіјѕԁһӏкмнтвАЕОРСУХІЈЅКМНТВ" "αεορικντυχΑΕΟΡΙΚΝΤΥΧΒΜΖ",
-    "aeopcyxijsdhlkmhtbAEOPCYXIJSKMHTB" "aeopikvtuxAEOPIKNTYXBMZ",
+    "аеорсухіјѕԁһӏкмнтвАЕОРСУХІЈЅКМНТВαεορικντυχΑΕΟΡΙΚΝΤΥΧΒΜΖ",
+    "aeopcyxijsdhlkmhtbAEOPCYXIJSKMHTBaeopikvtuxAEOPIKNTYXBMZ",
 )
 _DOT = re.compile(r"\s*(\[\.\]|\(\.\)|\{\.\}|\[dot\]|\(dot\)|\s+dot\s+)\s*", re.IGNORECASE)
 _AT = re.compile(r"\s*(\[at\]|\(at\)|\[@\])\s*", re.IGNORECASE)

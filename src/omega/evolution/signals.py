@@ -36,7 +36,7 @@ from omega.evolution.lexicon import (
     WEBHOOK_HOSTS,
 )
 from omega.evolution.normalize import readings
-from omega.evolution.scaffold import scaffold_text
+from omega.evolution.scaffold import TOOL_NAME, scaffold_text
 
 Verdict = Literal["yes", "no", "unsure"]
 _TLDS = (
@@ -58,7 +58,9 @@ _AMOUNT = re.compile(
     r"[$€£¥]\s?\d|\b\d+(?:[.,]\d+)?\s?(?:usd|eur|gbp|chf|dollars?|euros?|btc|eth|usdt)\b",
     re.IGNORECASE,
 )
-_NOT_TICKERS = frozenset("API URL JSON HTTP HTTPS CSV PDF SQL UTC GMT MB GB KB MS AM PM ID OK".split())
+_NOT_TICKERS = frozenset(
+    "API URL JSON HTTP HTTPS CSV PDF SQL UTC GMT MB GB KB MS AM PM ID OK".split()
+)
 _LOCAL = re.compile(r"^(localhost|127(?:\.\d+){3}|0\.0\.0\.0|::1|[\w.-]+\.(local|localhost))$")
 
 
@@ -92,7 +94,7 @@ class Finding:
 def sources(spec: dict[str, Any]) -> str:
     """Every field of a proposal, its declared MCP servers and its scaffold, as one text."""
     parts = [json.dumps(spec, ensure_ascii=False, default=str)]
-    for key, value in spec.items():
+    for value in spec.values():
         if isinstance(value, str):
             parts.append(value)
         elif isinstance(value, list):
@@ -100,21 +102,19 @@ def sources(spec: dict[str, Any]) -> str:
     parts += [_mcp_text(spec.get(key)) for key in ("mcp", "mcp_servers", "mcpServers")]
     parts.append(_mcp_text(_frontmatter_mcp(str(spec.get("content") or ""))))
     name = spec.get("name")
-    if spec.get("kind") == "tool" and isinstance(name, str):
-        try:
-            parts.append(_scaffold_fields(scaffold_text(name, 0, spec)))
-        except ValueError:
-            pass  # not a tool name: the gate rejects it on its own
+    if spec.get("kind") == "tool" and isinstance(name, str) and TOOL_NAME.fullmatch(name):
+        # (Another name is no tool name: the gate rejects it on its own.)
+        parts.append(_scaffold_fields(scaffold_text(name, 0, spec)))
     return "\n".join(p for p in parts if p)
 
 
 def _mcp_text(value: object) -> str:
     """An MCP server declaration (mapping or list; command, args, env) as plain lines."""
-    servers = value.values() if isinstance(value, dict) else value
-    if not isinstance(servers, list | tuple) and not hasattr(servers, "__iter__"):
+    servers = list(value.values()) if isinstance(value, dict) else value
+    if not isinstance(servers, list):
         return ""
     lines: list[str] = []
-    for server in servers if not isinstance(servers, str) else ():
+    for server in servers:
         if not isinstance(server, dict):
             continue
         args = server.get("args")
@@ -225,7 +225,8 @@ def content_findings(facts: Facts) -> dict[str, Finding]:
             found["credential_access"] = Finding("yes", f"sends credentials to {where}")
     elif facts.webhooks or (facts.hosts and "send" in acts):
         found["data_exfiltration"] = Finding(
-            "unsure", f"sends data off the machine: {', '.join(sorted({*facts.webhooks, *facts.hosts})[:4])}"
+            "unsure",
+            f"sends data off the machine: {', '.join(sorted({*facts.webhooks, *facts.hosts})[:4])}",
         )
     money_apis = [a for a in facts.apis if a.split(":")[0] in ("broker", "payment")]
     assets = acts & {"quantity_of_securities", "amount", "money"}
