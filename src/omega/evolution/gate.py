@@ -90,30 +90,24 @@ def check_proposal(
     judgement: Judgement,
 ) -> GateDecision:
     """Validate one proposal against the policy and every signal; pure, never raises."""
-    errors: list[str] = []
+    errors = _shape_errors(spec, kind, existing)
     warnings: list[str] = []
-    name = spec.get("name")
-    pattern = SKILL_NAME if kind == "skill" else TOOL_NAME
-    if not isinstance(name, str) or not pattern.match(name):
-        style = "kebab-case" if kind == "skill" else "snake_case"
-        errors.append(f"name {name!r} is not a valid {kind} name ({style}, 2-64 chars)")
-    elif name.casefold() in {n.casefold() for n in existing}:
-        errors.append(f"name {name!r} conflicts with an existing tool or skill")
-    description = spec.get("description")
-    if not isinstance(description, str) or not (
-        MIN_DESCRIPTION <= len(description.strip()) <= MAX_DESCRIPTION
-    ):
-        errors.append(f"description must be {MIN_DESCRIPTION}-{MAX_DESCRIPTION} characters")
-    errors += _schema_errors(spec.get("inputs", {"type": "object", "properties": {}}))
-    if kind == "skill":
-        errors += _trigger_errors(spec.get("trigger_phrases", []))
     label = normalize_label(spec.get("category", "other")) or "other"
     if label not in CATEGORIES and label not in policy.forbidden_categories:
         warnings.append(f"unknown category {label!r}")
     claimed = normalize_label(spec.get("risk_level", "medium"))
     if claimed not in RISK:
         errors.append(f"risk_level {claimed!r} is not low, medium or high")
-    signals = _signals(spec, label, judgement)
+    keywords, facts = assess(spec), extract(spec)
+    signals: dict[str, dict[str, Finding]] = {
+        "label": {label: Finding("yes", f"the proposal is labelled {label!r}")},
+        "keywords": {
+            c: Finding("yes", "; ".join(r for r in keywords.reasons if r.startswith(c)))
+            for c in keywords.categories
+        },
+        "content": content_findings(facts),
+        "model judge": judgement.findings,
+    }
     forbidden, uncertain, seen = _combine(signals, policy.forbidden_categories)
     errors += [f"category {c!r} is forbidden" for c in sorted(forbidden)]
     # Which signals refused; their reasons (some quote model text) stay in `judged`.
@@ -124,8 +118,6 @@ def check_proposal(
         for s, why in uncertain[c]
     ]
     warnings += [f"content: {c} ({s}: {why})" for c in sorted(seen) for s, why in seen[c]]
-    keywords = assess(spec)
-    facts = extract(spec)
     risk = stricter(claimed, keywords.risk)
     if forbidden or seen:
         risk = "high"
@@ -150,7 +142,7 @@ def check_proposal(
             "keywords": {"categories": sorted(keywords.categories), "reasons": keywords.reasons},
             "content": {
                 "facts": facts.as_dict(),
-                "findings": {c: f.as_dict() for c, f in content_findings(facts).items()},
+                "findings": {c: f.as_dict() for c, f in signals["content"].items()},
             },
             "judge": judgement.as_dict(),
         },
@@ -162,23 +154,28 @@ def check_proposal(
     return GateDecision("manual_review", (), tuple(warnings), judged)
 
 
+def _shape_errors(spec: dict[str, Any], kind: str, existing: Collection[str]) -> list[str]:
+    """Name format and conflicts, description length, inputs schema, specific triggers."""
+    errors: list[str] = []
+    name = spec.get("name")
+    pattern = SKILL_NAME if kind == "skill" else TOOL_NAME
+    if not isinstance(name, str) or not pattern.match(name):
+        style = "kebab-case" if kind == "skill" else "snake_case"
+        errors.append(f"name {name!r} is not a valid {kind} name ({style}, 2-64 chars)")
+    elif name.casefold() in {n.casefold() for n in existing}:
+        errors.append(f"name {name!r} conflicts with an existing tool or skill")
+    description = spec.get("description")
+    if not isinstance(description, str) or not (
+        MIN_DESCRIPTION <= len(description.strip()) <= MAX_DESCRIPTION
+    ):
+        errors.append(f"description must be {MIN_DESCRIPTION}-{MAX_DESCRIPTION} characters")
+    errors += _schema_errors(spec.get("inputs", {"type": "object", "properties": {}}))
+    if kind == "skill":
+        errors += _trigger_errors(spec.get("trigger_phrases", []))
+    return errors
+
+
 Reasons = dict[str, list[tuple[str, str]]]
-
-
-def _signals(
-    spec: dict[str, Any], label: str, judgement: Judgement
-) -> dict[str, dict[str, Finding]]:
-    """Every signal's findings per category: label, keywords, content, model judge."""
-    keywords = assess(spec)
-    return {
-        "label": {label: Finding("yes", f"the proposal is labelled {label!r}")},
-        "keywords": {
-            c: Finding("yes", "; ".join(r for r in keywords.reasons if r.startswith(c)))
-            for c in keywords.categories
-        },
-        "content": content_findings(extract(spec)),
-        "model judge": judgement.findings,
-    }
 
 
 def _combine(
