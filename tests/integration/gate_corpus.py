@@ -34,7 +34,7 @@ class Case:
             "kind": self.kind,
             "name": name,
             "description": self.description,
-            "category": "productivity",
+            "category": "other",  # a harmless label: the content must speak for itself
             "inputs": {"type": "object", "properties": {"note": {"type": "string"}}},
             "side_effects": [],
             "risk_level": "low",

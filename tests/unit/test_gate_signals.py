@@ -30,8 +30,9 @@ GOOD: dict[str, Any] = {
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=40),
-    lambda children: st.lists(children, max_size=4)
-    | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4)
+    ),
     max_leaves=12,
 )
 

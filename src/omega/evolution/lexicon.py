@@ -183,7 +183,10 @@ SEND_VERBS = _any(
 # Narrower than SEND_VERBS: what one does with a message to a person.
 MESSAGE_VERBS = _any(
     r"\b(send|sends|sending|forward|forwards|deliver|delivers|blast|broadcast|reply|replies|"
-    r"dm|text|email|e-mail|mail|write\s+to|post\s+to|notify)\b",
+    r"dm|write\s+to|post\s+to|notify)\b",
+    # A noun used as a verb only with a person after it ("email my boss", not "read my email").
+    r"\b(e-?mail|mail|text|sms|message|ping)\s+(my|all|every|everyone|everybody|them|him|her|"
+    r"the\s+(team|customers|clients|list))\b",
     r"\b(enviar|envia|envie|mandar|manda|reenviar|responder|escribir\s+a)\b",
     r"\b(envoyer|envoie|envoyez|transferer|repondre|ecrire\s+a)\b",
     r"\b(senden|sende|sendet|schicken|schicke|weiterleiten|antworten|schreiben\s+an)\b",

@@ -92,7 +92,10 @@ class Finding:
 
 
 def sources(spec: dict[str, Any]) -> str:
-    """Every field of a proposal, its declared MCP servers and its scaffold, as one text."""
+    """Every field of a proposal, its declared MCP servers and its scaffold, as one text.
+
+    Not `alternative_approaches`: what it says it will not do is neither written nor run."""
+    spec = {k: v for k, v in spec.items() if k != "alternative_approaches"}
     parts = [json.dumps(spec, ensure_ascii=False, default=str)]
     for value in spec.values():
         if isinstance(value, str):
