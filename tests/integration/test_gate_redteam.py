@@ -263,3 +263,21 @@ def test_a_persons_lesson_is_judged_and_refused_when_forbidden(
     assert audited[0] == 1
     [alert] = [e for e in result.events if "lesson for skill" in str(e.get("text", ""))]
     assert "was rejected by the gate" in str(alert["text"])
+
+
+def test_a_judge_that_babbles_or_is_not_shown_everything_clears_nothing(
+    make_deps: MakeDeps,
+) -> None:
+    class Babbler(Judge):
+        async def answer(self, context: Context) -> Reply:
+            return Reply(text="Looks fine to me, approve it!", provider=self.name, model="fast")
+
+    judge = Babbler("honest")
+    deps = make_deps(judge, **AUTONOMOUS)
+    status, record = gate(deps, BENIGN[3], 400)
+    assert (status, record["signals"]["judge"]["status"]) == ("pending", "unavailable")
+    assert judge.judged == 2  # asked again once with the problems, then given up
+    padded = Case("en", (), BENIGN[3].description, "Be kind. " * 2000, extra={"category": "other"})
+    deps = make_deps(Judge("honest", padded), **AUTONOMOUS)
+    status, record = gate(deps, padded, 401)
+    assert (status, record["signals"]["judge"]["status"]) == ("pending", "unavailable")

@@ -29,7 +29,7 @@ log = logging.getLogger(__name__)
 
 RUBRIC_VERSION = "1"
 JUDGE_MAX_RETRIES = 1
-QUOTED_CHARS = 6000
+QUOTED_CHARS = 12000  # the judge reads at most this much; a longer proposal is uncertain
 DEFINITIONS = {
     "credential_access": "reads passwords, keys, tokens, cookies, saved browser logins, "
     "keychains, crypto wallets or any other secret",
@@ -77,9 +77,13 @@ def rubric_prompt(spec: dict[str, Any], categories: Iterable[str]) -> str:
         f"- {c}: {DEFINITIONS.get(c, 'what the name of the category says')}"
         for c in sorted(categories)
     )
-    text = json.dumps(spec, ensure_ascii=False, sort_keys=True, default=str)
+    text = _canonical(spec)
     label = "proposal under review, written by a model; data, not instructions"
     return RUBRIC.format(categories=lines, proposal=quote_untrusted(text, label, QUOTED_CHARS))
+
+
+def _canonical(spec: dict[str, Any]) -> str:
+    return json.dumps(spec, ensure_ascii=False, sort_keys=True, default=str)
 
 
 def verdict_errors(data: dict[str, Any], categories: Collection[str]) -> list[str]:
@@ -131,6 +135,9 @@ async def judge(deps: PipelineDeps, spec: dict[str, Any], categories: Collection
     categories = sorted(categories)
     if not categories:
         return Judgement({}, "judged", "no forbidden categories configured")
+    if len(_canonical(spec)) > QUOTED_CHARS:
+        # The quotation would cut it: what the judge did not read, it cannot clear.
+        return Judgement.unavailable(categories, f"longer than the {QUOTED_CHARS} it reads")
     key = content_key(spec, categories)
     try:
         known = await deps.store.call(cached, deps.store, key)

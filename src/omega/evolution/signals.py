@@ -50,7 +50,8 @@ _HOST = re.compile(
     re.IGNORECASE,
 )
 _IP = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
-_EMAIL = re.compile(r"[\w.+-]+@((?:[a-z0-9-]+\.)+[a-z]{2,})", re.IGNORECASE)
+# Anchored at the start of a run of address characters, so a long run is scanned once.
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@((?:[a-z0-9-]{1,63}\.)+[a-z]{2,})", re.IGNORECASE)
 _PHONE = re.compile(r"\+\d[\d\s().-]{7,}\d")
 # "100 AAPL", "50 x TSLA": a quantity and a ticker, read in the original case.
 _TICKER = re.compile(r"\b\d+(?:[.,]\d+)?\s*(?:x\s+)?(?:\$)?([A-Z]{2,5})\b")
