@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from omega.config import Config
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 
@@ -22,6 +23,17 @@ AUTONOMOUS = {
     "OMEGA_EVOLUTION__AUTONOMY_MODE": "autonomous",
     "OMEGA_EVOLUTION__REQUIRE_MANUAL_APPROVAL": "false",
 }
+
+
+# The gate's model judge finding nothing forbidden (without it, the gate never approves).
+CLEAR_JUDGE = json.dumps(
+    {
+        "verdicts": {
+            c: {"verdict": "no", "reason": "formats text"}
+            for c in Config().evolution.forbidden_categories
+        }
+    }
+)
 
 
 def query(home: Path, sql: str) -> list[tuple[Any, ...]]:
@@ -71,6 +83,7 @@ def test_a_tool_file_nobody_pinned_never_runs_even_when_autonomous_mode_approves
             match="capability analyst",
             text=proposal("tool", "fmt_report", "Format a plain text report nicely."),
         ),
+        Step(match="Judge the proposal quoted", text=CLEAR_JUDGE),  # the gate's model judge
     ]
     env = openai_env(fake_openai, **AUTONOMOUS)
     first = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "format my report"}))

@@ -14,11 +14,12 @@ import pytest
 from omega.app import bootstrap
 from omega.config import Config
 from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
-from omega.evolution.gate import Policy, check_proposal
+from omega.evolution.gate import GateDecision, Policy, check_proposal
 from omega.evolution.introspection import maybe_introspect, timeline
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.evolution.registration import ReviewError, approve, reject
+from omega.evolution.signals import Judgement
 from omega.evolution.validation import validated_json
 from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
@@ -40,6 +41,11 @@ GOOD: dict[str, Any] = {
 }
 
 
+def check_clear(spec: dict[str, Any], kind: str, existing: list[str], pol: Policy) -> GateDecision:
+    """The pure gate with a model judge that found nothing (the async gate's all-clear case)."""
+    return check_proposal(spec, kind, existing, pol, Judgement({}, "judged"))
+
+
 def policy(
     mode: str, forbidden: tuple[str, ...] = ("credential_access",), max_risk: str = "medium"
 ) -> Policy:
@@ -49,23 +55,23 @@ def policy(
 @pytest.mark.parametrize("mode", ["manual", "assisted", "sandboxed", "autonomous"])
 def test_forbidden_category_is_rejected_in_every_mode(mode: str) -> None:
     spec = {**GOOD, "category": "credential_access", "risk_level": "low"}
-    decision = check_proposal(spec, "skill", [], policy(mode))
+    decision = check_clear(spec, "skill", [], policy(mode))
     assert decision.action == "reject"
     assert "forbidden" in decision.errors[0]
 
 
 def test_only_autonomous_low_risk_is_auto_approved() -> None:
-    assert check_proposal(GOOD, "skill", [], policy("autonomous")).action == "approve"
+    assert check_clear(GOOD, "skill", [], policy("autonomous")).action == "approve"
     for mode in ("manual", "assisted", "sandboxed"):
-        assert check_proposal(GOOD, "skill", [], policy(mode)).action == "manual_review"
+        assert check_clear(GOOD, "skill", [], policy(mode)).action == "manual_review"
     medium = {**GOOD, "risk_level": "medium"}
-    assert check_proposal(medium, "skill", [], policy("autonomous")).action == "manual_review"
+    assert check_clear(medium, "skill", [], policy("autonomous")).action == "manual_review"
     high = {**GOOD, "risk_level": "high"}
-    decision = check_proposal(high, "skill", [], policy("autonomous"))
+    decision = check_clear(high, "skill", [], policy("autonomous"))
     assert decision.action == "manual_review" and "exceeds" in decision.warnings[0]
     # Spec 004's require_manual_approval (on by default) keeps even autonomous mode manual.
     strict = Policy("autonomous", "medium", frozenset(), require_manual_approval=True)
-    assert check_proposal(GOOD, "skill", [], strict).action == "manual_review"
+    assert check_clear(GOOD, "skill", [], strict).action == "manual_review"
     assert Policy.from_config(Config().evolution).require_manual_approval
 
 
@@ -85,19 +91,18 @@ def test_only_autonomous_low_risk_is_auto_approved() -> None:
     ],
 )
 def test_gate_checks(change: dict[str, Any], problem: str) -> None:
-    decision = check_proposal({**GOOD, **change}, "skill", ["claude-code"], policy("autonomous"))
+    decision = check_clear({**GOOD, **change}, "skill", ["claude-code"], policy("autonomous"))
     assert decision.action == "reject"
     assert any(problem in e for e in decision.errors), decision.errors
 
 
 def test_tool_names_are_snake_case() -> None:
     assert (
-        check_proposal({**GOOD, "name": "send_email"}, "tool", [], policy("manual")).action
+        check_clear({**GOOD, "name": "send_email"}, "tool", [], policy("manual")).action
         == "manual_review"
     )
     assert (
-        check_proposal({**GOOD, "name": "send-email"}, "tool", [], policy("manual")).action
-        == "reject"
+        check_clear({**GOOD, "name": "send-email"}, "tool", [], policy("manual")).action == "reject"
     )
 
 

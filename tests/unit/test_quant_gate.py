@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from omega.config import Config
-from omega.evolution.gate import Policy, check_proposal
+from omega.evolution.gate import GateDecision, Policy, check_proposal
+from omega.evolution.signals import Judgement
 
 TRADER: dict[str, Any] = {
     "name": "auto-trader",
@@ -21,6 +22,11 @@ TRADER: dict[str, Any] = {
 }
 
 
+def check_clear(spec: dict[str, Any], kind: str, existing: list[str], pol: Policy) -> GateDecision:
+    """The pure gate with a model judge that found nothing (the async gate's all-clear case)."""
+    return check_proposal(spec, kind, existing, pol, Judgement({}, "judged"))
+
+
 def test_financial_transactions_is_forbidden_by_default() -> None:
     assert "financial_transactions" in Config().evolution.forbidden_categories
 
@@ -29,7 +35,7 @@ def test_financial_transactions_is_forbidden_by_default() -> None:
 def test_a_trading_proposal_is_rejected_even_when_autonomous(category: str) -> None:
     default = Policy.from_config(Config().evolution)
     autonomous = Policy("autonomous", "high", default.forbidden_categories, False)
-    decision = check_proposal({**TRADER, "category": category}, "skill", [], autonomous)
+    decision = check_clear({**TRADER, "category": category}, "skill", [], autonomous)
     assert decision.action == "reject", decision
     assert any("financial_transactions" in e for e in decision.errors)
 
@@ -45,7 +51,7 @@ def test_a_trading_proposal_is_rejected_even_when_autonomous(category: str) -> N
 def test_trading_in_other_words_is_still_caught(description: str, content: str) -> None:
     spec = {**TRADER, "category": "productivity", "description": description, "content": content}
     autonomous = Policy("autonomous", "high", frozenset({"financial_transactions"}), False)
-    assert check_proposal(spec, "skill", [], autonomous).action == "reject"
+    assert check_clear(spec, "skill", [], autonomous).action == "reject"
 
 
 def test_a_message_broker_is_not_trading() -> None:
@@ -57,4 +63,4 @@ def test_a_message_broker_is_not_trading() -> None:
         "content": "Connect to the broker on localhost and publish a reading every minute.",
     }
     autonomous = Policy("autonomous", "high", frozenset({"financial_transactions"}), False)
-    assert check_proposal(spec, "skill", [], autonomous).action == "approve"
+    assert check_clear(spec, "skill", [], autonomous).action == "approve"

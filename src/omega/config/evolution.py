@@ -19,7 +19,9 @@ class EvolutionSection(Section):
             "system_destruction",
             "network_exploit",
             "credential_access",
+            "data_exfiltration",
             "financial_transactions",
+            "third_party_messaging",
             "self_modification",
         ]
     )

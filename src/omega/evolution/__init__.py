@@ -3,8 +3,9 @@
 The package's public face is the list of public submodules below (`__all__`): callers outside
 `omega.evolution` import one of these modules or names from it, never an internal one. They are
 not imported here: each CLI command and loop needs one or two, and importing all of them would
-cost every start. Internal: assess, gate, similarity, validation (the gate and the validation loop
-are reached through analysis, introspection and registration).
+cost every start. Internal: assess, gate, judge, lexicon, normalize, signals, similarity,
+validation (the gate and the validation loop are reached through analysis, introspection, lessons
+and registration).
 - limitations: what Omega knows it cannot do yet, raised once and tracked until resolved
 - self_heal: the self-healing lifecycle the gateway runs
 - lessons: skill lessons kept in memory.db

@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any
 
-from omega.evolution.gate import Policy, check_proposal
+from omega.evolution.judge import gate_proposal
 from omega.evolution.procedural import Filed, ProposalStore
 from omega.evolution.registration import approve
 from omega.evolution.validation import validated_json
@@ -137,7 +137,7 @@ async def submit(
     tools_attr = getattr(deps.provider, "tool_names", None)
     tools = list(tools_attr()) if callable(tools_attr) else []
     existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
-    decision = check_proposal(spec, kind, existing, Policy.from_config(deps.config.evolution))
+    decision = await gate_proposal(deps, spec, kind, existing)
     if deps.config.logging.log_validations:
         log.info(
             "gate on %s %r from %s: %s %s",

@@ -1,10 +1,13 @@
 """The skill gate: every proposal is checked in code before anything is registered.
 
 Name format and conflicts, description length, inputs that really are a JSON Schema, trigger
-phrases that would not fire on every message; category and risk are the gate's own judgement
-of the content (assess.py), the stricter of it and the model's label; forbidden categories are
-rejected in every mode. Only `autonomous` mode with `require_manual_approval = false` ever
-approves, and only low-risk proposals without warnings.
+phrases that would not fire on every message. Forbidden categories are judged by four signals:
+the model's own label, the keyword rules (assess.py), what the content would do as parsed
+(signals.py: hosts, files, APIs) and the fixed-rubric model judgement (judge.py, passed in).
+Any signal saying a forbidden category is there rejects, in every mode; any signal unsure
+(or the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
+`require_manual_approval = false` ever approves, and only low-risk proposals every signal
+cleared, without warnings. This module stays pure; judge.gate_proposal is the async gate.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from jsonschema.exceptions import SchemaError
 
 from omega.config.evolution import EvolutionSection
 from omega.evolution.assess import RISK, assess, normalize_label, stricter
+from omega.evolution.signals import Finding, Judgement, content_findings, extract
 
 Action = Literal["approve", "reject", "manual_review"]
 CATEGORIES = ("system", "file", "network", "application", "communication", "data", "other")
@@ -79,11 +83,80 @@ class Policy:
 
 
 def check_proposal(
-    spec: dict[str, Any], kind: str, existing: Collection[str], policy: Policy
+    spec: dict[str, Any],
+    kind: str,
+    existing: Collection[str],
+    policy: Policy,
+    judgement: Judgement,
 ) -> GateDecision:
-    """Validate one proposal against the policy; never raises."""
-    errors: list[str] = []
+    """Validate one proposal against the policy and every signal; pure, never raises."""
+    errors = _shape_errors(spec, kind, existing)
     warnings: list[str] = []
+    label = normalize_label(spec.get("category", "other")) or "other"
+    if label not in CATEGORIES and label not in policy.forbidden_categories:
+        warnings.append(f"unknown category {label!r}")
+    claimed = normalize_label(spec.get("risk_level", "medium"))
+    if claimed not in RISK:
+        errors.append(f"risk_level {claimed!r} is not low, medium or high")
+    keywords, facts = assess(spec), extract(spec)
+    signals: dict[str, dict[str, Finding]] = {
+        "label": {label: Finding("yes", f"the proposal is labelled {label!r}")},
+        "keywords": {
+            c: Finding("yes", "; ".join(r for r in keywords.reasons if r.startswith(c)))
+            for c in keywords.categories
+        },
+        "content": content_findings(facts),
+        "model judge": judgement.findings,
+    }
+    forbidden, uncertain, seen = _combine(signals, policy.forbidden_categories)
+    errors += [f"category {c!r} is forbidden" for c in sorted(forbidden)]
+    # Which signals refused; their reasons (some quote model text) stay in `judged`.
+    errors += [f"{c} found by: {', '.join(s for s, _ in forbidden[c])}" for c in sorted(forbidden)]
+    warnings += [
+        f"uncertain whether {c!r} ({s}: {why}); the owner decides"
+        for c in sorted(uncertain)
+        for s, why in uncertain[c]
+    ]
+    warnings += [f"content: {c} ({s}: {why})" for c in sorted(seen) for s, why in seen[c]]
+    risk = stricter(claimed, keywords.risk)
+    if forbidden or seen:
+        risk = "high"
+    elif uncertain or facts.hosts or facts.files:
+        risk = stricter(risk, "medium")
+    if RISK.get(risk, 3) > RISK.get(policy.max_risk_level, 2):
+        warnings.append(f"risk {risk!r} exceeds the policy's {policy.max_risk_level!r}")
+    if claimed in RISK and RISK[risk] > RISK[claimed]:
+        warnings.append(f"the gate judges the risk {risk!r}, not {claimed!r}")
+    warnings += [f"content: {reason}" for reason in keywords.reasons]
+    if facts.hosts:
+        warnings.append("reaches hosts: " + ", ".join(facts.hosts[:8]))
+    if spec.get("os_permissions"):
+        warnings.append("needs OS permissions: " + ", ".join(map(str, spec["os_permissions"])))
+    judged = {
+        "category": label,
+        "risk": risk,
+        "categories": sorted({*forbidden, *seen}),
+        "uncertain": sorted(uncertain),
+        "signals": {
+            "label": label,
+            "keywords": {"categories": sorted(keywords.categories), "reasons": keywords.reasons},
+            "content": {
+                "facts": facts.as_dict(),
+                "findings": {c: f.as_dict() for c, f in signals["content"].items()},
+            },
+            "judge": judgement.as_dict(),
+        },
+    }
+    if errors:
+        return GateDecision("reject", tuple(errors), tuple(warnings), judged)
+    if policy.gate_may_approve and risk == "low" and not warnings:
+        return GateDecision("approve", (), tuple(warnings), judged)
+    return GateDecision("manual_review", (), tuple(warnings), judged)
+
+
+def _shape_errors(spec: dict[str, Any], kind: str, existing: Collection[str]) -> list[str]:
+    """Name format and conflicts, description length, inputs schema, specific triggers."""
+    errors: list[str] = []
     name = spec.get("name")
     pattern = SKILL_NAME if kind == "skill" else TOOL_NAME
     if not isinstance(name, str) or not pattern.match(name):
@@ -99,30 +172,34 @@ def check_proposal(
     errors += _schema_errors(spec.get("inputs", {"type": "object", "properties": {}}))
     if kind == "skill":
         errors += _trigger_errors(spec.get("trigger_phrases", []))
-    judged = assess(spec)
-    label = normalize_label(spec.get("category", "other")) or "other"
-    forbidden = sorted(({label} | judged.categories) & policy.forbidden_categories)
-    if forbidden:
-        errors.append(f"category {forbidden[0]!r} is forbidden")
-    elif label not in CATEGORIES:
-        warnings.append(f"unknown category {label!r}")
-    claimed = normalize_label(spec.get("risk_level", "medium"))
-    if claimed not in RISK:
-        errors.append(f"risk_level {claimed!r} is not low, medium or high")
-    risk = stricter(claimed, judged.risk)
-    if RISK.get(risk, 3) > RISK.get(policy.max_risk_level, 2):
-        warnings.append(f"risk {risk!r} exceeds the policy's {policy.max_risk_level!r}")
-    if claimed in RISK and RISK[risk] > RISK[claimed]:
-        warnings.append(f"the gate judges the risk {risk!r}, not {claimed!r}")
-    warnings += [f"content: {reason}" for reason in judged.reasons]
-    if spec.get("os_permissions"):
-        warnings.append("needs OS permissions: " + ", ".join(map(str, spec["os_permissions"])))
-    facts = {"category": label, "risk": risk, "categories": sorted(judged.categories)}
-    if errors:
-        return GateDecision("reject", tuple(errors), tuple(warnings), facts)
-    if policy.gate_may_approve and risk == "low" and not warnings:
-        return GateDecision("approve", (), tuple(warnings), facts)
-    return GateDecision("manual_review", (), tuple(warnings), facts)
+    return errors
+
+
+Reasons = dict[str, list[tuple[str, str]]]
+
+
+def _combine(
+    signals: dict[str, dict[str, Finding]], forbidden_categories: frozenset[str]
+) -> tuple[Reasons, Reasons, Reasons]:
+    """(forbidden, uncertain, seen): forbidden categories some signal says yes to, forbidden
+    ones some signal is unsure of, and other categories the content or judge found."""
+    forbidden: Reasons = {}
+    uncertain: Reasons = {}
+    seen: Reasons = {}
+    for signal, findings in signals.items():
+        for category, finding in findings.items():
+            if finding.verdict == "no":
+                continue
+            is_forbidden = category in forbidden_categories
+            if finding.verdict == "yes" and is_forbidden:
+                forbidden.setdefault(category, []).append((signal, finding.reason))
+            elif finding.verdict == "unsure" and is_forbidden:
+                uncertain.setdefault(category, []).append((signal, finding.reason))
+            elif signal in ("content", "model judge"):
+                seen.setdefault(category, []).append((signal, finding.reason))
+    for category in forbidden:
+        uncertain.pop(category, None)
+    return forbidden, uncertain, seen
 
 
 def _trigger_errors(triggers: object) -> list[str]:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from omega.evolution.assess import assess
+from omega.evolution.gate import Policy
+from omega.evolution.judge import gate_lesson
 from omega.evolution.procedural import GLOBAL, ProposalStore, scope_of
 from omega.memory.store import Store
 from omega.skills import Skill
@@ -53,14 +54,8 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         "description": f"A lesson for the skill {skill.name}",
         "content": lesson,
     }
-    judged = assess(spec)
-    gate = {
-        "action": "manual_review",
-        "errors": [],
-        "warnings": list(judged.reasons),
-        "risk": judged.risk,
-        "categories": sorted(judged.categories),
-    }
+    # Judged like any proposal (every signal, the model judge included), never auto-approved.
+    decision = await gate_lesson(ctx.deps, Policy.from_config(ctx.config.evolution), spec)
     filed = await ctx.store.call(
         repo.file,
         "lesson",
@@ -68,13 +63,29 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         goal=f"SKILL_IMPROVE from {scope_of(ctx.message.channel, ctx.message.sender_id)}",
         source="skill_improve",
         evidence=[lesson],
-        gate=gate,
+        gate=decision.as_dict(),
     )
     await audit_change(
         ctx, f"proposal:{filed.outcome}", json.dumps(spec)[:2000], f"#{filed.proposal.id}"
     )
+    label = f"from {ctx.message.channel} {ctx.message.channel_id}"
+    if filed.outcome == "new" and decision.action == "reject":
+        reason = "gate: " + "; ".join(decision.errors)
+        await ctx.store.call(repo.decide, filed.proposal.id, "rejected", reason[:2000], "gate")
+        await audit_change(
+            ctx, "proposal:rejected", reason[:2000], f"#{filed.proposal.id}", status="denied"
+        )
+        await ctx.notify(
+            owner_message(
+                ctx,
+                f"🧩 A lesson for skill '{skill.name}' (quoted, not an instruction): "
+                f"{quote_untrusted(lesson, label, 300)} was rejected by the gate "
+                f"(#{filed.proposal.id}): forbidden {', '.join(decision.judged['categories'])}.",
+                kind="alert",
+            )
+        )
+        return f"{skill.name} lesson refused by the gate (#{filed.proposal.id})"
     if filed.outcome == "new":
-        label = f"from {ctx.message.channel} {ctx.message.channel_id}"
         await ctx.notify(
             owner_message(
                 ctx,

@@ -40,6 +40,8 @@ class MarkerContext:
     cause: str = "reply"  # what produced the markers: reply, step, action task, heartbeat
     # The rights of the person the reply answers (turn.privileges.role_of); least by default.
     role: Role = "stranger"
+    # The pipeline, for what needs a provider (the gate's model judge of lesson proposals).
+    deps: PipelineDeps | None = None
 
     @property
     def owner(self) -> bool:
@@ -104,4 +106,5 @@ def marker_context(
         notify=out.send,
         cause=cause,
         role=turn.role,
+        deps=deps,
     )
