@@ -89,15 +89,38 @@ def check_dm_policy(ctx: AuditContext) -> list[Finding]:
     return found
 
 
+def granted_owners(ctx: AuditContext) -> set[str]:
+    """Channels where `omega people allow --owner` gave someone the owner's rights at run time
+    (memory.db, read-only)."""
+    from omega.ops.security.pins import read_rows
+
+    rows = read_rows(ctx.paths.db, "SELECT channel FROM access_grants WHERE role = 'owner'")
+    return {str(row[0]) for row in rows}
+
+
 def check_owners(ctx: AuditContext) -> list[Finding]:
     """Every enabled remote channel names its owner, so approvals and alerts can reach them."""
     owners = {channel for channel, _ in owner_addresses(ctx.config)}
+    granted = granted_owners(ctx)
     found = []
     for access in channel_access(ctx):
         if not access.enabled or access.name in owners:
             continue
         if access.name == "whatsapp" and ctx.config.channel.whatsapp.mode == "personal":
             continue  # personal mode answers only the owner's own "message yourself" chat
+        if access.name in granted:
+            found.append(
+                Finding(
+                    "owners",
+                    "low",
+                    f"the owner on {access.name} is only in memory.db",
+                    f"an owner was granted on {access.name} at run time, so approvals work "
+                    "there, but owner alerts go only to the [auth] owners in config.toml",
+                    f'add "{access.name}:<your id>" to [auth] owners',
+                    subject=access.name,
+                )
+            )
+            continue
         found.append(
             Finding(
                 "owners",

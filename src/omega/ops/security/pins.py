@@ -14,10 +14,11 @@ from omega.skills import SKILL_FILE, Skill, SkillCatalog, SkillError, parse_skil
 from omega.skills.guarded import bundled_dir
 
 
-def read_pins(db: Path) -> dict[tuple[str, str], str]:
-    """(kind, path relative to the home) -> pinned sha256; empty when there is no database."""
+def read_rows(db: Path, sql: str) -> list[tuple[object, ...]]:
+    """Rows of one query on memory.db, opened read-only; [] when there is no database or the
+    query fails (a database too old to have that table)."""
     if not db.is_file():
-        return {}
+        return []
     # Read-only; and with no -wal beside it (Omega is not running) immutable too, so SQLite
     # creates no -wal/-shm, which would copy memory.db's mode and change what is audited.
     wal = db.with_name(db.name + "-wal")
@@ -25,13 +26,18 @@ def read_pins(db: Path) -> dict[tuple[str, str], str]:
     try:
         conn = sqlite3.connect(uri, uri=True, timeout=5.0)
     except sqlite3.Error:
-        return {}
+        return []
     try:
-        rows = conn.execute("SELECT kind, path, sha256 FROM artefacts").fetchall()
+        return [tuple(row) for row in conn.execute(sql).fetchall()]
     except sqlite3.Error:
-        return {}  # a database too old to have pins pins nothing
+        return []
     finally:
         conn.close()
+
+
+def read_pins(db: Path) -> dict[tuple[str, str], str]:
+    """(kind, path relative to the home) -> pinned sha256; empty when there is no database."""
+    rows = read_rows(db, "SELECT kind, path, sha256 FROM artefacts")
     return {(str(kind), str(path)): str(sha) for kind, path, sha in rows}
 
 
