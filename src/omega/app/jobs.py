@@ -3,7 +3,8 @@
 A job is a name and a coroutine that works until the `stop` event it is given is set. Its
 lifetime says when the root starts and stops it (see run_service): a "service" job spans the
 whole run (the web page, the quant feed); a "loop" job works through the gateway and is
-stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer)."""
+stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer, the owner's
+daily digest of gaps seen with other people)."""
 
 from __future__ import annotations
 
@@ -38,14 +39,19 @@ class Job:
 
 
 def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
-    """The summarizer always, the scheduler and heartbeat when enabled (in that order)."""
+    """The summarizer and the owner's daily gap digest always, the scheduler and heartbeat when
+    enabled (in that order)."""
+    from omega.evolution.digest import digest_loop
     from omega.gateway.pipeline import respond
     from omega.loops.heartbeat import heartbeat_loop
     from omega.loops.scheduler import Scheduler
     from omega.loops.summarizer import summarizer_loop
 
     config = deps.config
-    jobs = [Job("summarizer", lambda stop: summarizer_loop(deps, stop))]
+    jobs = [
+        Job("summarizer", lambda stop: summarizer_loop(deps, stop)),
+        Job("gap digest", lambda stop: digest_loop(deps.store, gateway, stop)),
+    ]
     if config.scheduler.enabled:
         jobs.append(Job("scheduler", lambda stop: Scheduler(deps, gateway, respond).run(stop)))
     if config.heartbeat.enabled:

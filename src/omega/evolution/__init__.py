@@ -3,13 +3,15 @@
 The package's public face is the list of public submodules below (`__all__`): callers outside
 `omega.evolution` import one of these modules or names from it, never an internal one. They are
 not imported here: each CLI command and loop needs one or two, and importing all of them would
-cost every start. Internal: assess, critic, gate, validation (the gate and the validation loop
+cost every start. Internal: assess, critic, gap, gate, validation (the gate and the validation loop
 are reached through analysis, introspection and registration).
 - limitations: what Omega knows it cannot do yet, raised once and tracked until resolved
 - self_heal: the self-healing lifecycle the gateway runs
 - lessons: skill lessons kept in memory.db
 - introspection: the loop that reviews an agent's tool calls
 - analysis: a limitation becomes a proposal
+- gap_analysis: the one way every source's gap is recorded and analysed into a proposal
+- digest: the owner's daily digest of gaps seen with other people
 - procedural: proposals and their decisions (procedural memory)
 - review: what an approval would load, shown before the owner decides
 - registration: approving or rejecting a proposal
@@ -20,6 +22,8 @@ are reached through analysis, introspection and registration).
 
 __all__ = [
     "analysis",
+    "digest",
+    "gap_analysis",
     "integrity",
     "introspection",
     "lessons",

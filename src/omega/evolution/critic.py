@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-from omega.evolution.limitations import raise_limitation
+from omega.evolution.gap_analysis import learn_gap
 from omega.memory.store import Store
 from omega.turn import Outbox, PipelineDeps, load_turn, marker_context
 from omega.types import IncomingMessage
@@ -72,13 +72,17 @@ async def review_tools(deps: PipelineDeps, out: Outbox) -> list[str]:
         message = IncomingMessage("evolution", "critic", f"tool {item.tool} keeps failing")
         ctx = marker_context(deps, message, await load_turn(deps, message), out, cause="critic")
         common = item.recurring_errors[0][0] if item.recurring_errors else "various errors"
-        _, created = await raise_limitation(
+        learned = await learn_gap(  # recorded once, analysed like every gap (issue 28)
+            deps,
+            out,
             ctx,
-            f"Tool {item.tool} keeps failing",
-            f"{item.failures} of its last {item.calls} calls failed; most often: {common}",
-            "Find out why, then fix the tool or stop relying on it",
+            (
+                f"Tool {item.tool} keeps failing",
+                f"{item.failures} of its last {item.calls} calls failed; most often: {common}",
+                "Find out why, then fix the tool or stop relying on it",
+            ),
             "critic",
         )
-        if created:
+        if learned is not None and learned[1]:
             raised.append(item.tool)
     return raised
