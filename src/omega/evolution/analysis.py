@@ -241,6 +241,9 @@ async def submit(
             f"🧩 Proposal #{proposal.id} ({proposal.name}) was rejected by the gate: "
             + "; ".join(decision.errors)
         )
+    elif scope:  # from another person's gap: the owner's daily digest lists it (issue 28)
+        log.info("proposal #%d from a gap seen with %s waits for the digest", proposal.id, scope)
+        return filed
     else:
         text = (
             f"🧩 New proposal #{proposal.id}: {proposal.kind} '{proposal.name}' — "

@@ -74,6 +74,14 @@ def take_digest(store: Store, now: datetime) -> str | None:
         who = neutralized(str(row["seen_with"]).replace(":", " "), 60)
         times = f", {row['count']} times" if row["count"] > 1 else ""
         lines.append(f"- {limitation.quoted} — seen with {who} ({row['seen_by']}{times})")
+    waiting = store.query(
+        "SELECT id, kind, name FROM proposals WHERE status = 'pending' AND scope LIKE ? "
+        "ORDER BY id",
+        (f"{PERSON}%",),
+    )
+    if waiting:
+        names = ", ".join(f"#{r['id']} {r['kind']} {neutralized(r['name'], 60)}" for r in waiting)
+        lines.append(f"Proposals from other people's gaps wait for review: {names}.")
     lines.append("Review with /limitations and /proposals.")
     return "\n".join(lines)
 

@@ -45,16 +45,15 @@ def clean_title(title: str) -> str:
     return " ".join(title.split())[:MAX_TITLE]
 
 
-def same_gap(gap: Gap, title: str, description: str, source: str) -> bool:
-    """Whether `gap` is the known limitation with this title, description and source: the same
-    title (any case), or, when both were written in a model's own words, the same meaning."""
+def same_gap(gap: Gap, title: str, source: str) -> bool:
+    """Whether `gap` is the known limitation with this title and source: the same title (any
+    case), or, when a model wrote both in its own words, titles of the same meaning. Only titles
+    are compared: descriptions share boilerplate ("cannot do it") that says nothing of the gap."""
     if clean_title(gap.title).casefold() == title.casefold():
         return True
     if gap.source not in FREE_TEXT or source not in FREE_TEXT:
         return False
-    return same_meaning(gap.title, title) or same_meaning(
-        f"{gap.title} {gap.description}", f"{title} {description}"
-    )
+    return same_meaning(clean_title(gap.title), title)
 
 
 CHECKS: dict[str, str] = {  # sources whose words are Omega's own check's, whoever was talking

@@ -153,11 +153,7 @@ class LimitationStore:
             cursor.row_factory = sqlite3.Row
             rows = cursor.fetchall()
             known = next(
-                (
-                    item
-                    for item in map(_limitation, rows)
-                    if same_gap(gap, item.title, item.description, item.source)
-                ),
+                (item for item in map(_limitation, rows) if same_gap(gap, item.title, item.source)),
                 None,
             )
             if known is not None:
