@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from omega.evolution.critic import review_tools
 from omega.evolution.digest import HEADER, digest_loop
@@ -19,10 +21,11 @@ from omega.loops.heartbeat import run_heartbeat
 from omega.owner import OWNER
 from omega.turn import PipelineDeps, local_owner_id
 from omega.types import Attachment, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
-from tests.conftest import MakeDeps
+from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.fakes.providers import DIRECT, ScriptedProvider
-from tests.integration.test_evolution_e2e import PROPOSAL
+from tests.integration.test_evolution_e2e import GAP, PROPOSAL
 
 ANALYST = "capability analyst"
 MALLORY = "person:terminal:mallory"
@@ -274,3 +277,32 @@ def test_the_critic_and_the_voice_stage_are_analysed_too(make_deps: MakeDeps) ->
     seen = LimitationStore(deps.store).sightings(voice_gap.id)
     assert [(s["seen_with"], s["source"]) for s in seen] == [(MALLORY, "voice")]
     assert any("Cannot transcribe voice messages" in m.text for m in owner_alerts(out))
+
+
+def test_a_persons_planner_gap_becomes_a_proposal_through_omega_chat(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    fake_openai.script = [
+        Step(text=GAP, planner=True),
+        Step(text=PROPOSAL, match=ANALYST),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai),
+        stdin=jsonl({"text": "Please send an email to my boss", "sender_id": "mallory"}),
+    )
+    assert result.returncode == 0, result.stderr
+    replies = [e["text"] for e in result.events if e["kind"] == "reply"]
+    assert replies == ["I can't do that yet: send email. There is no email tool."]
+    assert [e for e in result.events if e["kind"] == "alert"] == []  # the digest tells
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    try:
+        gaps = conn.execute("SELECT title, source, reported_by FROM limitations").fetchall()
+        proposals = conn.execute("SELECT name, source, scope FROM proposals").fetchall()
+    finally:
+        conn.close()
+    assert gaps == [("send email", "planner", MALLORY)]
+    assert proposals == [("email-composer", "planner", MALLORY)]
+    [analysis] = [r.last_user_text for r in fake_openai.requests if ANALYST in r.last_user_text]
+    assert '[goal, reported by person terminal mallory] "Please send an email' in analysis
