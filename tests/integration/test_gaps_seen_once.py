@@ -104,6 +104,11 @@ def test_a_persons_gap_is_recorded_once_by_meaning_and_analysed_once(
     # Not the owner's checklist, no alert now (limitation or proposal): the digest tells.
     assert owner_alerts(out) == []
     assert not deps.paths.heartbeat.exists()
+    run(deps, out, said(local_owner_id(), "/limitations"))
+    assert out.sent[-1].text == (
+        "Limitations:\n[1] open: [limitation #1, reported by person terminal mallory] "
+        '"Cannot send emails to my contacts — no mail tool" (seen with 2 other people)'
+    )
 
 
 def test_the_owners_gap_still_alerts_at_once_and_is_analysed(make_deps: MakeDeps) -> None:

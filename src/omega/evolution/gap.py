@@ -45,13 +45,14 @@ def clean_title(title: str) -> str:
     return " ".join(title.split())[:MAX_TITLE]
 
 
-def same_gap(gap: Gap, title: str, source: str) -> bool:
+def same_gap(gap: Gap, title: str, source: str, is_open: bool = True) -> bool:
     """Whether `gap` is the known limitation with this title and source: the same title (any
-    case), or, when a model wrote both in its own words, titles of the same meaning. Only titles
-    are compared: descriptions share boilerplate ("cannot do it") that says nothing of the gap."""
+    case), or, when it is open and a model wrote both in its own words, titles of the same
+    meaning. Only titles are compared: descriptions share boilerplate ("cannot do it") that says
+    nothing of the gap. A resolved gap seen again in other words is a new report."""
     if clean_title(gap.title).casefold() == title.casefold():
         return True
-    if gap.source not in FREE_TEXT or source not in FREE_TEXT:
+    if not is_open or gap.source not in FREE_TEXT or source not in FREE_TEXT:
         return False
     return same_meaning(clean_title(gap.title), title)
 

@@ -153,7 +153,11 @@ class LimitationStore:
             cursor.row_factory = sqlite3.Row
             rows = cursor.fetchall()
             known = next(
-                (item for item in map(_limitation, rows) if same_gap(gap, item.title, item.source)),
+                (
+                    item
+                    for item in map(_limitation, rows)
+                    if same_gap(gap, item.title, item.source, item.status == "open")
+                ),
                 None,
             )
             if known is not None:
@@ -223,6 +227,15 @@ class LimitationStore:
             (limitation_id,),
         )
         return [dict(row) for row in rows]
+
+    def people_seen(self) -> dict[int, int]:
+        """How many people other than the owner each limitation was seen with, by id."""
+        rows = self.store.query(
+            "SELECT limitation_id, COUNT(DISTINCT seen_with) AS n FROM limitation_sightings "
+            "WHERE seen_with LIKE ? GROUP BY limitation_id",
+            (f"{PERSON}%",),
+        )
+        return {int(row["limitation_id"]): int(row["n"]) for row in rows}
 
     def created_since(self, since: str) -> int:
         """How many limitations were recorded at or after `since` (an ISO UTC time)."""
