@@ -11,7 +11,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omega.evolution.limitations import Caps, Gap, LimitationStore
+from omega.evolution.gap import Caps, Gap
+from omega.evolution.limitations import LimitationStore
 from omega.memory import Store
 
 PEOPLE = ["owner", "person:telegram:1", "person:telegram:2", ""]
