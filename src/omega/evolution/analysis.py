@@ -50,7 +50,7 @@ def gap_fields(title: str, description: str, plan: str, goal: str, words: str) -
     fields = {"goal": goal or title, "title": title, "description": description, "plan": plan}
     if words == OWNER_REPORTED:
         return {key: value or "-" for key, value in fields.items()}
-    source = neutralized(words.replace(":", " "), 60)
+    source = neutralized(words.replace(":", " "), 60) or "an unknown source"
     return {
         key: quote_untrusted(value, f"{key}, reported by {source}", QUOTED_CHARS) if value else "-"
         for key, value in fields.items()
@@ -85,12 +85,13 @@ async def propose(
     plan: str,
     goal: str,
     source: str,
-    words: str = OWNER_REPORTED,
+    words: str = "",
     scope: str = "",
 ) -> Filed | None:
     """Turn a gap into a gated proposal; tell the owner. None when the loop gave up. `words`
-    says whose words the gap is (anyone's but the owner's are quoted in the prompt and the
-    evidence); `scope` whose private evidence the proposal carries (evolution.procedural)."""
+    says whose words the gap is: only OWNER_REPORTED's go in as they are; anyone else's, or
+    words of unknown source (the default), are quoted in the prompt and the evidence. `scope`
+    says whose private evidence the proposal carries (evolution.procedural)."""
     store = deps.store
     repo = ProposalStore(store)
     fast, _ = models_for(deps.provider.name, deps.config)
