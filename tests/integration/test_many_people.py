@@ -50,14 +50,18 @@ def test_a_person_cannot_change_the_owners_heartbeat_or_self_heal(
         Step(text="Fixing.\nSELF_HEAL: search_memory | run search_memory for 'password'"),
         Step(text="Noted.\nLIMITATION: Email | cannot read email | add an IMAP tool"),
     ]
-    chat(
+    result = chat(
         fake_openai,
         *({"text": f"please {i}", "sender_id": "mallory"} for i in range(5)),
     )
     heartbeat = isolated_env / "HEARTBEAT.md"
     assert not heartbeat.exists() or "inbox" not in heartbeat.read_text()
     assert db(isolated_env, "SELECT * FROM scheduled_tasks") == []  # no self-heal task
-    assert db(isolated_env, "SELECT * FROM limitations") == []
+    # Mallory's gap is recorded as hers (issue 28): off the owner's checklist, no alert now.
+    [gap] = db(isolated_env, "SELECT title, reported_by FROM limitations")
+    assert (gap["title"], gap["reported_by"]) == ("Email", "person:terminal:mallory")
+    assert not heartbeat.exists() or "Email" not in heartbeat.read_text()
+    assert not [e for e in result.events if e.get("kind") == "alert"]
     refused = db(isolated_env, "SELECT detail FROM audit_log WHERE event = 'marker_refused'")
     details = "\n".join(row["detail"] for row in refused)
     for name in ("HEARTBEAT_ADD", "HEARTBEAT_INTERVAL", "HEARTBEAT_REMOVE", "SELF_HEAL"):

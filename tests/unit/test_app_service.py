@@ -32,6 +32,7 @@ def test_start_builds_its_channels_and_jobs_as_data(isolated_env: Path) -> None:
             ("quant", "service"),
             ("summarizer", "loop"),
             ("critic", "loop"),
+            ("gap digest", "loop"),
             ("scheduler", "loop"),
             ("heartbeat", "loop"),
         ]
@@ -47,7 +48,12 @@ def test_chat_builds_the_terminal_and_the_loops(isolated_env: Path) -> None:
     try:
         service = build_chat(runtime, store, jsonl=True)
         assert [channel.name for channel in service.channels] == ["terminal"]
-        assert [job.name for job in service.jobs] == ["summarizer", "critic", "scheduler"]
+        assert [job.name for job in service.jobs] == [
+            "summarizer",
+            "critic",
+            "gap digest",
+            "scheduler",
+        ]
         assert service.web is None and not service.summarize_on_exit
         assert service.grace == float("inf")  # a script reads every answer
     finally:

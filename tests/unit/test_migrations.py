@@ -94,3 +94,37 @@ def test_failed_migration_leaves_nothing_behind(tmp_path: Path) -> None:
 def test_migrations_are_numbered_without_gaps() -> None:
     found = [m.version for m in bundled_migrations()]
     assert found == list(range(1, len(found) + 1))
+
+
+def test_sightings_migration_keeps_each_earlier_limitation_as_one_sighting(
+    tmp_path: Path,
+) -> None:
+    conn = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        migrate(conn, [m for m in bundled_migrations() if m.version < 15])
+        when = "2026-01-01T00:00:00.000000Z"
+        conn.executemany(
+            "INSERT INTO limitations (title, source, created_at, reported_by) VALUES (?, ?, ?, ?)",
+            [
+                ("Email", "marker", when, "owner"),
+                ("Voice", "voice", when, "person:telegram:1"),
+                ("Tool x keeps failing", "critic", when, "tool critic"),
+            ],
+        )
+        conn.commit()
+        migrate(conn)
+        rows = conn.execute(
+            "SELECT limitation_id, seen_with, source, count, digested_at "
+            "FROM limitation_sightings ORDER BY limitation_id"
+        ).fetchall()
+        scopes = conn.execute(
+            "SELECT COUNT(*) FROM pragma_table_info('proposals') WHERE name = 'scope'"
+        ).fetchone()
+    finally:
+        conn.close()
+    assert rows == [
+        (1, "owner", "marker", 1, when),
+        (2, "person:telegram:1", "voice", 1, when),  # told before: not in the next digest
+        (3, "", "critic", 1, when),
+    ]
+    assert scopes == (1,)

@@ -3,7 +3,8 @@
 A job is a name and a coroutine that works until the `stop` event it is given is set. Its
 lifetime says when the root starts and stops it (see run_service): a "service" job spans the
 whole run (the web page, the quant feed); a "loop" job works through the gateway and is
-stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer, critic)."""
+stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer, critic, the
+owner's daily digest of gaps seen with other people)."""
 
 from __future__ import annotations
 
@@ -38,8 +39,10 @@ class Job:
 
 
 def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
-    """The summarizer and the critic always, the scheduler and heartbeat when enabled (in that
-    order), and when a channel pairs strangers, the job telling approved people they are in."""
+    """The summarizer, the critic and the owner's daily gap digest always, the scheduler and
+    heartbeat when enabled (in that order), and when a channel pairs strangers, the job telling
+    approved people they are in."""
+    from omega.evolution.digest import digest_loop
     from omega.gateway.pipeline import respond
     from omega.gateway.strangers import tell_approved_loop
     from omega.loops.critic_job import critic_loop
@@ -52,6 +55,7 @@ def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
     jobs = [
         Job("summarizer", lambda stop: summarizer_loop(deps, stop)),
         Job("critic", lambda stop: critic_loop(deps, gateway, stop)),
+        Job("gap digest", lambda stop: digest_loop(deps.store, gateway, stop)),
     ]
     if config.scheduler.enabled:
         jobs.append(Job("scheduler", lambda stop: Scheduler(deps, gateway, respond).run(stop)))

@@ -84,6 +84,9 @@ class LimitsSection(Section):
     max_concurrent_provider_calls: Annotated[int, Field(ge=1)] = 64
     # New limitations and owner alerts per hour; the rest are collapsed into one digest.
     max_limitations_per_hour: Annotated[int, Field(ge=1)] = 5
+    # Limitations accepted from one person (not the owner) per day: new gaps and first
+    # sightings of known ones together; the owner hears of them in the daily digest.
+    max_limitations_per_person_per_day: Annotated[int, Field(ge=0)] = 3
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
     # A stranger's denial is answered and audited at most once per this many seconds.
     denial_every_secs: Annotated[int, Field(ge=60)] = 86_400

@@ -12,7 +12,6 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from omega.evolution.limitations import raise_limitation
 from omega.memory.store import Store
 from omega.turn import Outbox, PipelineDeps, load_turn, marker_context
 from omega.types import IncomingMessage
@@ -292,6 +291,7 @@ async def _propose(deps: PipelineDeps, out: Outbox, item: ToolStats, title: str,
             plan=plan,
             goal=f"use the tool {item.tool} without failing",
             source="critic",
+            words="tool critic",
         )
     except Exception:
         log.exception("the analysis of %r failed", title)

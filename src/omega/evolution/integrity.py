@@ -1,22 +1,23 @@
 """Telling the owner, once, about a skill or tool file that was not loaded.
 
 The loaders note each refused content in artefact_refusals; here each new one becomes an open
-limitation (owner alert and HEARTBEAT.md through the usual path) and is marked reported.
+limitation (owner alert and HEARTBEAT.md through the usual path), analysed into a proposal
+like every gap (gap_analysis), and is marked reported.
 """
 
 from __future__ import annotations
 
 import logging
 
-from omega.evolution.limitations import raise_limitation
+from omega.evolution.gap_analysis import learn_gap
 from omega.memory.artefacts import ArtefactStore
 from omega.text import quote_untrusted
-from omega.turn import MarkerContext, owner_message
+from omega.turn import MarkerContext, Outbox, PipelineDeps, owner_message
 
 log = logging.getLogger(__name__)
 
 
-async def report_refusals(ctx: MarkerContext) -> int:
+async def report_refusals(deps: PipelineDeps, out: Outbox, ctx: MarkerContext) -> int:
     """Report every refusal not reported yet; returns how many were reported."""
     artefacts = ArtefactStore(ctx.store, ctx.paths.home)
     reported = 0
@@ -29,8 +30,8 @@ async def report_refusals(ctx: MarkerContext) -> int:
             f"approved this content, so it does not run. Review it; if you trust it, install "
             f"it with `omega {refusal.kind}s add`."
         )
-        _, created = await raise_limitation(ctx, title, description, "", "integrity")
-        if not created:  # known title, new content: still say so once
+        learned = await learn_gap(deps, out, ctx, (title, description, ""), "integrity")
+        if learned is not None and not learned[1]:  # known title, new content: say so once
             quoted = quote_untrusted(f"{title}: {description}", "integrity check", 600)
             await ctx.notify(owner_message(ctx, quoted, kind="alert"))
         reported += 1

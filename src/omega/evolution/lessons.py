@@ -64,6 +64,7 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         source="skill_improve",
         evidence=[lesson],
         gate=decision.as_dict(),
+        scope=f"person:{ctx.message.channel}:{ctx.message.sender_id}",  # never merged across people
     )
     await audit_change(
         ctx, f"proposal:{filed.outcome}", json.dumps(spec)[:2000], f"#{filed.proposal.id}"

@@ -1,26 +1,36 @@
-"""Limitations: what Omega knows it cannot do yet, deduplicated, alerted once, tracked until
-resolved (and kept afterwards for the audit)."""
+"""Limitations: what Omega knows it cannot do yet, recorded once whoever saw it (deduplicated
+by meaning), with a sighting per person and source, tracked until resolved (and kept afterwards
+for the audit). The owner's own gaps alert at once; another person's wait for the daily digest."""
 
 from __future__ import annotations
 
 import logging
+import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Literal
 
 from omega.checklist import add_item, remove_line_of
+from omega.evolution.gap import (
+    MAX_TITLE,
+    OWNER_REPORTED,
+    PERSON,
+    Caps,
+    Gap,
+    Source,
+    clean_title,
+    gap_of,
+    same_gap,
+)
 from omega.memory.audit import AuditEntry
-from omega.memory.db import utc_now
+from omega.memory.db import to_db_time, utc_now
 from omega.memory.store import Store
 from omega.text import neutralized, quote_untrusted
 from omega.turn import MarkerContext, audit_change, owner_message
 
-Source = Literal["marker", "planner", "introspection", "critic", "integrity", "voice"]
 log = logging.getLogger(__name__)
-MAX_TITLE = 120
 MAX_TEXT = 1000
-OWNER_REPORTED = "owner"  # the only source whose words enter HEARTBEAT.md as a checklist line
 QUOTED_CHARS = 300  # what HEARTBEAT.md and an owner alert quote of anyone else's words
 
 
@@ -39,6 +49,12 @@ class Limitation:
     resolution: str = ""
     resolved_by: str = ""
     reported_by: str = ""  # owner, person:<key>, tool critic, heartbeat, integrity check
+
+    @property
+    def from_person(self) -> bool:
+        """Whether its words are another person's (not the owner's, not Omega's own checks):
+        rate-limited per person, and told to the owner in the daily digest, not at once."""
+        return self.reported_by.startswith(PERSON)
 
     @property
     def trusted(self) -> bool:
@@ -122,6 +138,105 @@ class LimitationStore:
         assert found is not None
         return found, created
 
+    def record(self, gap: Gap, caps: Caps, now: datetime | None = None) -> tuple[Limitation, bool]:
+        """Record a sighting of `gap`: (the known limitation, False) when it is one already
+        (by title or meaning), else (the new one, True). PermissionError when the person's
+        daily cap or the hourly cap is reached (a repeat of their own sighting is only
+        counted, never refused)."""
+        title = clean_title(gap.title)
+        if not title:
+            raise ValueError("a limitation needs a title")
+        moment = now or datetime.now(UTC)
+        stamp = to_db_time(moment)
+        with self.store.transaction() as conn:
+            cursor = conn.execute("SELECT * FROM limitations ORDER BY id")
+            cursor.row_factory = sqlite3.Row
+            rows = cursor.fetchall()
+            known = next(
+                (
+                    item
+                    for item in map(_limitation, rows)
+                    if same_gap(gap, item.title, item.source, item.status == "open")
+                ),
+                None,
+            )
+            if known is not None:
+                sighting = conn.execute(
+                    "SELECT id FROM limitation_sightings WHERE limitation_id = ? AND "
+                    "seen_with = ? AND source = ?",
+                    (known.id, gap.seen_with, gap.source),
+                ).fetchone()
+                if sighting is not None:  # seen before with them: only counted
+                    conn.execute(
+                        "UPDATE limitation_sightings SET count = count + 1, last_seen = ? "
+                        "WHERE id = ?",
+                        (stamp, sighting[0]),
+                    )
+                    return known, False
+            if gap.seen_with.startswith(PERSON):
+                day_ago = to_db_time(moment - timedelta(days=1))
+                (seen,) = conn.execute(
+                    "SELECT COUNT(*) FROM limitation_sightings WHERE seen_with = ? "
+                    "AND first_seen >= ?",
+                    (gap.seen_with, day_ago),
+                ).fetchone()
+                if seen >= caps.per_person_day:
+                    raise PermissionError(
+                        f"more than {caps.per_person_day} limitations a day from one person; "
+                        "this one is dropped"
+                    )
+            created = known is None
+            if known is None:
+                hour_ago = to_db_time(moment - timedelta(hours=1))
+                (recent,) = conn.execute(
+                    "SELECT COUNT(*) FROM limitations WHERE created_at >= ?", (hour_ago,)
+                ).fetchone()
+                if recent >= caps.per_hour:
+                    raise PermissionError(
+                        f"more than {caps.per_hour} new limitations in an hour; this one is dropped"
+                    )
+                cursor = conn.execute(
+                    "INSERT INTO limitations (title, description, proposed_plan, source, "
+                    "created_at, reported_by) VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        title,
+                        gap.description.strip()[:MAX_TEXT],
+                        gap.plan.strip()[:MAX_TEXT],
+                        gap.source,
+                        stamp,
+                        gap.reported_by,
+                    ),
+                )
+                limitation_id = int(cursor.lastrowid or 0)
+            else:
+                limitation_id = known.id
+            conn.execute(
+                "INSERT INTO limitation_sightings (limitation_id, seen_with, source, "
+                "first_seen, last_seen) VALUES (?, ?, ?, ?, ?)",
+                (limitation_id, gap.seen_with, gap.source, stamp, stamp),
+            )
+        found = self.get(limitation_id)
+        assert found is not None
+        return found, created
+
+    def sightings(self, limitation_id: int) -> list[dict[str, object]]:
+        """Who saw a limitation, by which source, when and how often (oldest first)."""
+        rows = self.store.query(
+            "SELECT seen_with, source, first_seen, last_seen, count FROM limitation_sightings "
+            "WHERE limitation_id = ? ORDER BY id",
+            (limitation_id,),
+        )
+        return [dict(row) for row in rows]
+
+    def people_seen(self) -> dict[int, int]:
+        """How many people other than the owner each limitation was seen with, by id."""
+        rows = self.store.query(
+            "SELECT limitation_id, COUNT(DISTINCT seen_with) AS n FROM limitation_sightings "
+            "WHERE seen_with LIKE ? GROUP BY limitation_id",
+            (f"{PERSON}%",),
+        )
+        return {int(row["limitation_id"]): int(row["n"]) for row in rows}
+
     def created_since(self, since: str) -> int:
         """How many limitations were recorded at or after `since` (an ISO UTC time)."""
         rows = self.store.query(
@@ -134,12 +249,12 @@ class LimitationStore:
         rows = self.store.query(
             "SELECT * FROM limitations WHERE title = ? COLLATE NOCASE", (title.strip(),)
         )
-        return Limitation(**dict(rows[0])) if rows else None
+        return _limitation(rows[0]) if rows else None
 
     def get(self, limitation_id: int) -> Limitation | None:
         """One limitation by id."""
         rows = self.store.query("SELECT * FROM limitations WHERE id = ?", (limitation_id,))
-        return Limitation(**dict(rows[0])) if rows else None
+        return _limitation(rows[0]) if rows else None
 
     def list(self, status: Literal["open", "resolved"] | None = None) -> list[Limitation]:
         """Limitations, oldest first, optionally only open or resolved ones."""
@@ -149,7 +264,7 @@ class LimitationStore:
             rows = self.store.query(
                 "SELECT * FROM limitations WHERE status = ? ORDER BY id", (status,)
             )
-        return [Limitation(**dict(row)) for row in rows]
+        return [_limitation(row) for row in rows]
 
     def resolve(self, key: str, resolution: str = "", by: str = "owner") -> Limitation | None:
         """Mark an open limitation (by id or title) resolved; None if there is no such one."""
@@ -165,20 +280,8 @@ class LimitationStore:
         return self.get(found.id)
 
 
-def reporter(ctx: MarkerContext, source: Source) -> str:
-    """Whose words a new limitation carries: the owner's only when a turn answering the owner
-    wrote it; a tool's, the heartbeat's (it reads others' words) or a person's otherwise."""
-    if source == "critic":
-        return "tool critic"
-    if source == "integrity":
-        return "integrity check"
-    if source == "introspection":
-        return "introspection"
-    if ctx.cause == "heartbeat":
-        return "heartbeat"
-    if ctx.role == "owner":
-        return OWNER_REPORTED
-    return f"person:{ctx.message.sender_id}"
+def _limitation(row: object) -> Limitation:
+    return Limitation(**dict(row))  # type: ignore[call-overload]
 
 
 def alert_text(limitation: Limitation) -> str:
@@ -198,33 +301,33 @@ def alert_text(limitation: Limitation) -> str:
 async def raise_limitation(
     ctx: MarkerContext, title: str, description: str, plan: str, source: Source
 ) -> tuple[Limitation, bool]:
-    """Record a limitation; when it is new, alert the owner at once and add it to HEARTBEAT.md
-    (as a checklist line when the owner's own, else quoted with its source)."""
-    repo = LimitationStore(ctx.store)
-    known = await ctx.store.call(repo.by_title, " ".join(title.split())[:MAX_TITLE])
-    if known is not None:
-        return known, False
-    hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-    cap = ctx.config.limits.max_limitations_per_hour
-    if await ctx.store.call(repo.created_since, hour_ago) >= cap:
-        raise PermissionError(f"more than {cap} new limitations in an hour; this one is dropped")
-    limitation, created = await ctx.store.call(
-        repo.add, title, description, plan, source, reporter(ctx, source)
-    )
+    """Record a sighting of a gap (the one way every source records one); when it is new and
+    the owner's or a check's, alert the owner at once and add it to HEARTBEAT.md (a checklist
+    line when the owner's own, else quoted with its source). Another person's new gap is only
+    recorded: the owner hears of it in the daily digest (evolution.digest). PermissionError when
+    a cap is reached."""
+    gap = gap_of(ctx, title, description, plan, source)
+    limits = ctx.config.limits
+    caps = Caps(limits.max_limitations_per_hour, limits.max_limitations_per_person_per_day)
+    limitation, created = await ctx.store.call(LimitationStore(ctx.store).record, gap, caps)
     if not created:
         return limitation, False
-    try:
-        diff = await ctx.store.call(add_item, ctx.paths.heartbeat, limitation.checklist_line[2:])
-    except ValueError as exc:  # the checklist is full: the limitation is still recorded
-        log.warning("limitation %s not added to HEARTBEAT.md: %s", limitation.id, exc)
-        diff = ""
+    diff = ""
+    if not limitation.from_person:  # a person's words never reach the owner's checklist
+        try:
+            diff = await ctx.store.call(
+                add_item, ctx.paths.heartbeat, limitation.checklist_line[2:]
+            )
+        except ValueError as exc:  # the checklist is full: the limitation is still recorded
+            log.warning("limitation %s not added to HEARTBEAT.md: %s", limitation.id, exc)
     await audit_change(
         ctx,
-        f"limitation:{source}",
+        f"limitation:{gap.source}",
         f"{title} | {description} | {plan}",
-        diff or "(already on HEARTBEAT.md)",
+        diff or ("(for the digest)" if limitation.from_person else "(already on HEARTBEAT.md)"),
     )
-    await ctx.notify(owner_message(ctx, alert_text(limitation), kind="alert"))
+    if not limitation.from_person:
+        await ctx.notify(owner_message(ctx, alert_text(limitation), kind="alert"))
     return limitation, True
 
 

@@ -2,7 +2,8 @@
 
 The call that tried to start it (the API tool loop, or the claude CLI's init report) recorded
 the server and its stderr's end in $OMEGA_HOME; here each new failure becomes an open
-limitation (owner alert and HEARTBEAT.md through the usual path) and is marked reported. The
+limitation (owner alert and HEARTBEAT.md through the usual path), analysed into a proposal
+like every gap (gap_analysis), and is marked reported. The
 reason is the server's own output, so it is quoted and cut short, never an instruction.
 """
 
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import logging
 
-from omega.evolution.limitations import raise_limitation
+from omega.evolution.gap_analysis import learn_gap
 from omega.tools.mcp_health import failures, mark_reported, one_line
-from omega.turn import MarkerContext
+from omega.turn import MarkerContext, Outbox, PipelineDeps
 
 log = logging.getLogger(__name__)
 REASON_CHARS = 200
@@ -28,7 +29,7 @@ def failure_text(name: str, reason: str) -> tuple[str, str]:
     return title, description
 
 
-async def report_server_failures(ctx: MarkerContext) -> int:
+async def report_server_failures(deps: PipelineDeps, out: Outbox, ctx: MarkerContext) -> int:
     """Report every failure not reported yet; returns how many were reported."""
     reported = 0
     for failure in failures(ctx.paths.home):
@@ -36,6 +37,6 @@ async def report_server_failures(ctx: MarkerContext) -> int:
             continue
         title, description = failure_text(failure.name, failure.reason)
         # A title already known (the same server failed before) is not alerted again.
-        _, created = await raise_limitation(ctx, title, description, "", "integrity")
-        reported += created
+        learned = await learn_gap(deps, out, ctx, (title, description, ""), "integrity")
+        reported += learned is not None and learned[1]
     return reported

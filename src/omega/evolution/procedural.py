@@ -1,7 +1,9 @@
 """Procedural memory: proposals with their goal, evidence, gate decision and review; rejected
 ones are remembered with their reasons so the same thing is not proposed again (judged by
 similarity of name, description and instructions, whatever the new name or kind), and similar
-pending ones merge instead of piling up. Learnings and skill lessons are scoped to a person."""
+pending ones merge instead of piling up, but only with the same person's evidence: a gap seen
+with one person never lends its words to a proposal shown as another's. Learnings and skill
+lessons are scoped to a person."""
 
 from __future__ import annotations
 
@@ -44,6 +46,7 @@ class Proposal:
     times_seen: int
     created_at: str
     decided_at: str | None
+    scope: str = ""  # whose private evidence it carries: person:<channel>:<id>, "" the owner's
 
 
 def _proposal(row: Any) -> Proposal:
@@ -143,9 +146,11 @@ class ProposalStore:
         source: str,
         evidence: list[str],
         gate: dict[str, Any],
+        scope: str = "",
     ) -> Filed:
-        """Store a new proposal, or merge it into a similar pending one, or refuse it when a
-        similar one was rejected before (the earlier rejection is returned)."""
+        """Store a new proposal, or merge it into a similar pending one of the same `scope`
+        (whose private evidence it carries), or refuse it when a similar one was rejected
+        before (the earlier rejection is returned)."""
         alike = [
             p
             for p in self.find()
@@ -155,7 +160,9 @@ class ProposalStore:
             if existing.status == "rejected":
                 return Filed(existing, "previously_rejected")
         for existing in alike:
-            if existing.status == "pending" and existing.kind == kind:
+            # Evidence is merged only within one person's scope: across people it would show
+            # one person's words in a proposal filed as another's.
+            if existing.status == "pending" and existing.kind == kind and existing.scope == scope:
                 with self.store.transaction() as conn:
                     conn.execute(
                         "UPDATE proposals SET times_seen = times_seen + 1, evidence = ? "
@@ -168,8 +175,8 @@ class ProposalStore:
         with self.store.transaction() as conn:
             cursor = conn.execute(
                 "INSERT INTO proposals (kind, name, description, category, spec, goal, source, "
-                "evidence, gate_action, validation, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "evidence, gate_action, validation, created_at, scope) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     kind,
                     str(spec.get("name", "")),
@@ -182,6 +189,7 @@ class ProposalStore:
                     gate.get("action", ""),
                     json.dumps(gate),
                     utc_now(),
+                    scope,
                 ),
             )
             new_id = int(cursor.lastrowid or 0)

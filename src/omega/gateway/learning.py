@@ -1,6 +1,6 @@
 """What a reply teaches: files refused and MCP servers that did not start reach the owner,
-introspection every N tool calls, a new limitation becomes a gated proposal, and the honest
-answer when the planner finds no tool or skill can do it. None of it may stop the reply."""
+introspection every N tool calls, a new limitation (anyone's) becomes a gated proposal, and the
+honest answer when the planner finds no tool or skill can do it. None of it may stop the reply."""
 
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ async def report_refused_files(
 ) -> None:
     """Files that were not loaded (unknown or changed) reach the owner once, as limitations."""
     try:
-        await report_refusals(marker_context(deps, message, turn, out, cause="integrity"))
+        ctx = marker_context(deps, message, turn, out, cause="integrity")
+        await report_refusals(deps, out, ctx)
     except Exception:
         log.exception("reporting refused files failed")
 
@@ -39,7 +40,8 @@ async def report_failed_servers(
 ) -> None:
     """Skills' MCP servers that did not start reach the owner once, as limitations."""
     try:
-        await report_server_failures(marker_context(deps, message, turn, out, cause="integrity"))
+        ctx = marker_context(deps, message, turn, out, cause="integrity")
+        await report_server_failures(deps, out, ctx)
     except Exception:
         log.exception("reporting MCP servers that did not start failed")
 
@@ -54,18 +56,12 @@ async def introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
         log.exception("introspection for %s failed", agent)
 
 
-async def propose_from_gap(
-    deps: PipelineDeps, out: Outbox, title: str, description: str, plan: str, goal: str, source: str
-) -> None:
-    """A new limitation becomes a gated proposal (analysis failures are logged, not raised)."""
-    from omega.evolution.analysis import propose
+async def propose_from_gap(deps: PipelineDeps, out: Outbox, limitation_id: int, goal: str) -> None:
+    """A new limitation becomes a gated proposal, through the analysis every source uses
+    (failures are logged, not raised)."""
+    from omega.evolution.gap_analysis import analyse_gap
 
-    try:
-        await propose(
-            deps, out, title=title, description=description, plan=plan, goal=goal, source=source
-        )
-    except Exception:
-        log.exception("limitation analysis for %r failed", title)
+    await analyse_gap(deps, out, limitation_id, goal)
 
 
 async def cannot_yet(
@@ -77,19 +73,21 @@ async def cannot_yet(
     started: float,
 ) -> str:
     """An honest answer when the planner found that no tool or skill can do this; the gap
-    becomes a limitation (the owner is alerted the first time)."""
+    becomes a limitation, whoever asked (the owner's is alerted at once, anyone else's is
+    rate-limited per person and told in the daily digest), then a proposal."""
     log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
-    created = False
+    new_id = None
     try:
-        # Limitations are the owner's global state (privileges.py): others only get the answer.
-        if turn.role == "owner":
-            _, created = await raise_limitation(
-                marker_context(deps, message, turn, out, cause="planner"),
-                plan.missing_capability,
-                plan.reason,
-                "",
-                "planner",
-            )
+        limitation, created = await raise_limitation(
+            marker_context(deps, message, turn, out, cause="planner"),
+            plan.missing_capability,
+            plan.reason,
+            "",
+            "planner",
+        )
+        new_id = limitation.id if created else None
+    except PermissionError as exc:  # a cap reached: the person still gets the answer
+        log.warning("the planner's limitation was not recorded: %s", exc)
     except Exception:
         log.exception("recording the planner's limitation failed")
     text = f"I can't do that yet: {plan.missing_capability}."
@@ -104,8 +102,6 @@ async def cannot_yet(
         event="requires_new_skill",
         detail=f"missing: {plan.missing_capability}\nreason: {plan.reason}",
     )
-    if created:
-        await propose_from_gap(
-            deps, out, plan.missing_capability, plan.reason, "", message.text, "planner"
-        )
+    if new_id is not None:
+        await propose_from_gap(deps, out, new_id, message.text)
     return text

@@ -355,10 +355,8 @@ async def _respond(
         images_before=images_before,
         folder=folder,
     )
-    for title, description, proposed in outcome.new_limitations:
-        await learning.propose_from_gap(
-            deps, out, title, description, proposed, message.text, "limitation"
-        )
+    for limitation_id in outcome.new_limitations:
+        await learning.propose_from_gap(deps, out, limitation_id, message.text)
     await learning.report_refused_files(deps, message, turn, out)
     await learning.report_failed_servers(deps, message, turn, out)
     if reply.tool_calls:

@@ -2,7 +2,8 @@
 
 The transcript is what the pipeline sees, marked as voice, so memory, commands and the provider
 treat it as the person's words. With no transcription configured the person gets an honest
-answer, and the gap is a limitation raised once (the owner is alerted the first time).
+answer, and the gap is a limitation raised once (the owner is alerted the first time; whoever
+sent a voice note is a sighting), analysed into a proposal once the answer is out.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import dataclasses
 import logging
 
 from omega import i18n
+from omega.evolution.gap_analysis import analyse_gap
 from omega.evolution.limitations import raise_limitation
 from omega.gateway.delivery import conclude
 from omega.providers.transcription import TranscriptionError, transcribe, transcriber_for
@@ -43,14 +45,18 @@ async def transcribe_voice(
     voices = [a for a in message.attachments if a.kind == "audio"]
     transcriber = transcriber_for(deps.config)
     if transcriber is None:
+        new_id = None
         try:
-            await raise_limitation(
+            limitation, created = await raise_limitation(
                 marker_context(deps, message, turn, out, cause="voice"),
                 LIMITATION_TITLE,
                 LIMITATION_DESCRIPTION,
                 LIMITATION_PLAN,
                 "voice",
             )
+            new_id = limitation.id if created else None
+        except PermissionError as exc:
+            log.warning("the voice limitation was not recorded: %s", exc)
         except Exception:
             log.exception("recording the voice limitation failed")
         await conclude(
@@ -62,6 +68,8 @@ async def transcribe_voice(
             event="voice_unavailable",
             detail="no [voice] transcription configured",
         )
+        if new_id is not None:  # after the answer: analysis never delays it
+            await analyse_gap(deps, out, new_id, "understand voice messages")
         return None
     texts: list[str] = []
     for voice in voices:

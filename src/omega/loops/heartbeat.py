@@ -1,4 +1,5 @@
-"""The heartbeat: a periodic check of HEARTBEAT.md, silent when all is well."""
+"""The heartbeat: a periodic check of HEARTBEAT.md, silent when all is well; the gaps its
+self-audit reports are analysed into proposals like every other gap."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from datetime import datetime, time
 
 from omega.checklist import read_checklist
+from omega.evolution.gap_analysis import analyse_gap
 from omega.evolution.limitations import LimitationStore
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
@@ -139,7 +141,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     message = IncomingMessage(
         channel=OWNER, sender_id=owner or OWNER, text="heartbeat", reply_target=OWNER
     )
-    await apply_markers(
+    outcome = await apply_markers(
         parsed,
         MarkerContext(
             store=store,
@@ -169,10 +171,14 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
             detail="suppressed: all fine" if suppressed else "alert delivered",
         ),
     )
+    if not suppressed:
+        await out.send(owner_alert(parsed.text))
+    # The gaps the self-audit found go through the analysis every gap does, after the alert.
+    for limitation_id in outcome.new_limitations:
+        await analyse_gap(deps, out, limitation_id)
     if suppressed:
         log.info("heartbeat: all fine (suppressed)")
         return None
-    await out.send(owner_alert(parsed.text))
     return parsed.text
 
 

@@ -221,7 +221,7 @@ async def _limitation(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome
     title, description, plan = event.fields
     limitation, created = await raise_limitation(ctx, title, description, plan, "marker")
     if created:
-        out.new_limitations.append((limitation.title, limitation.description, plan))
+        out.new_limitations.append(limitation.id)
     out.applied.append(f"LIMITATION {limitation.id} {'new' if created else 'known'}")
 
 

@@ -58,9 +58,9 @@ class MarkerOutcome:
     # (marker name, what it was about) of markers that did not act: the person is told.
     unmet: list[tuple[str, str]] = field(default_factory=list)
     project_changed: bool = False
-    # (title, description, plan) of limitations recorded for the first time: the caller turns
-    # them into proposals once the reply is out.
-    new_limitations: list[tuple[str, str, str]] = field(default_factory=list)
+    # Ids of limitations recorded for the first time: the caller has them analysed into
+    # proposals once the reply is out (evolution.gap_analysis).
+    new_limitations: list[int] = field(default_factory=list)
 
 
 def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:

@@ -1,8 +1,8 @@
 """Who may do what: the owner, an allowed person, a group member, a stranger.
 
 Every marker, command and tool is checked here, in code, against the role of the person the
-turn answers. Global state (the heartbeat, its interval, limitations, self-healing, skills,
-WhatsApp pairing) belongs to the owner; anyone else's attempt is ignored and audited. A task
+turn answers. Global state (the heartbeat, its interval, resolving limitations, self-healing,
+skills, WhatsApp pairing) belongs to the owner; anyone else's attempt is ignored and audited. A task
 runs with the role of the person who created it, never the owner's.
 
 Rights never travel: a role is always worked out from the sender's own channel id, never from
@@ -45,7 +45,9 @@ MARKER_ROLES: dict[str, Role] = {
     "WHATSAPP_QR": "owner",
     # From anyone but the owner it becomes a lesson proposal the owner approves or rejects.
     "SKILL_IMPROVE": "person",
-    "LIMITATION": "owner",
+    # Anyone's gap is recorded (spec 000): a person's is rate-limited, quoted, kept off the
+    # owner's checklist and told in the daily digest (evolution.limitations).
+    "LIMITATION": "group",
     "LIMITATION_RESOLVED": "owner",
     "SELF_HEAL": "owner",
     "SELF_HEAL_RESOLVED": "owner",

@@ -75,12 +75,15 @@ def _claude_tools(ctx: CommandContext) -> str:
 
 
 def _limitations(ctx: CommandContext, args: str) -> str:
-    items = LimitationStore(ctx.store).list()
+    repo = LimitationStore(ctx.store)
+    items = repo.list()
     if not items:
         return "No limitations recorded."
+    people = repo.people_seen()
+    # Anyone else's words only quoted (Limitation.quoted): this reply is in the owner's history.
     lines = [
-        f"[{item.id}] {'open' if item.status == 'open' else 'resolved'}: {item.title}"
-        + (f" — {item.description}" if item.description else "")
+        f"[{item.id}] {'open' if item.status == 'open' else 'resolved'}: {item.quoted}"
+        + (f" (seen with {people[item.id]} other people)" if people.get(item.id) else "")
         for item in items
     ]
     return "Limitations:\n" + "\n".join(lines)
