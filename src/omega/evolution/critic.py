@@ -12,6 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from omega.evolution.limitations import raise_limitation
 from omega.memory.store import Store
 from omega.turn import Outbox, PipelineDeps, load_turn, marker_context
 from omega.types import IncomingMessage
