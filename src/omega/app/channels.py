@@ -118,7 +118,7 @@ def _start(
         sys.stderr.write(f"omega: warning: {exc}\n")
         return None
     except Exception as exc:
-        log.exception("channel plug-in %s could not start", plugin.name)
+        log.debug("channel plug-in %s could not start", plugin.name, exc_info=True)
         return PluginFailure(plugin.name, f"could not start: {exc!r}")
     if web := ctx.products.get("web"):
         started.web = web  # type: ignore[assignment]
@@ -137,11 +137,7 @@ def _fail(runtime: Runtime, started: StartedChannels, failure: PluginFailure) ->
     told once the service runs (Service.channel_failures)."""
     from omega.channels.registry import report_failure
 
-    log.error("channel plug-in %s %s", failure.name, failure.reason)
-    sys.stderr.write(
-        f"omega: warning: channel plug-in {failure.name} {failure.reason}; "
-        "the other channels start\n"
-    )
+    log.error("channel plug-in %s %s; the other channels start", failure.name, failure.reason)
     report_failure(runtime.paths, failure)
     started.failures.append(failure)
 

@@ -58,8 +58,9 @@ class SupervisedChannel:
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            log.error("channel plug-in %s stopped with an error: %r", self.name, exc)
+            log.debug("channel plug-in %s's error", self.name, exc_info=exc)  # for its author
             await self.report(f"stopped with an error: {exc!r}")
-            log.error("channel plug-in %s stopped with an error", self.name, exc_info=exc)
             return
         finally:
             if keeper is not None:
