@@ -128,9 +128,7 @@ enabled = true
         encoding="utf-8",
     )
     fake_openai.script = [Step(text="Hello Ana, from the FIFO.", match="hi there")]
-    env = openai_env(
-        fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600"
-    )
+    env = openai_env(fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600")
     omega = Running(env)
     try:
         message = {"id": "m1", "from": "ana", "text": "hi there"}

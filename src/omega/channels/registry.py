@@ -131,7 +131,7 @@ def discover(declared: Iterable[EntryPoint] | None = None) -> Discovery:
 def _add(found: Discovery, name: str, value: str) -> None:
     try:
         plugin = _load(value)
-    except Exception as exc:  # an ImportError, or anything the module raises at import
+    except (Exception, SystemExit) as exc:  # an ImportError, or what its module raises
         # The traceback is for the plug-in's author ([logging] level = "debug").
         log.debug("channel plug-in %s (%s) could not be loaded", name, value, exc_info=True)
         found.failures[name] = PluginFailure(name, f"could not be loaded: {exc!r}", value)
