@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
@@ -79,7 +79,7 @@ def plugins_dir(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     yield target
 
 
-def _write_line(fifo: Path, data: dict[str, object], timeout: float = 20) -> None:
+def _write_line(fifo: Path, data: Mapping[str, object], timeout: float = 20) -> None:
     """Write one JSON line into the channel's FIFO once the channel reads it."""
     deadline = time.monotonic() + timeout
     while True:
