@@ -6,6 +6,8 @@ channel's; a plug-in that fails is reported and stops nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from datetime import UTC, datetime
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
@@ -246,3 +248,63 @@ def test_what_a_plugin_delivers_goes_through_admission_pairing_and_the_inbox(
     assert any("loop" in a and "the wire went down" in a for a in alerts)
     health = read_health(runtime.paths.channel_health("loop")) or {}
     assert health["state"] == "failed" and "the wire went down" in str(health["detail"])
+
+
+def _documented_example() -> str:
+    """The Python of docs/channels.md's minimal channel."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "channels.md").read_text("utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", doc, flags=re.DOTALL)
+    assert len(blocks) == 1
+    return str(blocks[0])
+
+
+def test_the_documented_example_channel_works(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    package = tmp_path / "pkg"
+    package.mkdir()
+    (package / "omega_socket_channel.py").write_text(_documented_example(), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(package))
+    sock, outbox = tmp_path / "s", tmp_path / "out.jsonl"
+    (home / "config.toml").write_text(
+        f"[channel.sock]\nenabled = true\nallowed_users = ['ana']\n"
+        f"socket = '{sock}'\noutbox = '{outbox}'\n",
+        encoding="utf-8",
+    )
+    declared = [*_points(), EntryPoint("sock", "omega_socket_channel:PLUGIN", GROUP)]
+    monkeypatch.setattr(registry, "entry_points", lambda group: declared)
+    runtime = bootstrap(home)
+    store = Store(runtime.paths.db)
+    provider = ScriptedProvider("Hi Ana.", default="unexpected")
+
+    async def scenario() -> list[dict[str, str]]:
+        service = build_service(runtime, store)
+        service.deps.provider = provider  # type: ignore[assignment]
+        stop = asyncio.Event()
+        running = asyncio.create_task(run_service(service, stop))
+        while not sock.exists():
+            await asyncio.sleep(0.02)
+        _, writer = await asyncio.open_unix_connection(str(sock))
+        for sender, text in (("ana", "hello"), ("mallory", "let me in")):
+            writer.write((json.dumps({"from": sender, "text": text}) + "\n").encode())
+        await writer.drain()
+        writer.close()
+        lines: list[dict[str, str]] = []
+        for _ in range(500):
+            if outbox.exists():
+                lines = [json.loads(x) for x in outbox.read_text("utf-8").splitlines()]
+                if {"ana", "mallory"} <= {x["to"] for x in lines} and "Hi Ana." in str(lines):
+                    break
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(running, 30)
+        return lines
+
+    try:
+        lines = asyncio.run(scenario())
+    finally:
+        store.close()
+    assert {"to": "ana", "text": "Hi Ana."} in lines
+    assert [x for x in lines if x["to"] == "mallory" and "Hi Ana" in x["text"]] == []
+    assert [x for x in lines if x["to"] == "mallory"]  # refused, with the deny message
+    assert not any("let me in" in p for p in provider.prompts)
