@@ -60,8 +60,8 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
     from omega.quant.service import feed_unavailable
 
     deps = _open(runtime, store)
+    started = message_channels(runtime, store, jsonl=jsonl)  # registers the plug-ins' checks
     log_checks(run_checks(CheckContext(runtime.config, runtime.paths, store, network=True)))
-    started = message_channels(runtime, store, jsonl=jsonl)
     if runtime.config.quant.enabled and (why := feed_unavailable()):
         sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
     channels, web = started.channels, started.web

@@ -238,8 +238,7 @@ def register_checks(config: Config, paths: OmegaPaths, found: Discovery | None =
             register_check(check_name, check)
         if not found.is_builtin(name) and name not in plugin.checks:
             register_check(name, _running_check(name))
-    failed = [f for f in found.failures.values() if raw_enabled(config, f.name)]
-    for failure in [*failed, *unclaimed_sections(config, found)]:
+    for failure in [*found.failures.values(), *unclaimed_sections(config, found)]:
         if raw_enabled(config, failure.name):
             register_check(failure.name, _failed_check(failure.name, failure.reason))
 
