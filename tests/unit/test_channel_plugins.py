@@ -16,6 +16,7 @@ from typing import ClassVar
 import pytest
 
 import omega.channels.registry as registry
+import omega.ops.selfcheck as selfcheck
 from omega.app import bootstrap, build_service, run_service
 from omega.app.channels import WEB, message_channels
 from omega.channels import builtin
@@ -25,7 +26,7 @@ from omega.channels.plugin import GROUP, ChannelContext, ChannelPlugin, PluginCh
 from omega.channels.supervised import SupervisedChannel
 from omega.config import ConfigError, load_config
 from omega.memory import Store
-from omega.ops.selfcheck import CheckContext, run_checks, unregister_check
+from omega.ops.selfcheck import CheckContext, run_checks
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.fakes.providers import ScriptedProvider
 
@@ -96,10 +97,10 @@ def home(isolated_env: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _clean_checks() -> object:
+def _clean_checks(monkeypatch: pytest.MonkeyPatch) -> object:
+    # The checks the plug-ins register here stay here (the registry is process-wide).
+    monkeypatch.setattr(selfcheck, "_registered", dict(selfcheck._registered))
     yield
-    for name in ("loop", "broken", "nosuch", "telegramm"):
-        unregister_check(name)
     Loop.script, Loop.fail = [], None
     SENT.clear()
 
