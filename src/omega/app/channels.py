@@ -62,14 +62,13 @@ def message_channels(
         if failure is not None:
             _fail(runtime, started, failure)
     config = runtime.config
-    for failure in found.failures.values():
+    # Plug-ins that could not be loaded, and [channel.*] tables no plug-in reads: a failure
+    # when their table turns them on, a line in the log otherwise.
+    for failure in [*found.failures.values(), *unclaimed_sections(config, found)]:
         if _raw_enabled(runtime, failure.name):
             _fail(runtime, started, failure)
         else:
-            log.warning("channel plug-in %s is not usable: %s", failure.name, failure.reason)
-    for failure in unclaimed_sections(config, found):
-        if _raw_enabled(runtime, failure.name):
-            _fail(runtime, started, failure)
+            log.warning("channel plug-in %s: %s", failure.name, failure.reason)
     register_checks(config, runtime.paths, found)
     if not started.channels:
         sys.stderr.write(

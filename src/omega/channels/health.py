@@ -83,7 +83,8 @@ def describe_health(path: Path, now: float | None = None) -> str:
     line = f"{account}, {state}" if account else state
     if detail:
         line += f" ({detail})"
-    if age is not None and age > STALE_SECS and state != "stopped":
+    # (a failure is written once, at the start it happened in: it does not go stale)
+    if age is not None and age > STALE_SECS and state not in ("stopped", "failed"):
         line += f"; last report {int(age // 60)} min ago, Omega is probably not running"
     return line
 
