@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import ClassVar
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
 
 import omega.channels.registry as registry
 import omega.ops.selfcheck as selfcheck
@@ -24,7 +27,7 @@ from omega.channels.base import Submit
 from omega.channels.health import read_health
 from omega.channels.plugin import GROUP, ChannelContext, ChannelPlugin, PluginChannelConfig
 from omega.channels.supervised import SupervisedChannel
-from omega.config import ConfigError, load_config
+from omega.config import Config, ConfigError, load_config
 from omega.memory import Store
 from omega.ops.selfcheck import CheckContext, run_checks
 from omega.types import IncomingMessage, OutgoingMessage
@@ -309,3 +312,35 @@ def test_the_documented_example_channel_works(
     assert [x for x in lines if x["to"] == "mallory" and "Hi Ana" in x["text"]] == []
     assert [x for x in lines if x["to"] == "mallory"]  # refused, with the deny message
     assert not any("let me in" in p for p in provider.prompts)
+
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    name=st.from_regex(registry.NAME, fullmatch=True),
+    table=st.dictionaries(
+        st.sampled_from(["enabled", "allowed_users", "dm_policy", "greeting", "colour"]), _values
+    )
+    | _values,
+)
+def test_any_channel_table_is_accepted_or_refused_with_a_clear_error(
+    name: str, table: object
+) -> None:
+    try:
+        config = Config.model_validate({"channel": {name: table}})
+    except ValidationError:
+        return  # load_config turns it into a ConfigError naming the key
+    plugin = ChannelPlugin(name=name, config_model=LoopConfig, factory=Loop)
+    try:
+        section = registry.bind_section(config, plugin)
+    except ValueError as exc:
+        assert f"channel.{name}" in str(exc)
+        return
+    assert isinstance(section, LoopConfig)
+    assert getattr(config.channel, name) is section
