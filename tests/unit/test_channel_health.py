@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.channels.health import HealthReporter, read_health
+from omega.channels.health import HealthReporter, describe_health, read_health, write_health
 
 
 def test_a_report_is_written_on_change_and_refreshed_only_now_and_then(
@@ -46,3 +46,12 @@ def test_without_a_file_nothing_is_written(tmp_path: Path) -> None:
     reporter = HealthReporter(None, lambda: "x")
     reporter.report("starting")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_old_report_says_omega_stopped_but_a_failure_stays_a_failure(tmp_path: Path) -> None:
+    path = tmp_path / "fifo.health.json"
+    write_health(path, state="running")
+    later = time.time() + 600
+    assert "Omega is probably not running" in describe_health(path, now=later)
+    write_health(path, state="failed", detail="could not be loaded: ImportError()")
+    assert describe_health(path, now=later) == "failed (could not be loaded: ImportError())"

@@ -1,99 +1,152 @@
-"""The message channels `omega start` runs, built from the config: JSON lines (--jsonl),
-Telegram, WhatsApp and the web page. A channel that cannot run here is left out with a
-warning on stderr; a web page that cannot listen stops the start (StartError).
+"""The message channels `omega start` runs: every enabled channel plug-in found through the
+`omega.channels` entry points (omega.channels.registry), the built-in ones (JSON lines with
+--jsonl, Telegram, WhatsApp, the web page) included.
 
-A new channel is one more builder in `message_channels`."""
+A channel that cannot run here (ChannelUnavailableError) is left out with a warning on stderr; a
+plug-in that fails to load, whose section is invalid or whose factory raises is a failure:
+logged, written to its health file (status), told to the owner once the service runs, and the
+others start. A web page that cannot listen stops the start (StartError)."""
 
 from __future__ import annotations
 
-import os
+import logging
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from omega.app.runtime import Runtime
+from omega.channels.plugin import (
+    Capabilities,
+    ChannelContext,
+    ChannelPlugin,
+    ChannelUnavailableError,
+)
+from omega.config.channels import WebChannelConfig
 from omega.errors import OmegaError
 
 if TYPE_CHECKING:
     from omega.channels.base import Channel
+    from omega.channels.registry import Discovery, PluginFailure
+    from omega.channels.supervised import SupervisedChannel
     from omega.memory import Store
     from omega.web.app import WebServer
+
+log = logging.getLogger(__name__)
 
 
 class StartError(OmegaError):
     """The service cannot start here; the message is for the person at the terminal."""
 
 
-def message_channels(
-    runtime: Runtime, store: Store, *, jsonl: bool = False
-) -> tuple[list[Channel], WebServer | None]:
-    """Every enabled channel that can run here, in order, and the web page's server (whose
-    channel is among them) when `[web] enabled`."""
-    from omega.channels.terminal import JsonlChannel
+@dataclass
+class StartedChannels:
+    """What `message_channels` built: the channels in order, the web page's server (whose
+    channel is among them), the third-party ones under watch, and the plug-ins that failed."""
 
-    channels: list[Channel] = [JsonlChannel(downloads=runtime.paths.downloads)] if jsonl else []
-    config = runtime.config.channel
-    if config.telegram.enabled and (telegram := _telegram(runtime)) is not None:
-        channels.append(telegram)
-    if config.whatsapp.enabled and (whatsapp := _whatsapp(runtime)) is not None:
-        channels.append(whatsapp)
-    web = _web(runtime, store) if runtime.config.web.enabled else None
-    if web is not None:
-        channels.append(web.channel)
-    if not channels:
+    channels: list[Channel] = field(default_factory=list)
+    web: WebServer | None = None
+    supervised: list[SupervisedChannel] = field(default_factory=list)
+    failures: list[PluginFailure] = field(default_factory=list)
+
+
+def message_channels(
+    runtime: Runtime, store: Store, *, jsonl: bool = False, found: Discovery | None = None
+) -> StartedChannels:
+    """Build every enabled channel plug-in that can run here (built-ins first, in order)."""
+    from omega.channels.registry import discover, register_checks, unclaimed_sections
+
+    found = discover() if found is None else found
+    started = StartedChannels()
+    for name, plugin in found.plugins.items():
+        failure = _start(runtime, store, plugin, found.is_builtin(name), jsonl, started)
+        if failure is not None:
+            _fail(runtime, started, failure)
+    config = runtime.config
+    # Plug-ins that could not be loaded, and [channel.*] tables no plug-in reads: a failure
+    # when their table turns them on, a line in the log otherwise.
+    for failure in [*found.failures.values(), *unclaimed_sections(config, found)]:
+        if _raw_enabled(runtime, failure.name):
+            _fail(runtime, started, failure)
+        else:
+            log.warning("channel plug-in %s: %s", failure.name, failure.reason)
+    register_checks(config, runtime.paths, found)
+    if not started.channels:
         sys.stderr.write(
             "omega: note: no message channel is running; only the scheduler, "
             "heartbeat and summarizer work\n"
         )
-    return channels, web
+    return started
 
 
-def _telegram(runtime: Runtime) -> Channel | None:
-    """The Telegram channel, or None (with a warning) when it has no bot token."""
-    telegram = runtime.config.channel.telegram
-    if not telegram.bot_token.get_secret_value().strip():
-        sys.stderr.write(
-            "omega: warning: [channel.telegram] is enabled but has no bot_token (or "
-            "TELEGRAM_BOT_TOKEN); the telegram channel is not started\n"
-        )
-        return None
-    from omega.channels.telegram import TelegramChannel
+def _raw_enabled(runtime: Runtime, name: str) -> bool:
+    from omega.channels.registry import raw_enabled
 
-    return TelegramChannel(telegram, health_file=runtime.paths.channel_health("telegram"))
+    return raw_enabled(runtime.config, name)
 
 
-def _whatsapp(runtime: Runtime) -> Channel | None:
-    """The WhatsApp channel over neonize, or None (with a warning) when it cannot run here."""
-    from omega.channels.whatsapp import WhatsAppChannel
+def _start(
+    runtime: Runtime,
+    store: Store,
+    plugin: ChannelPlugin,
+    builtin: bool,
+    jsonl: bool,
+    started: StartedChannels,
+) -> PluginFailure | None:
+    """Build `plugin`'s channel into `started` when it is enabled; its failure, if any."""
+    from omega.channels.registry import PluginFailure, bind_section, make_context
+    from omega.channels.supervised import SupervisedChannel
 
-    config = runtime.config.channel.whatsapp
-    session = runtime.paths.whatsapp
     try:
-        from omega.channels.whatsapp.neonize_client import NeonizeClient
-
-        session.mkdir(parents=True, exist_ok=True)
-        os.chmod(session, 0o700)
-        client = NeonizeClient(session)
-    except (ImportError, OSError) as exc:
-        sys.stderr.write(
-            "omega: warning: [channel.whatsapp] is enabled but its library cannot load "
-            f"({exc}); install it with: pip install 'omega-agent[whatsapp]'. The whatsapp "
-            "channel is not started\n"
-        )
-        return None
-    if not config.allowed_users:
-        sys.stderr.write(
-            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
-            'WhatsApp (add your number, e.g. "+351900000000")\n'
-        )
-    return WhatsAppChannel(
-        config, client, session, health_file=runtime.paths.channel_health("whatsapp")
+        section = bind_section(runtime.config, plugin)
+    except ValueError as exc:
+        if not _raw_enabled(runtime, plugin.name):
+            return None
+        return PluginFailure(plugin.name, f"has an invalid [channel.{plugin.name}]: {exc}")
+    ctx = make_context(
+        plugin, runtime.config, section, runtime.paths, store, jsonl=jsonl, root=runtime
     )
+    try:
+        if not plugin.enabled(ctx):
+            return None
+        channel = plugin.factory(ctx)
+    except StartError:
+        raise
+    except ChannelUnavailableError as exc:
+        if not builtin:  # a third-party channel that cannot run is told to the owner
+            return PluginFailure(plugin.name, f"cannot run here: {exc}")
+        sys.stderr.write(f"omega: warning: {exc}\n")
+        return None
+    except Exception as exc:
+        log.debug("channel plug-in %s could not start", plugin.name, exc_info=True)
+        return PluginFailure(plugin.name, f"could not start: {exc!r}")
+    if web := ctx.products.get("web"):
+        started.web = web  # type: ignore[assignment]
+    if builtin:
+        started.channels.append(channel)
+        return None
+    supervised = SupervisedChannel(plugin, channel, ctx)
+    started.supervised.append(supervised)
+    started.channels.append(supervised)
+    log.info("channel plug-in %s started (%s)", plugin.name, plugin.capabilities.describe())
+    return None
 
 
-def _web(runtime: Runtime, store: Store) -> WebServer:
+def _fail(runtime: Runtime, started: StartedChannels, failure: PluginFailure) -> None:
+    """Report a plug-in that failed: the log, stderr, its health file (status); the owner is
+    told once the service runs (Service.channel_failures)."""
+    from omega.channels.registry import report_failure
+
+    log.error("channel plug-in %s %s; the other channels start", failure.name, failure.reason)
+    report_failure(runtime.paths, failure)
+    started.failures.append(failure)
+
+
+def _web(ctx: ChannelContext) -> Channel:
     """Bind the web page's socket and print its login link (also in $OMEGA_HOME/web.url)."""
     from omega.web.app import WebConfigError, is_loopback, prepare
 
+    runtime, store = ctx.root, ctx.store
+    assert isinstance(runtime, Runtime) and store is not None
     try:
         web = prepare(runtime, store)
     except WebConfigError as exc:
@@ -109,4 +162,18 @@ def _web(runtime: Runtime, store: Store) -> WebServer:
         f"omega: web page at {web.base_url} - log in with this one-time link:\n"
         f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
     )
-    return web
+    ctx.products["web"] = web
+    return web.channel
+
+
+WEB = ChannelPlugin(
+    name="web",
+    config_model=WebChannelConfig,
+    factory=_web,
+    capabilities=Capabilities(
+        typing=True, photos=True, max_message_length=1_000_000, markdown="commonmark"
+    ),
+    # [web] enabled turns the page on; a factory needs the runtime (not given to status).
+    enabled=lambda ctx: ctx.config.web.enabled and ctx.root is not None,
+    description="the local web page ([web])",
+)

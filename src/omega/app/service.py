@@ -20,6 +20,8 @@ from omega.app.runtime import Runtime, pipeline_deps
 
 if TYPE_CHECKING:
     from omega.channels.base import Channel
+    from omega.channels.registry import PluginFailure
+    from omega.channels.supervised import SupervisedChannel
     from omega.gateway.gateway import Gateway
     from omega.memory import Store
     from omega.turn import PipelineDeps
@@ -41,6 +43,10 @@ class Service:
     summarize_on_exit: bool = False
     # How long in-flight replies may take after intake stops (None: [omega] shutdown_grace_secs).
     grace: float | None = None
+    # Channel plug-ins that failed to load or start (told to the owner once the service runs),
+    # and the third-party channels run under watch (they tell the owner when they fail).
+    channel_failures: list[PluginFailure] = field(default_factory=list)
+    supervised: list[SupervisedChannel] = field(default_factory=list)
 
 
 def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Service:
@@ -54,14 +60,24 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
     from omega.quant.service import feed_unavailable
 
     deps = _open(runtime, store)
+    started = message_channels(runtime, store, jsonl=jsonl)  # registers the plug-ins' checks
     log_checks(run_checks(CheckContext(runtime.config, runtime.paths, store, network=True)))
-    channels, web = message_channels(runtime, store, jsonl=jsonl)
     if runtime.config.quant.enabled and (why := feed_unavailable()):
         sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
+    channels, web = started.channels, started.web
     gateway = Gateway(deps, channels)
     jobs = [web_page_job(web, deps, gateway)] if web is not None else []
     jobs += [quant_feed_job(store, deps), *loop_jobs(deps, gateway)]
-    return Service(deps, channels, gateway, jobs, web, summarize_on_exit=True)
+    return Service(
+        deps,
+        channels,
+        gateway,
+        jobs,
+        web,
+        summarize_on_exit=True,
+        channel_failures=started.failures,
+        supervised=started.supervised,
+    )
 
 
 def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Service:
@@ -135,6 +151,7 @@ async def run_service(
             await gateway.flush_owner_alerts()
         except Exception:
             log.exception("delivering kept owner alerts failed")
+        await _watch_channel_plugins(service)
         await gateway.serve(stop, grace=service.grace, on_ready=on_ready)
         loops_stop.set()
         await stop_jobs(loops)
@@ -148,6 +165,25 @@ async def run_service(
     finally:
         intake.set()
         await stop_jobs(services)
+
+
+async def _watch_channel_plugins(service: Service) -> None:
+    """Tell the owner which channel plug-ins failed to load or start, and let the running
+    third-party channels tell them when they fail."""
+    from omega.owner import owner_alert
+
+    gateway = service.gateway
+
+    async def alert(text: str) -> None:
+        await gateway.send(owner_alert(text))
+
+    for channel in service.supervised:
+        channel.alert = alert
+    for failure in service.channel_failures:
+        await alert(
+            f"The channel plug-in {failure.name} {failure.reason}. The other channels run; "
+            "see `omega status` and omega.log."
+        )
 
 
 async def _alert_unconfined_sandbox(gateway: Gateway) -> None:

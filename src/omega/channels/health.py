@@ -83,16 +83,22 @@ def describe_health(path: Path, now: float | None = None) -> str:
     line = f"{account}, {state}" if account else state
     if detail:
         line += f" ({detail})"
-    if age is not None and age > STALE_SECS and state != "stopped":
+    # (a failure is written once, at the start it happened in: it does not go stale)
+    if age is not None and age > STALE_SECS and state not in ("stopped", "failed"):
         line += f"; last report {int(age // 60)} min ago, Omega is probably not running"
     return line
 
 
 def channel_health_lines(config: Config, paths: OmegaPaths) -> list[tuple[str, str]]:
-    """(channel, state) for each enabled channel that reports its health."""
+    """(channel, state) for each enabled channel that reports its health: Telegram, WhatsApp
+    and every enabled channel plug-in (its [channel.<name>] says `enabled = true`)."""
     lines = []
     if config.channel.telegram.enabled:
         lines.append(("Telegram", describe_health(paths.channel_health("telegram"))))
     if config.channel.whatsapp.enabled:
         lines.append(("WhatsApp", describe_health(paths.channel_health("whatsapp"))))
+    for name, section in sorted(config.channel.plugin_sections().items()):
+        enabled = section.get("enabled") if isinstance(section, dict) else None
+        if enabled is True or getattr(section, "enabled", False) is True:
+            lines.append((name, "plug-in, " + describe_health(paths.channel_health(name))))
     return lines

@@ -203,6 +203,7 @@ def ask(
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
     from omega.channels.health import channel_health_lines
+    from omega.channels.registry import register_checks
     from omega.logs import redact
     from omega.memory.migrations import latest_version
     from omega.ops.selfcheck import CheckContext, run_checks
@@ -212,6 +213,7 @@ def status() -> None:
     from omega.tools.mcp_health import status_lines as mcp_status_lines
 
     runtime = _runtime()
+    register_checks(runtime.config, runtime.paths)  # each enabled channel plug-in's checks
     store = _open_store(runtime)
     try:
         counts = store.counts()

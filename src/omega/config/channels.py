@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field, SecretStr, field_validator, model_validator
+from pydantic import ConfigDict, Field, SecretStr, field_validator, model_validator
 
 from omega.config.base import Section, phone_digits
 
@@ -85,10 +85,31 @@ class WebChannelConfig(DmPolicySection):
 
 
 class ChannelSection(Section):
+    """[channel.*]: the built-in channels' sections, typed here, and any other table, kept as
+    it was written for the channel plug-in of that name to validate with its own model
+    (omega.channels.registry binds it); an unknown key inside a built-in one is still an error."""
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
     terminal: TerminalConfig = Field(default_factory=TerminalConfig)
     web: WebChannelConfig = Field(default_factory=WebChannelConfig)
     telegram: TelegramConfig = Field(default_factory=TelegramConfig)
     whatsapp: WhatsAppConfig = Field(default_factory=WhatsAppConfig)
+
+    @model_validator(mode="after")
+    def _plugin_sections_are_tables(self) -> ChannelSection:
+        for name, value in (self.model_extra or {}).items():
+            if not isinstance(value, dict | Section):
+                raise ValueError(
+                    f"[channel.{name}] must be a table of the {name!r} channel's settings, "
+                    f"not {value!r}"
+                )
+        return self
+
+    def plugin_sections(self) -> dict[str, object]:
+        """The sections of channels that are not built in: a raw table until the plug-in of
+        that name validated it, then its model."""
+        return dict(self.model_extra or {})
 
 
 class VoiceSection(Section):

@@ -1,0 +1,95 @@
+"""The built-in channels as plug-ins, declared like any other (entry points in pyproject.toml):
+JSON lines on stdin/stdout (`omega start --jsonl`), Telegram and WhatsApp. The web page's is
+omega.app.channels.WEB (it is built with the runtime). Each library is imported by the factory,
+so finding the plug-ins costs nothing."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from omega.channels.base import Channel
+from omega.channels.plugin import (
+    Capabilities,
+    ChannelContext,
+    ChannelPlugin,
+    ChannelUnavailableError,
+)
+from omega.config.channels import TelegramConfig, TerminalConfig, WhatsAppConfig
+from omega.ops.selfcheck import check_telegram, check_whatsapp
+
+
+def _terminal(ctx: ChannelContext) -> Channel:
+    from omega.channels.terminal import JsonlChannel
+
+    return JsonlChannel(downloads=ctx.paths.downloads)
+
+
+def _telegram(ctx: ChannelContext) -> Channel:
+    """The Telegram channel; unavailable without a bot token."""
+    assert isinstance(ctx.section, TelegramConfig)
+    if not ctx.section.bot_token.get_secret_value().strip():
+        raise ChannelUnavailableError(
+            "[channel.telegram] is enabled but has no bot_token (or TELEGRAM_BOT_TOKEN); the "
+            "telegram channel is not started"
+        )
+    from omega.channels.telegram import TelegramChannel
+
+    return TelegramChannel(ctx.section, health_file=ctx.health_file)
+
+
+def _whatsapp(ctx: ChannelContext) -> Channel:
+    """The WhatsApp channel over neonize; unavailable when the library cannot load."""
+    from omega.channels.whatsapp import WhatsAppChannel
+
+    assert isinstance(ctx.section, WhatsAppConfig)
+    session = ctx.paths.whatsapp
+    try:
+        from omega.channels.whatsapp.neonize_client import NeonizeClient
+
+        session.mkdir(parents=True, exist_ok=True)
+        os.chmod(session, 0o700)
+        client = NeonizeClient(session)
+    except (ImportError, OSError) as exc:
+        raise ChannelUnavailableError(
+            f"[channel.whatsapp] is enabled but its library cannot load ({exc}); install it "
+            "with: pip install 'omega-agent[whatsapp]'. The whatsapp channel is not started"
+        ) from None
+    if not ctx.section.allowed_users:
+        sys.stderr.write(
+            "omega: warning: [channel.whatsapp] allowed_users is empty: nobody is answered on "
+            'WhatsApp (add your number, e.g. "+351900000000")\n'
+        )
+    return WhatsAppChannel(ctx.section, client, session, health_file=ctx.health_file)
+
+
+TERMINAL = ChannelPlugin(
+    name="terminal",
+    config_model=TerminalConfig,
+    factory=_terminal,
+    capabilities=Capabilities(photos=True, max_message_length=1_000_000),
+    enabled=lambda ctx: ctx.jsonl,  # `omega chat` builds the terminal itself
+    description="JSON lines on stdin/stdout (omega start --jsonl)",
+)
+TELEGRAM = ChannelPlugin(
+    name="telegram",
+    config_model=TelegramConfig,
+    factory=_telegram,
+    capabilities=Capabilities(
+        typing=True, photos=True, voice=True, groups=True, markdown="telegram-html"
+    ),
+    checks={"telegram": check_telegram},
+    reports_health=True,
+    description="Telegram Bot API, long polling",
+)
+WHATSAPP = ChannelPlugin(
+    name="whatsapp",
+    config_model=WhatsAppConfig,
+    factory=_whatsapp,
+    capabilities=Capabilities(
+        typing=True, photos=True, voice=True, groups=True, markdown="whatsapp"
+    ),
+    checks={"whatsapp": check_whatsapp},
+    reports_health=True,
+    description="WhatsApp Web multi-device (neonize)",
+)
