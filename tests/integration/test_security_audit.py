@@ -305,6 +305,11 @@ def test_dm_policy(home: Path) -> None:
     set_config(home, owner + wildcard.replace('"*"', "42"))
     _, listed = audit()
     assert left(listed) == left(before)
+    # A plug-in channel's table (not validated by its plug-in: the audit loads none) is read too.
+    plugin = '[channel.fifo]\nenabled = true\ndm_policy = "open"\nallowed_users = ["*"]\n'
+    set_config(home, owner.replace('"]', '", "fifo:7"]') + plugin)
+    _, opened = audit()
+    assert new_findings(before, opened) == {("dm-policy:fifo", "high")}
 
 
 def test_owners(home: Path) -> None:

@@ -207,3 +207,16 @@ def test_a_code_reads_back_however_it_is_typed(code: str, separator: str, lower:
 def test_a_look_alike_letter_is_never_part_of_a_code(bad: str, at: int) -> None:
     code = new_code()
     assert parse_code(code[:at] + bad + code[at + len(bad) :]) is None
+
+
+def test_a_plug_in_channels_table_counts_before_its_plug_in_validates_it() -> None:
+    """A third-party channel's [channel.<name>] (kept as a table until its plug-in binds it)
+    has its allow-list and DM policy read like a built-in's: the pairing job and the audit
+    see it, and its allowed ids are let in."""
+    config = Config.model_validate(
+        {"channel": {"fifo": {"enabled": True, "dm_policy": "pairing", "allowed_users": ["ana"]}}}
+    )
+    [fifo] = [p for p in dm_policies(config) if p.channel == "fifo"]
+    assert (fifo.enabled, fifo.dm_policy, fifo.config_allowed) == (True, "pairing", ("ana",))
+    assert check_auth(config, IncomingMessage("fifo", "ana", "hi")) is None
+    assert check_auth(config, IncomingMessage("fifo", "eve", "hi")) is not None

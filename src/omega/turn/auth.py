@@ -24,11 +24,19 @@ log = logging.getLogger(__name__)
 DmPolicyName = Literal["pairing", "allowlist", "open"]
 
 
+def _setting(config: Config, channel: str, key: str, default: object) -> object:
+    """One setting of a channel's section: a model (built in, or a plug-in's once bound) or a
+    plug-in's table not validated yet."""
+    section = getattr(config.channel, channel, None)
+    if isinstance(section, dict):
+        return section.get(key, default)
+    return getattr(section, key, default)
+
+
 def allowed_users(config: Config, channel: str) -> list[str] | None:
     """The channel's allow-list as strings, or None when the channel has no config section."""
-    section = getattr(config.channel, channel, None)
-    users = getattr(section, "allowed_users", None)
-    if users is None:
+    users = _setting(config, channel, "allowed_users", None)
+    if not isinstance(users, list | tuple):
         return None
     return [str(user) for user in users]
 
@@ -36,7 +44,7 @@ def allowed_users(config: Config, channel: str) -> list[str] | None:
 def dm_policy(config: Config, channel: str) -> DmPolicyName:
     """What a stranger writing to `channel` in a direct chat gets ("allowlist" for a channel
     without a section)."""
-    policy = getattr(getattr(config.channel, channel, None), "dm_policy", "allowlist")
+    policy = _setting(config, channel, "dm_policy", "allowlist")
     return "pairing" if policy == "pairing" else "open" if policy == "open" else "allowlist"
 
 
@@ -116,8 +124,7 @@ def dm_policies(config: Config, store: Store | None = None) -> list[ChannelPolic
     memory.db's grants: what an audit checks for open DM policies and wildcard lists."""
     grants = store.grants() if store is not None else []
     found = []
-    for name in type(config.channel).model_fields:
-        section = getattr(config.channel, name)
+    for name in [*type(config.channel).model_fields, *sorted(config.channel.plugin_sections())]:
         users = allowed_users(config, name) or []
         mine = [g for g in grants if g.channel == name]
         owners = [
@@ -125,7 +132,7 @@ def dm_policies(config: Config, store: Store | None = None) -> list[ChannelPolic
             for channel, _, ident in (o.partition(":") for o in config.auth.owners)
             if channel.strip() == name
         ]
-        enabled = config.web.enabled if name == "web" else getattr(section, "enabled", True)
+        enabled = config.web.enabled if name == "web" else _setting(config, name, "enabled", True)
         found.append(
             ChannelPolicy(
                 channel=name,

@@ -41,16 +41,27 @@ class ChannelAccess:
     wildcard: bool  # "*" is in its allow-list
 
 
+def _setting(section: object, key: str, default: object) -> object:
+    """One setting of a channel's section: a built-in's model, a plug-in's model, or a plug-in
+    table not validated yet (the audit runs without loading plug-ins)."""
+    if isinstance(section, dict):
+        return section.get(key, default)
+    return getattr(section, key, default)
+
+
 def channel_access(ctx: AuditContext) -> list[ChannelAccess]:
-    """Each remote channel's policy: its `dm_policy` when set, else "open" for a "*" in the
-    allow-list and "allowlist" otherwise."""
+    """Each remote channel's policy (the built-in ones and every plug-in channel's table): its
+    `dm_policy` when set, else "open" for a "*" in the allow-list and "allowlist" otherwise."""
     found = []
-    for name in REMOTE_CHANNELS:
-        section = getattr(ctx.config.channel, name)
-        allowed = [str(entry).strip() for entry in getattr(section, "allowed_users", [])]
+    plugins = dict(getattr(ctx.config.channel, "model_extra", None) or {})  # plug-ins' tables
+    for name in (*REMOTE_CHANNELS, *sorted(plugins)):
+        section = plugins[name] if name in plugins else getattr(ctx.config.channel, name)
+        users = _setting(section, "allowed_users", [])
+        allowed = [str(entry).strip() for entry in users] if isinstance(users, list) else []
         wildcard = "*" in allowed
-        policy = getattr(section, "dm_policy", None) or ("open" if wildcard else "allowlist")
-        found.append(ChannelAccess(name, bool(section.enabled), str(policy), wildcard))
+        policy = _setting(section, "dm_policy", None) or ("open" if wildcard else "allowlist")
+        enabled = bool(_setting(section, "enabled", False))
+        found.append(ChannelAccess(name, enabled, str(policy), wildcard))
     return found
 
 
