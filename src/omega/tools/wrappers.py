@@ -5,6 +5,7 @@ This module imports pydantic-ai at import time; import it only where a run is be
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
@@ -57,9 +58,12 @@ class RegistryToolset(WrapperToolset[ToolDeps]):
 @dataclass
 class RecordingToolset(WrapperToolset[Any]):
     """Times and records every call it runs, turns crashes into failed tool results the model
-    sees, and refuses calls after `max_rounds` model requests so the model has to answer."""
+    sees, stops a call after `timeout_secs` (a failed result too, so the model can still
+    answer in time), and refuses calls after `max_rounds` model requests so the model has to
+    answer. A call cut short by the whole answer's end (cancelled) is recorded as failed."""
 
     max_rounds: int = 6
+    timeout_secs: float | None = None
     records: dict[str, ToolCall] = field(default_factory=dict)
 
     async def call_tool(
@@ -71,27 +75,48 @@ class RecordingToolset(WrapperToolset[Any]):
     ) -> Any:
         call_id = ctx.tool_call_id or f"{name}#{len(self.records)}"
         started = time.perf_counter()
+        deadline = asyncio.timeout(self.timeout_secs)
         try:
             if ctx.run_step > self.max_rounds:
                 raise ToolFailed(
                     f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
                 )
-            result = await super().call_tool(name, tool_args, ctx, tool)
+            async with deadline:
+                result = await super().call_tool(name, tool_args, ctx, tool)
         except (CallDeferred, ApprovalRequired):
             raise  # control flow, not failures
         except (ToolFailed, ModelRetry) as exc:
             self._record(call_id, name, tool_args, started, error=exc.message)
             raise
-        except Exception as exc:  # a crashing tool is reported to the model; the turn goes on
-            log.warning("tool %s crashed: %s", name, exc, exc_info=True)
-            message = f"{type(exc).__name__}: {exc}"
+        except TimeoutError as exc:
+            if not deadline.expired():
+                raise ToolFailed(self._crashed(call_id, name, tool_args, started, exc)) from exc
+            message = f"timed out after {self.timeout_secs:g}s; the tool was stopped"
             self._record(call_id, name, tool_args, started, error=message)
-            raise ToolFailed(message) from exc
+            raise ToolFailed(message) from None
+        except asyncio.CancelledError:  # the answer ran out of time (or is being stopped)
+            self._record(call_id, name, tool_args, started, error="interrupted: no result")
+            raise
+        except Exception as exc:  # a crashing tool is reported to the model; the turn goes on
+            raise ToolFailed(self._crashed(call_id, name, tool_args, started, exc)) from exc
         if isinstance(result, FailedOutput):  # answered, but what it ran failed
             self._record(call_id, name, tool_args, started, error=str(result))
             return str(result)
         self._record(call_id, name, tool_args, started, result=result)
         return result
+
+    def _crashed(
+        self, call_id: str, name: str, arguments: dict[str, Any], started: float, exc: Exception
+    ) -> str:
+        """Record a tool that raised; the message the model is told."""
+        log.warning("tool %s crashed: %s", name, exc, exc_info=True)
+        message = f"{type(exc).__name__}: {exc}"
+        self._record(call_id, name, arguments, started, error=message)
+        return message
+
+    def recorded(self) -> tuple[ToolCall, ...]:
+        """The calls run so far, finished or cut short (for an answer that failed part-way)."""
+        return tuple(self.records.values())
 
     def _record(
         self,
