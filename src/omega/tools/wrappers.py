@@ -9,7 +9,7 @@ import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,22 +75,18 @@ class RecordingToolset(WrapperToolset[Any]):
     ) -> Any:
         call_id = ctx.tool_call_id or f"{name}#{len(self.records)}"
         started = time.perf_counter()
-        deadline = asyncio.timeout(self.timeout_secs)
         try:
             if ctx.run_step > self.max_rounds:
                 raise ToolFailed(
                     f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
                 )
-            async with deadline:
-                result = await super().call_tool(name, tool_args, ctx, tool)
+            result = await self._within_deadline(super().call_tool(name, tool_args, ctx, tool))
         except (CallDeferred, ApprovalRequired):
             raise  # control flow, not failures
         except (ToolFailed, ModelRetry) as exc:
             self._record(call_id, name, tool_args, started, error=exc.message)
             raise
-        except TimeoutError as exc:
-            if not deadline.expired():
-                raise ToolFailed(self._crashed(call_id, name, tool_args, started, exc)) from exc
+        except _ToolTimeoutError:
             message = f"timed out after {self.timeout_secs:g}s; the tool was stopped"
             self._record(call_id, name, tool_args, started, error=message)
             raise ToolFailed(message) from None
@@ -104,6 +100,22 @@ class RecordingToolset(WrapperToolset[Any]):
             return str(result)
         self._record(call_id, name, tool_args, started, result=result)
         return result
+
+    async def _within_deadline(self, call: Coroutine[Any, Any, Any]) -> Any:
+        """The call's result, or _ToolTimeoutError once `timeout_secs` have passed. The call is then
+        cancelled but not waited for: an MCP server busy with it, or a function on a thread,
+        may take its time to stop, and the model should not wait for that."""
+        task = asyncio.ensure_future(call)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout_secs)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            task.cancel()
+            task.add_done_callback(_forget)
+            raise _ToolTimeoutError
+        return task.result()
 
     def _crashed(
         self, call_id: str, name: str, arguments: dict[str, Any], started: float, exc: Exception
@@ -167,6 +179,16 @@ class RecordingToolset(WrapperToolset[Any]):
                     )
                 )
         return tuple(calls)
+
+
+class _ToolTimeoutError(Exception):
+    """A tool call outlasted the toolset's `timeout_secs`."""
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Retrieve a stopped call's outcome so that nothing is reported about it later."""
+    if not task.cancelled():
+        task.exception()
 
 
 def preview(value: Any) -> str:
