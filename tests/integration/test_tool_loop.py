@@ -284,3 +284,53 @@ def test_the_tools_of_an_answer_that_timed_out_are_recorded_as_failed(
         0,
         "interrupted: no result",
     )
+
+
+def test_a_human_tool_that_raises_or_hangs_is_a_failed_call(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # The owner's own tool (installed and pinned with `omega tools add`): an exception it raises
+    # and a call that outlasts the tool deadline are failures in the records; the model hears
+    # both and the turn is answered.
+    source = isolated_env.parent / "my-tools" / "meter.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "import time\n\n\n"
+        "def meter(reading: str) -> str:\n"
+        '    """Record a meter reading."""\n'
+        '    if reading == "slow":\n'
+        "        time.sleep(9)\n"  # a thread cannot be stopped: the run waits it out at exit
+        '    raise ValueError(f"meter offline for {reading}")\n'
+    )
+    installed = run_omega("tools", "add", str(source))
+    assert installed.returncode == 0, installed.stderr
+    fake_openai.script = [
+        Step(
+            match="meter",
+            tool_calls=[
+                tool_call("h1", "meter", reading="42"),
+                tool_call("h2", "meter", reading="slow"),
+            ],
+        ),
+        Step(match="meter", text="The meter is offline."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="8"),
+        stdin=jsonl({"text": "record the meter", "sender_id": "ana"}),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["The meter is offline."]
+    told = tool_results(fake_openai.requests[1])
+    assert "ValueError: meter offline for 42" in told["h1"]
+    assert "timed out after 6s" in told["h2"]
+    raised, hung = tool_rows(isolated_env)
+    assert (raised["tool"], raised["ok"]) == ("meter", 0)
+    assert "meter offline for 42" in raised["error"]
+    assert (hung["tool"], hung["ok"], hung["error"]) == (
+        "meter",
+        0,
+        "timed out after 6s; the tool was stopped",
+    )
