@@ -18,6 +18,7 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, T
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from omega.errors import OmegaError
 from omega.tools.context import (
     FailedOutput,
     ToolDeps,
@@ -181,7 +182,7 @@ class RecordingToolset(WrapperToolset[Any]):
         return tuple(calls)
 
 
-class _ToolTimeoutError(Exception):
+class _ToolTimeoutError(OmegaError):
     """A tool call outlasted the toolset's `timeout_secs`."""
 
 
