@@ -15,7 +15,7 @@ from omega.evolution.review import review_files
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
-from omega.turn.spend import BACKGROUND_SHARE
+from omega.turn import BACKGROUND_SHARE
 from omega.web.charts import rate_bars, spending_chart, usage_charts
 from omega.web.context import ctx_of, render
 
