@@ -50,7 +50,9 @@ async def ask_provider(
             raise
     if audit_as:
         await _audit_call(deps, context, audit_as, started, reply, None)
-    await _record_tool_calls(deps, context, reply.provider, [*cut_short, *reply.tool_calls])
+    # A fallback member that failed after running tools, then the member that answered.
+    await _record_tool_calls(deps, context, deps.provider.name, cut_short)
+    await _record_tool_calls(deps, context, reply.provider, reply.tool_calls)
     return reply
 
 
