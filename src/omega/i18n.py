@@ -224,6 +224,29 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Dutch": "Ik word nu beperkt. Probeer het over een minuut opnieuw.",
         "Russian": "Сейчас слишком много запросов. Попробуй через минуту.",
     },
+    # Replies stop when today's spending cap ([limits] daily_usd) is reached.
+    "error_spending_cap": {
+        "English": "I've reached the daily spending limit my owner set for my AI use, so I "
+        "can't answer right now. I can again after midnight UTC.",
+        "Spanish": "He alcanzado el límite diario de gasto que mi dueño fijó para mi uso de IA, "
+        "así que ahora no puedo responder. Podré de nuevo después de la medianoche UTC.",
+        "Portuguese": "Atingi o limite diário de gastos que o meu dono definiu para o meu uso de "
+        "IA, por isso não posso responder agora. Poderei de novo depois da meia-noite UTC.",
+        "French": "J'ai atteint la limite de dépenses quotidienne que mon propriétaire a fixée "
+        "pour mon usage de l'IA : je ne peux pas répondre pour l'instant. Ce sera de nouveau "
+        "possible après minuit UTC.",
+        "German": "Ich habe das tägliche Ausgabenlimit erreicht, das mein Besitzer für meine "
+        "KI-Nutzung festgelegt hat, und kann gerade nicht antworten. Nach Mitternacht UTC "
+        "geht es wieder.",
+        "Italian": "Ho raggiunto il limite di spesa giornaliero che il mio proprietario ha "
+        "fissato per il mio uso dell'IA, quindi ora non posso rispondere. Potrò di nuovo dopo "
+        "la mezzanotte UTC.",
+        "Dutch": "Ik heb de dagelijkse uitgavenlimiet bereikt die mijn eigenaar voor mijn "
+        "AI-gebruik heeft ingesteld, dus ik kan nu niet antwoorden. Na middernacht UTC kan het "
+        "weer.",
+        "Russian": "Я достиг дневного лимита расходов на ИИ, который установил мой владелец, "
+        "поэтому сейчас не могу ответить. Смогу снова после полуночи по UTC.",
+    },
     "error_poison": {
         "English": "Sorry, I couldn't handle your message: it kept making me fail. "
         "My owner has been told. Could you rephrase it?",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 
@@ -18,6 +19,13 @@ def add(a: int, b: int) -> int:
 def shout(text: str) -> str:
     """Upper-case the text."""
     return text.upper()
+
+
+@server.tool()
+async def nap(seconds: float) -> str:
+    """Sleep, then say so (a slow tool, for timeout tests)."""
+    await anyio.sleep(seconds)
+    return f"slept {seconds}s"
 
 
 @server.tool()

@@ -64,6 +64,8 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
 
     def __init__(self) -> None:
         super().__init__(Step)
+        # Every request answered 200 (planning calls included), with the usage it reported.
+        self.answered: list[tuple[RecordedRequest, dict[str, Any]]] = []
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -106,7 +108,10 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                         {"retry-after": f"{step.retry_after:g}"} if step.retry_after else {},
                     )
                     return
-                self._send(200, fake._completion(body, step))
+                completion = fake._completion(body, step)
+                with fake._lock:
+                    fake.answered.append((request, completion["usage"]))
+                self._send(200, completion)
 
             def _send(
                 self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None

@@ -403,6 +403,40 @@ def test_chain_fallback_answers_the_user(
     assert "provider anthropic failed" in (isolated_env / "omega.log").read_text()
 
 
+def test_the_tools_a_failed_member_ran_are_recorded_when_the_next_one_answers(
+    fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # Issue 28: openai ran a tool, then failed (HTTP 400, not retried); anthropic answered. The
+    # tool call happened, so it is in the records, under the chain's name.
+    fake_openai.script = [
+        OpenAIStep(
+            match="status",
+            tool_calls=[
+                {
+                    "id": "x1",
+                    "type": "function",
+                    "function": {"name": "run_shell", "arguments": '{"command": "echo ran"}'},
+                }
+            ],
+        ),
+        OpenAIStep(match="status", status=400, text="bad tool result"),
+    ]
+    env = openai_env(
+        fake_openai,
+        OMEGA_PROVIDER__FALLBACK=json.dumps(["anthropic"]),
+        OMEGA_PROVIDER__ANTHROPIC__BASE_URL=fake_anthropic.base_url,
+        OMEGA_PROVIDER__ANTHROPIC__API_KEY=ANTHROPIC_KEY,
+        OMEGA_PROVIDER__ANTHROPIC__MODEL=PRICED_ANTHROPIC,
+        OMEGA_AUTH__OWNERS='["terminal:ana"]',
+    )
+    events = chat_events(env, "check the disk status please")
+    assert [e["kind"] for e in events] == ["reply"]
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    rows = conn.execute("SELECT tool, ok, result_preview FROM tool_calls").fetchall()
+    conn.close()
+    assert rows == [("run_shell", 1, "exit code 0\nran\n")]
+
+
 def test_chain_all_failing_gives_friendly_message(
     fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

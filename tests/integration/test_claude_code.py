@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -797,3 +798,41 @@ def test_a_person_other_than_the_owner_gets_read_only_claude_tools_in_their_fold
     people = (isolated_env / "workspace" / "people").resolve()
     assert Path(bob["cwd"]).resolve().parent == people
     assert Path(owner["cwd"]).resolve() == (isolated_env / "workspace").resolve()
+
+
+def test_the_tool_calls_of_a_claude_run_that_timed_out_are_recorded_as_failed(
+    fake_claude: FakeClaude, isolated_env: Path
+) -> None:
+    # Issue 28: a run that times out after its tools ran lost their record; now a failing Bash
+    # command and the tool left waiting when the run was stopped are failed calls, through the
+    # pipeline (the person hears of the timeout).
+    fake_claude.script(
+        {
+            "result": "never",
+            "tool_uses": [
+                {
+                    "name": "Bash",
+                    "input": {"command": "make"},
+                    "result": "Exit code 2\nmake: *** No targets.",
+                    "is_error": True,
+                },
+                {"name": "Bash", "input": {"command": "sleep 60"}, "sleep": 30},
+            ],
+        }
+    )
+    env = {
+        "OMEGA_PROVIDER__DEFAULT": "claude-code",
+        "OMEGA_SANDBOX__MODE": "rwx",  # the fake's files live outside any sandboxed folder
+        "OMEGA_PROVIDER__CLASSIFY": "false",
+        "OMEGA_PROVIDER__CLAUDE_CODE__TIMEOUT_SECS": "3",
+    }
+    chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "build it"}), timeout=60)
+    assert chat.returncode == 0, chat.stderr
+    assert [e["kind"] for e in chat.events if e["kind"] in ("reply", "error")] == ["error"]
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    rows = conn.execute("SELECT tool, ok, error, arguments FROM tool_calls ORDER BY id").fetchall()
+    conn.close()
+    assert [(tool, ok) for tool, ok, _, _ in rows] == [("Bash", 0), ("Bash", 0)]
+    assert rows[0][2].startswith("Exit code 2")
+    assert rows[1][2] == "timed out: the run was stopped"
+    assert json.loads(rows[1][3]) == {"command": "sleep 60"}

@@ -21,7 +21,13 @@ def test_ask_answers_one_shot_without_memory(fake_openai: FakeOpenAI, isolated_e
     assert result.stdout.strip() == "Paris."
     [request] = fake_openai.requests
     assert [m["role"] for m in request.messages] == ["system", "user"]
-    assert not (isolated_env / "memory.db").exists()
+    # Nothing of the conversation is kept; the call is audited (issue 28).
+    conn = sqlite3.connect(isolated_env / "memory.db")
+    kept = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("messages", "facts")]
+    audited = conn.execute("SELECT event, sender_id, output_tokens FROM audit_log").fetchall()
+    conn.close()
+    assert kept == [0, 0]
+    assert audited == [("ask", "cli", 1)]
 
 
 def test_ask_reports_provider_failure_kindly(fake_openai: FakeOpenAI) -> None:

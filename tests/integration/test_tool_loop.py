@@ -202,3 +202,135 @@ def test_the_prompt_for_hi_stays_small(fake_openai: FakeOpenAI) -> None:
     tools = len(json.dumps(request.body["tools"], ensure_ascii=False))
     print(f"'hi' prompt: {messages} chars of messages + {tools} chars of tools")
     assert messages + tools < 8000
+
+
+def test_tool_errors_and_timeouts_are_failed_calls_for_every_kind_of_tool(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # Issue 28: a tool that errs or hangs is a failure in the records, whoever runs it: a
+    # built-in whose command times out, an MCP tool that refuses, an MCP tool that hangs past
+    # the tool deadline (3/4 of the provider's timeout), all answered in the same turn.
+    write_calc_skill(isolated_env)
+    fake_openai.script = [
+        Step(
+            match="calculate",
+            tool_calls=[
+                tool_call("t1", "run_shell", command="sleep 5", timeout_secs=1),
+                tool_call("t2", "calc_refuse", reason="no"),
+                tool_call("t3", "calc_nap", seconds=60),
+                tool_call("t4", "calc_add", a=1, b=2),
+            ],
+        ),
+        Step(match="calculate", text="Three of four failed."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(
+            fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="16"
+        ),
+        stdin=jsonl({"text": "calculate with the tools", "sender_id": "ana"}),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["Three of four failed."]
+    told = tool_results(fake_openai.requests[1])
+    assert "timed out after 1s" in told["t1"]
+    assert "refused: no" in told["t2"]
+    assert "timed out after 12s" in told["t3"]
+    assert told["t4"] == "3"
+    recorded = {row["tool"]: row for row in tool_rows(isolated_env)}
+    assert {tool: row["ok"] for tool, row in recorded.items()} == {
+        "run_shell": 0,
+        "calc_refuse": 0,
+        "calc_nap": 0,
+        "calc_add": 1,
+    }
+    assert "timed out after 1s" in recorded["run_shell"]["error"]
+    assert "refused: no" in recorded["calc_refuse"]["error"]
+    assert "timed out after 12s" in recorded["calc_nap"]["error"]
+
+
+def test_the_tools_of_an_answer_that_timed_out_are_recorded_as_failed(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # Two slow tools in a row outlast the whole answer: the person hears of the timeout, and
+    # both calls are in the records (the first stopped at the tool deadline, the second cut
+    # short by the answer's end) instead of being lost with the answer.
+    fake_openai.script = [
+        Step(match="slow", tool_calls=[tool_call("s1", "run_shell", command="sleep 30")]),
+        Step(match="slow", tool_calls=[tool_call("s2", "run_shell", command="sleep 30")]),
+        Step(match="slow", text="never reached"),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="4"),
+        stdin=jsonl({"text": "do the slow thing", "sender_id": "ana"}),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == []
+    (error,) = [e for e in result.events if e["kind"] == "error"]
+    assert "too long" in str(error["text"])
+    first, second = tool_rows(isolated_env)
+    assert (first["tool"], first["ok"], first["error"]) == (
+        "run_shell",
+        0,
+        "timed out after 3s; the tool was stopped",
+    )
+    assert (second["tool"], second["ok"], second["error"]) == (
+        "run_shell",
+        0,
+        "interrupted: no result",
+    )
+
+
+def test_a_human_tool_that_raises_or_hangs_is_a_failed_call(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # The owner's own tool (installed and pinned with `omega tools add`): an exception it raises
+    # and a call that outlasts the tool deadline are failures in the records; the model hears
+    # both and the turn is answered.
+    source = isolated_env.parent / "my-tools" / "meter.py"
+    source.parent.mkdir(parents=True)
+    source.write_text(
+        "import time\n\n\n"
+        "def meter(reading: str) -> str:\n"
+        '    """Record a meter reading."""\n'
+        '    if reading == "slow":\n'
+        "        time.sleep(9)\n"  # a thread cannot be stopped: the run waits it out at exit
+        '    raise ValueError(f"meter offline for {reading}")\n'
+    )
+    installed = run_omega("tools", "add", str(source))
+    assert installed.returncode == 0, installed.stderr
+    fake_openai.script = [
+        Step(
+            match="meter",
+            tool_calls=[
+                tool_call("h1", "meter", reading="42"),
+                tool_call("h2", "meter", reading="slow"),
+            ],
+        ),
+        Step(match="meter", text="The meter is offline."),
+    ]
+    result = run_omega(
+        "chat",
+        "--jsonl",
+        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="8"),
+        stdin=jsonl({"text": "record the meter", "sender_id": "ana"}),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert replies(result.events) == ["The meter is offline."]
+    told = tool_results(fake_openai.requests[1])
+    assert "ValueError: meter offline for 42" in told["h1"]
+    assert "timed out after 6s" in told["h2"]
+    raised, hung = tool_rows(isolated_env)
+    assert (raised["tool"], raised["ok"]) == ("meter", 0)
+    assert "meter offline for 42" in raised["error"]
+    assert (hung["tool"], hung["ok"], hung["error"]) == (
+        "meter",
+        0,
+        "timed out after 6s; the tool was stopped",
+    )

@@ -55,8 +55,9 @@ def bootstrap(home: Path | None = None, stderr_level: str = "warning") -> Runtim
     return Runtime(paths=paths, config=config, prompts=load_prompts(paths), deployed=deployed)
 
 
-def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
-    """Build the provider, catalogs and state the gateway's pipeline runs on."""
+def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> PipelineDeps:
+    """Build the provider, catalogs and state the gateway's pipeline runs on (`one_shot`: a
+    provider for one tool-less question, `omega ask`'s lean path)."""
     from omega.memory.artefacts import ArtefactStore
     from omega.providers import build_chain, chain_timeout, resolve_provider_name
     from omega.skills import ProjectCatalog
@@ -68,7 +69,7 @@ def pipeline_deps(runtime: Runtime, store: Store) -> PipelineDeps:
         config=runtime.config,
         prompts=runtime.prompts,
         store=store,
-        provider=build_chain(name, runtime.config, runtime.paths, store),
+        provider=build_chain(name, runtime.config, runtime.paths, store, one_shot=one_shot),
         provider_timeout=chain_timeout(name, runtime.config),
         paths=runtime.paths,
         # Bundled skills from the package, others only when pinned (no copies, no edits).

@@ -147,25 +147,21 @@ def ask(
     ] = False,
 ) -> None:
     """Ask one question and print the answer (no memory, no channels, no tools unless
-    --tools). Without tools an OpenAI-compatible provider is reached on a lean path."""
+    --tools). Without tools an OpenAI-compatible provider is reached on a lean path. The call
+    is audited (event `ask`, with its tokens and cost) and its tool calls recorded; the daily
+    spending cap applies."""
     import dataclasses
 
+    from omega.app.runtime import pipeline_deps
     from omega.memory.context import ContextRequest, build_context
-    from omega.providers import (
-        ProviderError,
-        build_chain,
-        chain_timeout,
-        resolve_provider_name,
-    )
+    from omega.providers import ProviderError
     from omega.providers.base import friendly_error
-    from omega.turn import PromptSituation, compose_system_prompt
+    from omega.turn import PromptSituation, ask_provider, compose_system_prompt
     from omega.types import IncomingMessage
 
     if not question.strip():
         _fail("the question is empty")
     runtime = _runtime()
-    name = resolve_provider_name(runtime.config)
-    provider = build_chain(name, runtime.config, runtime.paths, one_shot=not tools)
     message = IncomingMessage(channel="cli", sender_id="cli", text=question)
     system_prompt = compose_system_prompt(
         runtime.prompts,
@@ -179,15 +175,13 @@ def ask(
         build_context(None, ContextRequest(message, system_prompt, {}, "English", 0)),
         use_tools=tools,
     )
+    store = _open_store(runtime)
+    deps = pipeline_deps(runtime, store, one_shot=not tools)
 
     async def one_shot() -> str:
-        try:
-            # The whole chain's time: a hanging first provider still leaves the fallbacks theirs.
-            reply = await asyncio.wait_for(
-                provider.complete(context), chain_timeout(name, runtime.config)
-            )
-        except TimeoutError:
-            raise ProviderError("timed out", kind="timeout") from None
+        # Within the whole chain's time (deps.provider_timeout): a hanging first provider still
+        # leaves the fallbacks theirs.
+        reply = await ask_provider(deps, context, audit_as="ask")
         return reply.text
 
     try:
@@ -195,8 +189,10 @@ def ask(
     except ProviderError as exc:
         import logging
 
-        logging.getLogger("omega.ask").error("provider %s failed: %s", name, exc)
+        logging.getLogger("omega.ask").error("provider %s failed: %s", deps.provider.name, exc)
         _fail(friendly_error(exc), code=1)
+    finally:
+        store.close()
 
 
 @app.command()

@@ -115,6 +115,7 @@ async def propose(
             Context(
                 system_prompt="", model=fast, use_tools=False, messages=[ChatMessage("user", text)]
             ),
+            audit_as="analysis",  # each call its own audit row, with its tokens and cost
         )
 
     evo = deps.config.evolution
@@ -141,7 +142,6 @@ async def propose(
         goal=goal,
         source=source,
         evidence=[f"limitation: {fields['title']} — {fields['description']}"],
-        usage=(result.input_tokens, result.output_tokens, result.cost_usd),
         scope=scope,
     )
 
@@ -154,7 +154,6 @@ async def submit(
     goal: str,
     source: str,
     evidence: list[str],
-    usage: tuple[int, int, float | None] = (0, 0, None),
     scope: str = "",
 ) -> Filed:
     """Gate a proposal, file it in procedural memory, act on the gate, tell the owner.
@@ -198,9 +197,6 @@ async def submit(
             event=f"proposal:{filed.outcome}",
             input_text=goal[:500],
             output_text=json.dumps(spec)[:4000],
-            input_tokens=usage[0],
-            output_tokens=usage[1],
-            cost_usd=usage[2],
             detail=f"#{proposal.id} gate: {decision.action} {list(decision.errors)}",
         ),
     )

@@ -77,6 +77,7 @@ class Gateway:
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
+        deps.state.tell_owner = self.send  # the spending cap's alert (turn.spend)
         for channel in channels:
             if isinstance(channel, PairingChannel):
                 channel.attach(self.send)

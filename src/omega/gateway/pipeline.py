@@ -310,7 +310,7 @@ async def _respond(
             message,
             output_text=text,
             provider=deps.provider.name,
-            status="error",
+            status="denied" if exc.kind == "spending_cap" else "error",
             detail=str(exc)[:2000],
             processing_ms=elapsed_ms(started),
             event="exchange" if cause == "reply" else cause,

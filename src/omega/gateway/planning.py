@@ -56,9 +56,21 @@ async def plan_message(
         use_tools=False,
     )
     try:
-        reply = await ask_provider(deps, planning)
+        reply = await ask_provider(deps, planning, purpose="classify")
     except ProviderError as exc:
         log.warning("planning call failed (%s); answering directly", exc)
+        await record_audit(
+            deps,
+            AuditEntry(
+                channel=message.channel,
+                sender_id=message.sender_id,
+                status="denied" if exc.kind == "spending_cap" else "error",
+                event="classify",
+                input_text=message.text[:500],
+                **usage_fields(None, provider=deps.provider.name),
+                detail=str(exc)[:2000],
+            ),
+        )
         return DIRECT
     plan = parse_plan(reply.text, names)
     for note in plan.notes:

@@ -29,6 +29,7 @@ from omega.turn import (
     PromptSituation,
     ask_provider,
     compose_system_prompt,
+    record_audit,
     usage_fields,
 )
 from omega.types import ChatMessage, Context, IncomingMessage
@@ -133,9 +134,21 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         channel=addresses[0][0] if addresses else "",
     )
     try:
-        reply = await ask_provider(deps, context)
+        reply = await ask_provider(deps, context, purpose="heartbeat")
     except ProviderError as exc:
         log.error("heartbeat provider call failed: %s", exc)
+        await record_audit(
+            deps,
+            AuditEntry(
+                channel=OWNER,
+                sender_id=owner,
+                input_text="(heartbeat)",
+                **usage_fields(None, provider=deps.provider.name),
+                status="denied" if exc.kind == "spending_cap" else "error",
+                event="heartbeat",
+                detail=str(exc)[:2000],
+            ),
+        )
         return None
     parsed = parse_markers(reply.text)
     message = IncomingMessage(

@@ -1,9 +1,11 @@
-"""The audit log and the record of every tool call."""
+"""The audit log and the record of every tool call; what each audited provider call was for
+(its kind of spending) and what today's calls cost."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -16,6 +18,30 @@ from omega.types import (
 )
 
 AuditStatus = Literal["ok", "denied", "error"]
+
+# What each audited provider call was for, by its audit event: the kinds of spending the
+# dashboard shows and the daily cap tells apart. An event not named here is background work.
+CALL_KINDS: dict[str, str] = {
+    "exchange": "reply",  # answering a person
+    "step": "reply",  # one step of a multi-step plan
+    "plan_summary": "reply",  # the plan's closing message
+    "action": "reply",  # a scheduled action task, done for the person who asked
+    "classify": "planning",  # classify & route, before answering
+    "ask": "ask",  # `omega ask`
+    "summary": "summaries",
+    "facts": "summaries",
+    "heartbeat": "heartbeat",
+    "introspection": "introspection",
+    "analysis": "analysis",
+    "critic": "critic",
+}
+# Calls made to answer someone now: under the daily cap they stop last.
+FOREGROUND_KINDS = frozenset({"reply", "planning", "ask"})
+
+
+def call_kind(event: str) -> str:
+    """The kind of spending of a provider call audited under `event` ("background" if unknown)."""
+    return CALL_KINDS.get(event, "background")
 
 
 MAX_ARGUMENTS = 4000
@@ -49,6 +75,51 @@ class AuditEntry:
     event: str = "exchange"
 
 
+def _insert(conn: sqlite3.Connection, entry: AuditEntry) -> None:
+    """Insert one audit row, every text field scrubbed of lone surrogates (so the row is always
+    written) and redacted (configured secrets and credential-shaped strings never reach it)."""
+
+    def clean(text: str) -> str:
+        return redact(scrub(text))
+
+    entry = dataclasses.replace(
+        entry,
+        channel=clean(entry.channel),
+        sender_id=clean(entry.sender_id),
+        sender_name=clean(entry.sender_name),
+        input_text=clean(entry.input_text),
+        output_text=clean(entry.output_text),
+        provider=clean(entry.provider),
+        model=clean(entry.model),
+        detail=clean(entry.detail),
+        event=clean(entry.event),
+    )
+    conn.execute(
+        "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
+        "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
+        "processing_ms, status, detail, event, cached_tokens) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            utc_now(),
+            entry.channel,
+            entry.sender_id,
+            entry.sender_name,
+            entry.input_text,
+            entry.output_text,
+            entry.provider,
+            entry.model,
+            entry.input_tokens,
+            entry.output_tokens,
+            entry.cost_usd,
+            entry.processing_ms,
+            entry.status,
+            entry.detail,
+            entry.event,
+            entry.cached_tokens,
+        ),
+    )
+
+
 class AuditLog(Database):
     """The audit log and tool calls."""
 
@@ -57,47 +128,31 @@ class AuditLog(Database):
 
         Every text field is scrubbed of lone surrogates (so the row is always written) and
         redacted (configured secrets and credential-shaped strings never reach the log)."""
-
-        def clean(text: str) -> str:
-            return redact(scrub(text))
-
-        entry = dataclasses.replace(
-            entry,
-            channel=clean(entry.channel),
-            sender_id=clean(entry.sender_id),
-            sender_name=clean(entry.sender_name),
-            input_text=clean(entry.input_text),
-            output_text=clean(entry.output_text),
-            provider=clean(entry.provider),
-            model=clean(entry.model),
-            detail=clean(entry.detail),
-            event=clean(entry.event),
-        )
         with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO audit_log (created_at, channel, sender_id, sender_name, input_text, "
-                "output_text, provider, model, input_tokens, output_tokens, cost_usd, "
-                "processing_ms, status, detail, event, cached_tokens) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    utc_now(),
-                    entry.channel,
-                    entry.sender_id,
-                    entry.sender_name,
-                    entry.input_text,
-                    entry.output_text,
-                    entry.provider,
-                    entry.model,
-                    entry.input_tokens,
-                    entry.output_tokens,
-                    entry.cost_usd,
-                    entry.processing_ms,
-                    entry.status,
-                    entry.detail,
-                    entry.event,
-                    entry.cached_tokens,
-                ),
-            )
+            _insert(conn, entry)
+
+    def spent_since(self, since: str) -> float:
+        """USD spent on provider calls audited since `since` (a database time or a day,
+        "YYYY-MM-DD"); calls whose cost the provider did not report count as 0."""
+        rows = self._query(
+            "SELECT COALESCE(SUM(cost_usd), 0) AS spent FROM audit_log "
+            "WHERE provider != '' AND created_at >= ?",
+            (since,),
+        )
+        return float(rows[0]["spent"])
+
+    def audit_once(self, entry: AuditEntry, since: str) -> bool:
+        """Append `entry` unless an entry of its event exists since `since`, in one
+        transaction (so two callers cannot both claim it); whether it was appended."""
+        with self._tx() as conn:
+            found = conn.execute(
+                "SELECT 1 FROM audit_log WHERE event = ? AND created_at >= ? LIMIT 1",
+                (entry.event, since),
+            ).fetchone()
+            if found:
+                return False
+            _insert(conn, entry)
+        return True
 
     def audit_entries(self, limit: int = 50) -> list[dict[str, object]]:
         """The latest audit entries, newest first."""

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from omega.memory.audit import CALL_KINDS, FOREGROUND_KINDS, call_kind
 from omega.memory.store import Store
 
 PER_PAGE = 25
@@ -235,6 +236,50 @@ def usage_by_day(store: Store, days: int = 30) -> list[dict[str, Any]]:
         (since,),
     )
     return [dict(row) for row in rows]
+
+
+def spending_by_kind(store: Store, days: int = 30) -> list[dict[str, Any]]:
+    """Calls, tokens and cost per UTC day and kind of call (reply, planning, ask, summaries,
+    heartbeat, introspection, analysis, critic, other background work: memory.audit.CALL_KINDS)
+    over the last `days` days; a cost the provider did not report counts as 0."""
+    since = (datetime.now(UTC) - timedelta(days=days)).strftime("%Y-%m-%d")
+    rows = store.query(
+        "SELECT substr(created_at, 1, 10) AS day, event, COUNT(*) AS calls, "
+        "SUM(input_tokens + output_tokens) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost_usd, "
+        "SUM(cost_usd IS NULL AND status = 'ok') AS unpriced "
+        "FROM audit_log WHERE provider != '' AND created_at >= ? "
+        "GROUP BY day, event ORDER BY day",
+        (since,),
+    )
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    for row in rows:
+        kind = call_kind(str(row["event"]))
+        found = merged.setdefault(
+            (row["day"], kind),
+            {
+                "day": row["day"],
+                "kind": kind,
+                "calls": 0,
+                "tokens": 0,
+                "cost_usd": 0.0,
+                "unpriced": 0,
+                "background": kind not in FOREGROUND_KINDS,
+            },
+        )
+        for key in ("calls", "tokens", "cost_usd", "unpriced"):
+            found[key] += row[key] or 0
+    return sorted(merged.values(), key=lambda r: (r["day"], _kind_order(r["kind"])))
+
+
+def _kind_order(kind: str) -> int:
+    """Kinds in the order CALL_KINDS names them (answers first), other background work last."""
+    order = list(dict.fromkeys(CALL_KINDS.values()))
+    return order.index(kind) if kind in order else len(order)
+
+
+def spent_today(store: Store) -> float:
+    """USD spent on provider calls today (UTC), as the daily cap counts it."""
+    return store.spent_since(datetime.now(UTC).strftime("%Y-%m-%d"))
 
 
 def tool_success(store: Store) -> list[dict[str, Any]]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
-from omega.providers.base import ErrorKind, ProviderError
+from omega.providers.base import ErrorKind, ProviderError, salvage_tool_calls
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from omega.sandbox import Sandbox
     from omega.tools import ToolRegistry
+    from omega.tools.wrappers import RecordingToolset
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,9 @@ os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 OPENAI_COMPATIBLE = ("openai", "ollama", "openrouter")
 # Rounds of tool calls one answer may take before further calls are refused.
 MAX_TOOL_ROUNDS = 6
+# The share of an answer's time (the provider's timeout) one tool call may take: a tool that
+# hangs is stopped and told to the model as a failure while there is time left to answer.
+TOOL_TIME_SHARE = 0.75
 
 
 @dataclass(frozen=True)
@@ -258,7 +262,13 @@ class ApiProvider:
                     if context.workspace:
                         sandbox = sandbox.for_workspace(Path(context.workspace))
                     toolsets += await start_servers(stack, context.mcp_servers, sandbox)
-                recorder = RecordingToolset(CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS)
+                recorder = RecordingToolset(
+                    CombinedToolset(toolsets),
+                    max_rounds=MAX_TOOL_ROUNDS,
+                    timeout_secs=self.settings.timeout_secs * TOOL_TIME_SHARE,
+                )
+                # The tools that ran are recorded even when the answer then fails (times out).
+                stack.push(lambda failed, *_: None if failed is None else _salvage(recorder))
                 result = await self._agent().run(
                     user_prompt,
                     message_history=history or None,
@@ -312,6 +322,11 @@ class ApiProvider:
             tool_calls=recorder.tool_calls(messages),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
+
+
+def _salvage(recorder: RecordingToolset) -> None:
+    """Hand the calls a failing answer ran to whoever asked (providers.base.salvaged)."""
+    salvage_tool_calls(recorder.recorded())
 
 
 def http_error_kind(status: int) -> ErrorKind:

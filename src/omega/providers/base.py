@@ -1,15 +1,20 @@
-"""The Provider protocol every AI backend implements, and its error type."""
+"""The Provider protocol every AI backend implements, its error type, and where a failing call
+leaves the tool calls it made."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Literal, Protocol, runtime_checkable
 
 from omega import i18n
 from omega.errors import OmegaError
-from omega.types import Context, Reply
+from omega.types import Context, Reply, ToolCall
 
-# rate_limit: HTTP 429; overloaded: the provider is busy for everyone (HTTP 503, 529).
-ErrorKind = Literal["timeout", "unavailable", "rate_limit", "overloaded", "error"]
+# rate_limit: HTTP 429; overloaded: the provider is busy for everyone (HTTP 503, 529);
+# spending_cap: Omega itself refused the call, today's spending cap is reached (turn/spend.py).
+ErrorKind = Literal["timeout", "unavailable", "rate_limit", "overloaded", "spending_cap", "error"]
 LOAD_KINDS = frozenset({"rate_limit", "overloaded"})  # answers that say: ask less at once
 
 
@@ -65,5 +70,31 @@ def friendly_error(error: Exception, language: str = "English") -> str:
         "unavailable": "error_unavailable",
         "rate_limit": "error_rate_limit",
         "overloaded": "error_rate_limit",
+        "spending_cap": "error_spending_cap",
     }.get(kind, "error_generic")
     return i18n.message(key, language)
+
+
+# The tool calls of provider calls that failed part-way (timed out, cancelled, or erred after
+# some tools ran): the provider hands them here before raising, so they are still recorded.
+_SALVAGED: ContextVar[list[ToolCall] | None] = ContextVar("omega_salvaged_calls", default=None)
+
+
+def salvage_tool_calls(calls: Iterable[ToolCall]) -> None:
+    """Keep the tool calls of a provider call that is failing, for whoever asked (`salvaged`)."""
+    found = _SALVAGED.get()
+    if found is not None:
+        found.extend(calls)
+
+
+@contextmanager
+def salvaged() -> Iterator[list[ToolCall]]:
+    """Collect in the list given the tool calls of every provider call within that fails
+    (a fallback chain's failed members included); the calls that succeed report theirs in
+    their Reply."""
+    found: list[ToolCall] = []
+    token = _SALVAGED.set(found)
+    try:
+        yield found
+    finally:
+        _SALVAGED.reset(token)

@@ -4,8 +4,10 @@
 OpenAI SDK for that costs more than half of its cold start. This provider speaks the
 chat-completions wire format with the standard library (http.client in a worker thread):
 the same request shape (system prompt first, then the turns), the SDK's retry policy on 429,
-5xx and connection errors, the same error kinds. Everything else — tools, MCP servers, cost
-accounting — stays with `ApiProvider`.
+5xx and connection errors, the same error kinds. Its cost is the one the server reports in
+its usage (OpenRouter's `usage.cost`); a price list (genai-prices, ~0.2 s and MiBs to load) is
+not looked up here, so an unreported cost stays unknown and counts as 0 (README, "Audit and
+spending"). Tools, MCP servers and priced answers stay with `ApiProvider`.
 """
 
 from __future__ import annotations
@@ -77,15 +79,21 @@ class LeanChatProvider:
             choice = data["choices"][0]["message"]
             usage = data.get("usage") or {}
             text = str(choice.get("content") or "")
-        except (KeyError, IndexError, TypeError, AttributeError) as exc:
+            input_tokens = int(usage.get("prompt_tokens") or 0)
+            output_tokens = int(usage.get("completion_tokens") or 0)
+            details = usage.get("prompt_tokens_details") or {}
+            cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             raise ProviderError(f"{self._name}: unexpected response {data!r:.200}") from exc
         return Reply(
             text=text.strip(),
             provider=self._name,
             model=str(data.get("model") or model),
             usage=Usage(
-                input_tokens=int(usage.get("prompt_tokens") or 0),
-                output_tokens=int(usage.get("completion_tokens") or 0),
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost_usd=_reported_cost(usage),
+                cached_tokens=cached,
             ),
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
@@ -133,3 +141,11 @@ class LeanChatProvider:
                 kind = "unavailable"
                 raise ProviderError(f"{self._name}: cannot connect: {raw.decode()}", kind=kind)
             raise ProviderError(f"{self._name} HTTP {status}: {raw[:300]!r}", kind=kind)
+
+
+def _reported_cost(usage: dict[str, Any]) -> float | None:
+    """The cost in USD the server put in its usage (OpenRouter's `usage.cost`), if any."""
+    cost = usage.get("cost")
+    if isinstance(cost, int | float) and not isinstance(cost, bool) and cost >= 0:
+        return float(cost)
+    return None

@@ -5,10 +5,11 @@ This module imports pydantic-ai at import time; import it only where a run is be
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, T
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
+from omega.errors import OmegaError
 from omega.tools.context import (
     FailedOutput,
     ToolDeps,
@@ -57,9 +59,12 @@ class RegistryToolset(WrapperToolset[ToolDeps]):
 @dataclass
 class RecordingToolset(WrapperToolset[Any]):
     """Times and records every call it runs, turns crashes into failed tool results the model
-    sees, and refuses calls after `max_rounds` model requests so the model has to answer."""
+    sees, stops a call after `timeout_secs` (a failed result too, so the model can still
+    answer in time), and refuses calls after `max_rounds` model requests so the model has to
+    answer. A call cut short by the whole answer's end (cancelled) is recorded as failed."""
 
     max_rounds: int = 6
+    timeout_secs: float | None = None
     records: dict[str, ToolCall] = field(default_factory=dict)
 
     async def call_tool(
@@ -76,22 +81,55 @@ class RecordingToolset(WrapperToolset[Any]):
                 raise ToolFailed(
                     f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
                 )
-            result = await super().call_tool(name, tool_args, ctx, tool)
+            result = await self._within_deadline(super().call_tool(name, tool_args, ctx, tool))
         except (CallDeferred, ApprovalRequired):
             raise  # control flow, not failures
         except (ToolFailed, ModelRetry) as exc:
             self._record(call_id, name, tool_args, started, error=exc.message)
             raise
-        except Exception as exc:  # a crashing tool is reported to the model; the turn goes on
-            log.warning("tool %s crashed: %s", name, exc, exc_info=True)
-            message = f"{type(exc).__name__}: {exc}"
+        except _ToolTimeoutError:
+            message = f"timed out after {self.timeout_secs:g}s; the tool was stopped"
             self._record(call_id, name, tool_args, started, error=message)
-            raise ToolFailed(message) from exc
+            raise ToolFailed(message) from None
+        except asyncio.CancelledError:  # the answer ran out of time (or is being stopped)
+            self._record(call_id, name, tool_args, started, error="interrupted: no result")
+            raise
+        except Exception as exc:  # a crashing tool is reported to the model; the turn goes on
+            raise ToolFailed(self._crashed(call_id, name, tool_args, started, exc)) from exc
         if isinstance(result, FailedOutput):  # answered, but what it ran failed
             self._record(call_id, name, tool_args, started, error=str(result))
             return str(result)
         self._record(call_id, name, tool_args, started, result=result)
         return result
+
+    async def _within_deadline(self, call: Coroutine[Any, Any, Any]) -> Any:
+        """The call's result, or _ToolTimeoutError once `timeout_secs` have passed. The call is then
+        cancelled but not waited for: an MCP server busy with it, or a function on a thread,
+        may take its time to stop, and the model should not wait for that."""
+        task = asyncio.ensure_future(call)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout_secs)
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        if not done:
+            task.cancel()
+            task.add_done_callback(_forget)
+            raise _ToolTimeoutError
+        return task.result()
+
+    def _crashed(
+        self, call_id: str, name: str, arguments: dict[str, Any], started: float, exc: Exception
+    ) -> str:
+        """Record a tool that raised; the message the model is told."""
+        log.warning("tool %s crashed: %s", name, exc, exc_info=True)
+        message = f"{type(exc).__name__}: {exc}"
+        self._record(call_id, name, arguments, started, error=message)
+        return message
+
+    def recorded(self) -> tuple[ToolCall, ...]:
+        """The calls run so far, finished or cut short (for an answer that failed part-way)."""
+        return tuple(self.records.values())
 
     def _record(
         self,
@@ -142,6 +180,16 @@ class RecordingToolset(WrapperToolset[Any]):
                     )
                 )
         return tuple(calls)
+
+
+class _ToolTimeoutError(OmegaError):
+    """A tool call outlasted the toolset's `timeout_secs`."""
+
+
+def _forget(task: asyncio.Future[Any]) -> None:
+    """Retrieve a stopped call's outcome so that nothing is reported about it later."""
+    if not task.cancelled():
+        task.exception()
 
 
 def preview(value: Any) -> str:

@@ -7,6 +7,7 @@ This module is the package's public face: callers outside `omega.turn` import fr
 - records: db_call, record_audit, audit_message, usage_fields, elapsed_ms (store calls that
   never stop a reply, and the audit's one vocabulary)
 - ask: ask_provider, models_for (the one way to ask the provider)
+- spend: the daily spending cap (BACKGROUND_SHARE: where background work stops)
 - load: load_turn, make_turn, person_workspace (who is answered, and their folder)
 - auth, privileges: who may talk, and with which rights
 - prompt: the system prompt of a turn
@@ -75,9 +76,11 @@ if TYPE_CHECKING:
         record_audit,
         usage_fields,
     )
+    from omega.turn.spend import BACKGROUND_SHARE
     from omega.turn.state import RuntimeState
 
 __all__ = [
+    "BACKGROUND_SHARE",
     "GROUP_RULES",
     "OWNER_COMMANDS",
     "ChannelPolicy",
@@ -131,6 +134,7 @@ __all__ = [
 __getattr__ = loader(
     __name__,
     {
+        "BACKGROUND_SHARE": "spend",
         "GROUP_RULES": "prompt",
         "MarkerContext": "effects",
         "MarkerOutcome": "effects",

@@ -1,6 +1,7 @@
-"""The one way to ask the provider: bounded by the timeout and the provider's adaptive
-concurrency limit (providers/limiter.py), every failure a ProviderError, every tool call
-recorded; and which model a provider uses for what."""
+"""The one way to ask the provider: within today's spending cap (turn/spend.py), bounded by the
+timeout and the provider's adaptive concurrency limit (providers/limiter.py), every failure a
+ProviderError, every tool call recorded (those of a call that failed part-way too); and which
+model a provider uses for what."""
 
 from __future__ import annotations
 
@@ -8,34 +9,50 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Sequence
 
 from omega.config import Config
-from omega.memory.audit import AuditEntry
-from omega.providers.base import LOAD_KINDS, ProviderError
+from omega.memory.audit import AuditEntry, AuditStatus
+from omega.providers.base import LOAD_KINDS, ProviderError, salvaged
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call, elapsed_ms, record_audit, usage_fields
-from omega.types import Context, Reply
+from omega.turn.spend import refusal
+from omega.types import Context, Reply, ToolCall
 
 log = logging.getLogger(__name__)
 
 
-async def ask_provider(deps: PipelineDeps, context: Context, *, audit_as: str = "") -> Reply:
-    """One provider call bounded by the configured timeout; every failure is a ProviderError.
+async def ask_provider(
+    deps: PipelineDeps, context: Context, *, audit_as: str = "", purpose: str = ""
+) -> Reply:
+    """One provider call within today's spending cap, bounded by the configured timeout;
+    every failure (a refusal by the cap too) is a ProviderError.
 
-    Every tool call the provider reports, whatever the call was for, goes into `tool_calls`.
-    With `audit_as`, the call gets an audit row of its own (that event, its tokens and cost, or
-    its error): for background calls (summaries, facts, plan summaries, introspection) whose
-    spending no other row records."""
-    started = time.perf_counter()
-    try:
-        reply = await _complete(deps, context)
-    except ProviderError as exc:
+    `purpose` is the audit event the call's spending is counted under (memory.audit.CALL_KINDS:
+    "classify", "heartbeat", ...); by default `audit_as`, else "exchange" (a reply). Every tool
+    call the provider reports, whatever the call was for, goes into `tool_calls`. With
+    `audit_as`, the call gets an audit row of its own (that event, its tokens and cost, or its
+    error): for calls whose spending no other row records; without it the caller audits."""
+    event = purpose or audit_as or "exchange"
+    refused = await refusal(deps, event)
+    if refused is not None:
         if audit_as:
-            await _audit_call(deps, context, audit_as, started, None, str(exc))
-        raise
+            await _audit_call(deps, context, audit_as, time.perf_counter(), None, refused)
+        raise refused
+    started = time.perf_counter()
+    with salvaged() as cut_short:  # the tool calls of a call (or fallback) that failed
+        try:
+            reply = await _complete(deps, context)
+        except ProviderError as exc:
+            if audit_as:
+                await _audit_call(deps, context, audit_as, started, None, exc)
+            await _record_tool_calls(deps, context, deps.provider.name, cut_short)
+            raise
     if audit_as:
-        await _audit_call(deps, context, audit_as, started, reply, "")
-    await _record_tool_calls(deps, context, reply)
+        await _audit_call(deps, context, audit_as, started, reply, None)
+    # A fallback member that failed after running tools, then the member that answered.
+    await _record_tool_calls(deps, context, deps.provider.name, cut_short)
+    await _record_tool_calls(deps, context, reply.provider, reply.tool_calls)
     return reply
 
 
@@ -45,17 +62,21 @@ async def _audit_call(
     event: str,
     started: float,
     reply: Reply | None,
-    error: str,
+    error: ProviderError | None,
 ) -> None:
-    """The audit row of one background provider call (who it was for, if anyone)."""
+    """The audit row of one provider call (who it was for, if anyone): its usage, or its error
+    (`denied` when the spending cap refused it)."""
+    status: AuditStatus = "ok"
+    if error is not None:
+        status = "denied" if error.kind == "spending_cap" else "error"
     await record_audit(
         deps,
         AuditEntry(
             channel=context.channel or "omega",
             sender_id=context.sender_id,
-            status="error" if error else "ok",
+            status=status,
             event=event,
-            detail=error[:2000],
+            detail=str(error or "")[:2000],
             processing_ms=elapsed_ms(started),
             **usage_fields(reply, provider=deps.provider.name),
         ),
@@ -89,12 +110,14 @@ async def _complete(deps: PipelineDeps, context: Context) -> Reply:
     return reply
 
 
-async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply) -> None:
+async def _record_tool_calls(
+    deps: PipelineDeps, context: Context, agent: str, calls: Sequence[ToolCall]
+) -> None:
     """Every tool call the provider made goes into the tool_calls table."""
-    if not reply.tool_calls:
+    if not calls:
         return
     if not context.use_tools:
-        log.warning("%s called tools in a call that had none to offer", reply.provider)
+        log.warning("%s called tools in a call that had none to offer", agent)
     conversation = None
     if context.sender_id:
         conversation = await db_call(
@@ -107,12 +130,12 @@ async def _record_tool_calls(deps: PipelineDeps, context: Context, reply: Reply)
         )
     record = functools.partial(
         deps.store.record_tool_calls,
-        agent=reply.provider,
+        agent=agent,
         channel=context.channel,
         sender_id=context.sender_id,
         conversation_id=conversation or "",
     )
-    await db_call(deps, "record tool calls", 0, record, reply.tool_calls)
+    await db_call(deps, "record tool calls", 0, record, calls)
 
 
 def models_for(provider: str, config: Config) -> tuple[str | None, str | None]:

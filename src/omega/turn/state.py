@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 from omega.channels.base import PairingChannel
 from omega.providers.limiter import AdaptiveLimiter
+from omega.types import OutgoingMessage
 
 # Locks and semaphores belong to one event loop; tests (and `omega ask`) run several loops.
 _PER_LOOP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[object, object]] = (
@@ -37,6 +38,9 @@ class RuntimeState:
     # Running channels that pair themselves (WhatsApp), by name: `/whatsapp` and the
     # WHATSAPP_QR marker reach them here. The gateway fills it with its channels.
     pairing: dict[str, PairingChannel] = field(default_factory=dict)
+    # How code with no outbox of its own tells the owner something (the daily spending cap):
+    # the gateway's send, set by the gateway (None outside a running service).
+    tell_owner: Callable[[OutgoingMessage], Awaitable[None]] | None = None
 
     def workspace_lock(self, folder: str) -> asyncio.Lock:
         """One turn at a time per workspace folder, so the images a turn made are its own."""

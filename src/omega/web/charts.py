@@ -126,3 +126,15 @@ def usage_charts(rows: Sequence[Mapping[str, object]]) -> tuple[Markup, Markup]:
         stacked_bars("Tokens per day (by provider)", days, tokens),
         stacked_bars("Cost per day, USD (by provider)", days, cost),
     )
+
+
+def spending_chart(rows: Sequence[Mapping[str, object]]) -> Markup:
+    """Cost per day and kind of call (replies, planning, summaries, introspection, analysis...),
+    from `dashboard.spending_by_kind` rows."""
+    days = sorted({str(r["day"]) for r in rows})
+    kinds = list(dict.fromkeys(str(r["kind"]) for r in rows))
+    index = {day: i for i, day in enumerate(days)}
+    cost = {kind: [0.0] * len(days) for kind in kinds}
+    for r in rows:
+        cost[str(r["kind"])][index[str(r["day"])]] += float(str(r["cost_usd"] or 0))
+    return stacked_bars("Cost per day, USD (by kind of call)", days, cost)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import time
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from starlette.requests import Request
@@ -18,7 +18,8 @@ from omega.gateway import strangers
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
-from omega.web.charts import rate_bars, usage_charts
+from omega.turn import BACKGROUND_SHARE
+from omega.web.charts import rate_bars, spending_chart, usage_charts
 from omega.web.context import ctx_of, render
 
 
@@ -54,6 +55,8 @@ async def overview(request: Request) -> Response:
             "pending_proposals": dashboard.proposals(store, "pending").total,
             "pending_tasks": dashboard.tasks(store, "pending").total,
             "usage": dashboard.usage_by_day(store, 30),
+            "spending": dashboard.spending_by_kind(store, 30),
+            "spent_today": dashboard.spent_today(store),
             "tools": dashboard.tool_success(store),
             "heartbeat": dashboard.last_event(store, "heartbeat"),
         }
@@ -66,10 +69,42 @@ async def overview(request: Request) -> Response:
         data=data,
         tokens_chart=tokens,
         cost_chart=cost,
+        spending_chart=spending_chart(data["spending"]),
+        spending=_spending_table(data["spending"]),
+        daily_cap=ctx.deps.config.limits.daily_usd,
+        background_stop=ctx.deps.config.limits.daily_usd * BACKGROUND_SHARE,
         tools_chart=_tools_chart(data["tools"]),
         zone=ctx.deps.config.omega.timezone,
         local=_local,
     )
+
+
+def _spending_table(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per kind of call: today's and the 30 days' calls, tokens and cost (kinds in order)."""
+    today = datetime.now(UTC).strftime("%Y-%m-%d")
+    table: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        found = table.setdefault(
+            row["kind"],
+            {
+                "kind": row["kind"],
+                "background": row["background"],
+                "today_calls": 0,
+                "today_usd": 0.0,
+                "calls": 0,
+                "tokens": 0,
+                "usd": 0.0,
+                "unpriced": 0,
+            },
+        )
+        found["calls"] += row["calls"]
+        found["tokens"] += row["tokens"] or 0
+        found["usd"] += row["cost_usd"]
+        found["unpriced"] += row["unpriced"]
+        if row["day"] == today:
+            found["today_calls"] += row["calls"]
+            found["today_usd"] += row["cost_usd"]
+    return list(table.values())
 
 
 def _tools_chart(rows: list[dict[str, Any]]) -> Any:

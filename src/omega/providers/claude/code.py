@@ -31,7 +31,7 @@ from typing import Literal
 from omega.config.providers import ClaudeCodeConfig
 from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.base import ProviderError
+from omega.providers.base import ProviderError, salvage_tool_calls
 from omega.providers.claude.cli import (
     BACKGROUND_SYSTEM_PROMPT,
     CHECK_TIMEOUT_SECS,
@@ -76,6 +76,9 @@ MAX_LINE_BYTES = 8 * 1024 * 1024  # one stream-json event; a tool result can car
 STDERR_TAIL_BYTES = 4096
 AFTER_RESULT_GRACE_SECS = 30.0  # the CLI exits right after its result; this bounds stragglers
 EXIT_GRACE_SECS = 5.0
+# Why a tool call left without a result when the run was stopped is a failed call.
+TIMED_OUT = "timed out: the run was stopped"
+STOPPED = "interrupted: the run was stopped"
 
 __all__ = ["ClaudeCodeProvider", "OutputFormat", "render_prompt"]
 
@@ -313,10 +316,15 @@ class ClaudeCodeProvider:
                 mode.name if mode else "none",
             )
             log.debug("claude-code prompt: %s", prompt)
-            outcome = await self._run_once(argv, prompt, deadline, servers, mode, folder, home)
+            try:
+                outcome = await self._run_once(argv, prompt, deadline, servers, mode, folder, home)
+            except BaseException:  # the earlier runs' tool calls are recorded all the same
+                salvage_tool_calls(calls)
+                raise
             if outcome.is_error and outcome.subtype != "error_max_turns":
                 # The CLI's error text ("Not logged in · Please run /login", "API Error: ...")
                 # is never an answer.
+                salvage_tool_calls([*calls, *outcome.tool_calls])
                 raise _result_error(outcome)
             if outcome.text.strip():
                 texts.append(outcome.text.strip())
@@ -334,6 +342,7 @@ class ClaudeCodeProvider:
             resume, prompt = outcome.session_id, CONTINUE_PROMPT
         text = "\n\n".join(texts)[:MAX_RESULT_CHARS]
         if not text and outcome.subtype.startswith("error"):
+            salvage_tool_calls(calls)
             raise ProviderError(f"claude CLI error: {outcome.subtype}")
         return Reply(
             text=text,
@@ -440,12 +449,15 @@ class ClaudeCodeProvider:
         except TimeoutError:
             _kill_group(proc)
             await _reap(proc)
+            # What its tools did is recorded; the one it was waiting on timed out.
+            salvage_tool_calls(parser.finish(time.monotonic(), TIMED_OUT).tool_calls)
             raise ProviderError(
                 f"claude CLI timed out after {self._config.timeout_secs}s", kind="timeout"
             ) from None
         except BaseException:  # cancelled (or a bug): never leave the CLI running
             _kill_group(proc)
             await _reap(proc)
+            salvage_tool_calls(parser.finish(time.monotonic(), STOPPED).tool_calls)
             raise
         finally:
             stderr_task.cancel()
@@ -454,6 +466,7 @@ class ClaudeCodeProvider:
         if servers:  # a server that did not start is told to the owner, with the reason
             await report_servers(outcome.mcp_servers, servers, sandbox, folder, env)
         if not outcome.got_result:
+            salvage_tool_calls(outcome.tool_calls)
             err = stderr_tail.decode(errors="replace")
             raise exit_error(proc.returncode, err, outcome.version)
         return outcome

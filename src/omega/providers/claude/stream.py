@@ -91,8 +91,9 @@ class StreamParser:
             return
         self._feed_value(data, now)
 
-    def finish(self, now: float) -> RunOutcome:
-        """Close the run: try leftover lines as one object, record tool calls left unanswered."""
+    def finish(self, now: float, unanswered: str = "no result (the run ended first)") -> RunOutcome:
+        """Close the run: try leftover lines as one object, record tool calls left unanswered
+        as failed (`unanswered` says why)."""
         if not self.outcome.got_result and self._unparsed:
             try:
                 self._feed_value(json.loads("\n".join(self._unparsed)), now)
@@ -105,7 +106,7 @@ class StreamParser:
                     arguments=arguments,
                     ok=False,
                     duration_ms=int((now - started) * 1000),
-                    error="no result (the run ended first)",
+                    error=unanswered,
                 )
             )
         self._pending.clear()
