@@ -17,6 +17,7 @@ def test_audit_events_fall_into_their_cost_group() -> None:
     assert cost_group("proposal:new") == "self_evolution"
     assert cost_group("critic:tools") == "self_evolution"
     assert cost_group("gate_judgement") == "self_evolution"
+    assert cost_group("gate_judge") == "self_evolution"  # the audit_as of evolution/judge.py
     assert cost_group("summary") == "background"
     assert cost_group("plan_summary") == "background"
     assert cost_group("exchange") is None

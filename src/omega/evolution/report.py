@@ -22,9 +22,10 @@ from omega.memory.store import Store
 # The cost of self-evolution and of other background work, read from audit_log by `event`.
 # An entry matches an event by its exact name, or, ending in ':', by prefix. `audit_as` names of
 # new background calls (turn/ask.py::ask_provider) go here; an event in neither group is a reply
-# to a person and not counted. `proposal:` rows carry the limitation analysis' tokens.
+# to a person and not counted. Each provider call has its own row (memory.audit.CALL_KINDS):
+# `analysis` per analysis call, `gate_judge` per model judgement; `proposal:` rows carry none.
 SELF_EVOLUTION_EVENTS: tuple[str, ...] = tuple(
-    "introspection analysis limitation_analysis critic gate_judgement gate_judgment "
+    "introspection analysis limitation_analysis critic gate_judge gate_judgement gate_judgment "
     "introspection: analysis: critic: gate: evolution: proposal:".split()
 )
 BACKGROUND_EVENTS: tuple[str, ...] = tuple(

@@ -33,6 +33,7 @@ CALL_KINDS: dict[str, str] = {
     "heartbeat": "heartbeat",
     "introspection": "introspection",
     "analysis": "analysis",
+    "gate_judge": "gate",  # the gate's model judge of a proposal (evolution/judge.py)
     "critic": "critic",
 }
 # Calls made to answer someone now: under the daily cap they stop last.
