@@ -210,9 +210,13 @@ def check_report(data: dict[str, Any]) -> None:
     assert data["proposals"]["decided"] == {"pending": 0, "approved": 1, "rejected": 0}
     events = {c["event"]: c for c in data["cost"]["events"]}
     assert all(set(c) == COST_KEYS for c in events.values())
-    # The three analyses' tokens, recorded on their proposal:new rows.
-    assert events["proposal:new"]["calls"] == 3
-    assert events["proposal:new"]["input_tokens"] > 0
+    # The three analyses' tokens, each call on its own `analysis` row; the gate's model judge
+    # of each proposal on `gate_judge` rows; the proposal:new rows carry none.
+    assert events["analysis"]["calls"] == 3
+    assert events["analysis"]["input_tokens"] > 0
+    assert events["gate_judge"]["calls"] >= 3
+    assert events["gate_judge"]["group"] == "self_evolution"
+    assert events.get("proposal:new", {}).get("input_tokens", 0) == 0
     assert "proposal:approved" not in events  # a review is no provider call
     assert "exchange" not in events  # replies to people are not self-evolution
     totals = data["cost"]["self_evolution"]
