@@ -363,3 +363,19 @@ def test_owner_alerts_go_to_the_configured_owner(
     assert [(m.channel, m.target, m.text) for m in telegram.sent] == [
         ("telegram", "42", "disk is full")
     ]
+
+
+def test_owner_alerts_reach_an_owner_let_in_at_run_time(make_deps: MakeDeps) -> None:
+    """An owner granted with `omega people allow --owner` (memory.db, no [auth] owners) gets
+    the owner's alerts on their channel; once revoked, they are kept instead."""
+    deps = make_deps(ScriptedProvider())
+    deps.store.grant_access("telegram", "77", "owner", "test")
+    telegram = FakeChannel("telegram")
+    gateway = Gateway(deps, [telegram])
+    asyncio.run(gateway.send(owner_alert("New limitation detected: printing")))
+    assert [(m.target, m.kind) for m in telegram.sent] == [("77", "alert")]
+    deps.store.revoke_access("telegram", "77", "test")
+    asyncio.run(gateway.send(owner_alert("New limitation detected: faxing")))
+    assert len(telegram.sent) == 1
+    [kept] = deps.store.pending_owner_alerts()
+    assert "faxing" in kept.text

@@ -316,13 +316,15 @@ def test_owners(home: Path) -> None:
     telegram = '[channel.telegram]\nenabled = true\nbot_token = "1:x"\nallowed_users = [42]\n'
     before, after = weakened(home, lambda: set_config(home, telegram))
     assert new_findings(before, after) == {("owners:telegram", "medium")}
-    # An owner granted at run time (`omega people allow --owner`) can approve there, but owner
-    # alerts still go only to [auth] owners: a milder finding that says so.
+    # An owner let in at run time (`omega people allow --owner`) is an owner there too.
     store = Store(OmegaPaths(home).db)
     store.grant_access("telegram", "42", "owner", "test")
     store.close()
     _, granted = audit()
-    assert new_findings(before, granted) == {("owners:telegram", "low")}
+    assert left(granted) == left(before)
+    store = Store(OmegaPaths(home).db)
+    store.revoke_access("telegram", "42", "test")
+    store.close()
     set_config(home, telegram + '[auth]\nowners = ["telegram:42"]\n')
     _, named = audit()
     assert left(named) == left(before)

@@ -242,9 +242,27 @@ class Gateway:
                 routes.append((name, target))
         return list(dict.fromkeys(routes))
 
+    async def owner_routes_now(self) -> list[tuple[str, str]]:
+        """`owner_routes`, with the owners let in at run time (`omega people allow --owner`,
+        read from memory.db now) after the configured ones: a revoked owner is no route."""
+        routes = self.owner_routes()
+        store = self.deps.store
+        try:
+            grants = await store.call(store.grants)
+        except Exception:
+            log.exception("could not read the owners granted at run time")
+            return routes
+        granted = [
+            (g.channel, g.sender_id)
+            for g in grants
+            if g.role == "owner" and g.channel in self.channels
+        ]
+        configured = len([r for r in owner_addresses(self.deps.config) if r[0] in self.channels])
+        return list(dict.fromkeys([*routes[:configured], *granted, *routes[configured:]]))
+
     async def _to_owner(self, message: OutgoingMessage) -> tuple[str, str] | None:
         """Deliver to the first owner route that takes it; the route used, or None."""
-        for channel, target in self.owner_routes():
+        for channel, target in await self.owner_routes_now():
             try:
                 await self.deliver(dataclasses.replace(message, channel=channel, target=target))
                 return channel, target
@@ -255,7 +273,7 @@ class Gateway:
     async def flush_owner_alerts(self) -> int:
         """Deliver alerts kept while no owner channel was running; return how many went out."""
         store = self.deps.store
-        if not self.owner_routes():
+        if not await self.owner_routes_now():
             return 0
         sent = 0
         for alert in await store.call(store.pending_owner_alerts):

@@ -110,7 +110,8 @@ def granted_owners(ctx: AuditContext) -> set[str]:
 
 
 def check_owners(ctx: AuditContext) -> list[Finding]:
-    """Every enabled remote channel names its owner, so approvals and alerts can reach them."""
+    """Every enabled remote channel has an owner ([auth] owners, or one let in at run time
+    with `omega people allow --owner`), so approvals and alerts can reach them."""
     owners = {channel for channel, _ in owner_addresses(ctx.config)}
     granted = granted_owners(ctx)
     found = []
@@ -120,18 +121,7 @@ def check_owners(ctx: AuditContext) -> list[Finding]:
         if access.name == "whatsapp" and ctx.config.channel.whatsapp.mode == "personal":
             continue  # personal mode answers only the owner's own "message yourself" chat
         if access.name in granted:
-            found.append(
-                Finding(
-                    "owners",
-                    "low",
-                    f"the owner on {access.name} is only in memory.db",
-                    f"an owner was granted on {access.name} at run time, so approvals work "
-                    "there, but owner alerts go only to the [auth] owners in config.toml",
-                    f'add "{access.name}:<your id>" to [auth] owners',
-                    subject=access.name,
-                )
-            )
-            continue
+            continue  # an owner let in at run time approves there and gets the alerts
         found.append(
             Finding(
                 "owners",
