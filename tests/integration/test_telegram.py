@@ -307,7 +307,7 @@ def test_a_photo_arrives_as_the_largest_size_and_an_image_made_goes_back_with_se
 
 
 def test_a_voice_note_is_transcribed_and_answered_as_words(
-    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega]
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
 ) -> None:
     fake_openai.script = [Step(text="It is sunny.", match="weather")]
     with FakeWhisper() as whisper:
@@ -331,6 +331,12 @@ def test_a_voice_note_is_transcribed_and_answered_as_words(
     assert request.authorization == "Bearer gsk-voice-key-123456"
     asked = next(r for r in fake_openai.requests if "weather" in r.last_user_text)
     assert "[Voice message] what's the weather like?" in asked.last_user_text
+    # The call to the transcription endpoint has its own audit row (issue 28: every call).
+    with sqlite3.connect(isolated_env / "memory.db") as conn:
+        rows = conn.execute(
+            "SELECT status, provider, model FROM audit_log WHERE event = 'transcription'"
+        ).fetchall()
+    assert rows == [("ok", "voice", "whisper-large-v3")]
 
 
 def test_without_transcription_a_voice_note_gets_an_honest_answer_and_one_limitation(

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import time
 
 from omega import i18n
 from omega.evolution.gap_analysis import analyse_gap
 from omega.evolution.limitations import raise_limitation
 from omega.gateway.delivery import conclude
+from omega.memory.audit import AuditEntry
 from omega.providers.transcription import TranscriptionError, transcribe, transcriber_for
-from omega.turn import Outbox, PipelineDeps, Turn, marker_context
+from omega.turn import Outbox, PipelineDeps, Turn, marker_context, record_audit
 from omega.types import IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -73,13 +75,16 @@ async def transcribe_voice(
         return None
     texts: list[str] = []
     for voice in voices:
+        began = time.perf_counter()
         try:
             texts.append(
                 await transcribe(
                     transcriber, voice.data, voice.name or "voice.ogg", voice.mime_type
                 )
             )
+            await _audit_transcription(deps, message, transcriber.model, began, "")
         except TranscriptionError as exc:
+            await _audit_transcription(deps, message, transcriber.model, began, str(exc))
             log.warning("voice note from %s not transcribed: %s", message.sender_id, exc)
             await conclude(
                 deps,
@@ -97,4 +102,24 @@ async def transcribe_voice(
         message,
         text=f"{spoken}\n{message.text}".strip(),
         attachments=[a for a in message.attachments if a.kind != "audio"],
+    )
+
+
+async def _audit_transcription(
+    deps: PipelineDeps, message: IncomingMessage, model: str, began: float, error: str
+) -> None:
+    """Every call to the transcription endpoint has its audit row (it reports no cost)."""
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            sender_name=message.sender_name,
+            status="error" if error else "ok",
+            provider="voice",
+            model=model,
+            processing_ms=int((time.perf_counter() - began) * 1000),
+            detail=error[:500],
+            event="transcription",
+        ),
     )

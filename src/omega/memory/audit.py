@@ -27,6 +27,7 @@ CALL_KINDS: dict[str, str] = {
     "plan_summary": "reply",  # the plan's closing message
     "action": "reply",  # a scheduled action task, done for the person who asked
     "classify": "planning",  # classify & route, before answering
+    "transcription": "voice",  # a voice note turned into text, before answering
     "ask": "ask",  # `omega ask`
     "summary": "summaries",
     "facts": "summaries",
@@ -37,7 +38,7 @@ CALL_KINDS: dict[str, str] = {
     "critic": "critic",
 }
 # Calls made to answer someone now: under the daily cap they stop last.
-FOREGROUND_KINDS = frozenset({"reply", "planning", "ask"})
+FOREGROUND_KINDS = frozenset({"reply", "planning", "voice", "ask"})
 
 
 def call_kind(event: str) -> str:
