@@ -292,8 +292,10 @@ def test_a_photo_arrives_as_the_largest_size_and_an_image_made_goes_back_with_se
     assert telegram.downloads == ["photos/large.jpg"]  # the largest size only
     asked = next(r for r in fake_openai.requests if "what is this" in r.last_user_text)
     assert "[Attached file:" in asked.last_user_text
-    # The file was saved through the attachment stage and removed after the turn.
-    assert list((isolated_env / "workspace" / "inbox").glob("image-*")) == []
+    # The file was saved through the attachment stage and removed after the turn (the
+    # cleanup stage runs after the send, so the reply may be seen a moment before it).
+    inbox = isolated_env / "workspace" / "inbox"
+    telegram.wait_for(lambda: list(inbox.glob("image-*")) == [], timeout=10.0)
 
     telegram.private(ANA, "draw a chart")
     telegram.wait_for(lambda: telegram.photos(ANA) and "Here is your chart." in telegram.texts(ANA))
