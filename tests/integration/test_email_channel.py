@@ -247,6 +247,12 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
         code, err = omega.terminate()
     assert code == 0, err
 
+    # A crash after the mail was accepted but before its UID was saved: it is read again,
+    # under the same id, and the durable inbox does not answer it twice.
+    state_file = isolated_env / "email.state.json"
+    state = json.loads(state_file.read_text(encoding="utf-8"))
+    assert state["last_uid"] == 2
+    state_file.write_text(json.dumps(state | {"last_uid": 1}), encoding="utf-8")
     asked = len(fake_openai.requests)
     omega = _start(env, isolated_env)
     try:
