@@ -46,9 +46,7 @@ def check_email(ctx: CheckContext) -> Check | None:
     if missing:
         return Check("email", False, f"missing {', '.join(missing)}", FIX)
     if ctx.network and (down := _unreachable(section)):
-        return Check(
-            "email", False, f"cannot reach {'; '.join(down)}", "check the hosts and ports"
-        )
+        return Check("email", False, f"cannot reach {'; '.join(down)}", "check the hosts and ports")
     report = read_health(ctx.paths.channel_health("email")) or {}
     if report.get("state") == "failed":
         return Check(

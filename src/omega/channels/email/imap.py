@@ -3,6 +3,7 @@ commands the channel uses, and IDLE, which imaplib before Python 3.14 lacks."""
 
 from __future__ import annotations
 
+import contextlib
 import imaplib
 import re
 import select
@@ -40,7 +41,8 @@ class ImapSession:
         if kind != "OK":
             raise MailboxError(f"IMAP: cannot select {config.folder!r}: {data!r}")
         validity = self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])
-        self.uidvalidity = int(validity[-1] or 0)
+        last = validity[-1] if validity else b"0"
+        self.uidvalidity = int(last) if isinstance(last, bytes | str) and last else 0
         self.can_idle = "IDLE" in self.imap.capabilities and config.idle
 
     def uids_after(self, last: int) -> list[int]:
@@ -110,10 +112,8 @@ class ImapSession:
 
     def close(self) -> None:
         """Log out, ignoring a connection already gone."""
-        try:
+        with contextlib.suppress(OSError, imaplib.IMAP4.error):
             self.imap.logout()
-        except (OSError, imaplib.IMAP4.error):
-            pass
 
 
 def _ok(kind: str, data: object, what: str) -> None:

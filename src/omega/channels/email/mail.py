@@ -12,6 +12,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from email.utils import formatdate, getaddresses, parseaddr
 from html.parser import HTMLParser
+from typing import ClassVar
 
 from omega.types import Attachment
 
@@ -84,10 +85,7 @@ def _body(msg: EmailMessage) -> tuple[str, list[Attachment]]:
             continue
         kind = part.get_content_type()
         disposition = part.get_content_disposition()
-        try:
-            payload = part.get_payload(decode=True) or b""
-        except Exception:  # a broken transfer encoding: that part is unreadable
-            continue
+        payload = _payload(part)
         if disposition == "attachment" or (disposition == "inline" and part.get_filename()):
             attachments.append(_attachment(part, kind, payload))
         elif kind == "text/plain":
@@ -99,6 +97,15 @@ def _body(msg: EmailMessage) -> tuple[str, list[Attachment]]:
     if plain:
         return "\n".join(plain), attachments
     return "\n".join(html_to_text(x) for x in htmls), attachments
+
+
+def _payload(part: EmailMessage) -> bytes:
+    """The part's decoded bytes; b"" when its transfer encoding is broken beyond reading."""
+    try:
+        payload = part.get_payload(decode=True)
+    except Exception:  # the email package's decoders raise assorted errors on junk
+        return b""
+    return payload if isinstance(payload, bytes) else b""
 
 
 def _decode(part: EmailMessage, payload: bytes) -> str:
@@ -123,7 +130,20 @@ def _attachment(part: EmailMessage, kind: str, payload: bytes) -> Attachment:
 class _Text(HTMLParser):
     """HTML to plain text: block elements become line breaks, scripts and styles vanish."""
 
-    BLOCKS = {"p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"}
+    BLOCKS: ClassVar[set[str]] = {
+        "p",
+        "div",
+        "br",
+        "li",
+        "tr",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "blockquote",
+    }
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)

@@ -69,8 +69,9 @@ class MailState:
         data = self.threads.get(reply_to) or self.threads.get(self.latest.get(address, ""))
         if not data:
             return Thread()
+        references = data.get("references")
         return Thread(
             str(data.get("message_id") or ""),
-            tuple(str(x) for x in data.get("references") or ()),  # type: ignore[union-attr]
+            tuple(str(x) for x in references) if isinstance(references, list) else (),
             str(data.get("subject") or ""),
         )
