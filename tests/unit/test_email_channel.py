@@ -129,6 +129,25 @@ def test_mail_becomes_one_message_with_its_uid_as_id_and_is_seen_after_acceptanc
     assert again == []
 
 
+def test_with_idle_new_mail_is_read_at_once(imap: FakeImap, tmp_path: Path) -> None:
+    config = _config(imap, poll_secs=60)  # a poll would come far too late
+    got: list[IncomingMessage] = []
+
+    async def scenario() -> None:
+        channel = _channel(config, tmp_path)
+        running = asyncio.create_task(_run_until(channel, got, 1, wait=5))
+        for _ in range(100):  # the channel is idling (or, without IDLE, waiting to poll)
+            if "IDLE" in imap.commands or (tmp_path / "email.state.json").exists():
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
+        await asyncio.to_thread(imap.deliver, _mail("now", "<i@example.org>"))
+        await running
+
+    asyncio.run(scenario())
+    assert [m.text for m in got] == ["Hello\n\nnow"]
+
+
 def test_without_idle_the_mailbox_is_polled(imap: FakeImap, tmp_path: Path) -> None:
     imap.idle = False
     config = _config(imap)

@@ -92,7 +92,11 @@ class ImapSession:
         sock = self.imap.socket()
         waited = 0.0
         while waited < seconds and not stop.is_set():
-            ready, _, _ = select.select([sock], [], [], 0.5)
+            # TLS may hold decrypted bytes the socket no longer shows as readable. (Bytes
+            # already in imaplib's own buffer wait at most `seconds`: the search after DONE
+            # finds the mail either way.)
+            pending = isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+            ready, _, _ = ([sock], [], []) if pending else select.select([sock], [], [], 0.5)
             waited += 0.5
             if ready:
                 line = self.imap.readline()
