@@ -36,6 +36,7 @@ class FakeImap:
         self.commands: list[str] = []  # every command line received (LOGIN's password hidden)
         self.logins = 0
         self._idlers: set[asyncio.Queue[int]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._server: asyncio.Server | None = None
@@ -77,6 +78,15 @@ class FakeImap:
 
         return asyncio.run_coroutine_threadsafe(put(), self._loop).result(timeout=10)
 
+    def drop(self) -> None:
+        """Cut every connection, as a server restart or a network failure does."""
+
+        async def cut() -> None:
+            for writer in list(self._writers):
+                writer.transport.abort()
+
+        asyncio.run_coroutine_threadsafe(cut(), self._loop).result(timeout=10)
+
     def seen(self) -> list[int]:
         """The UIDs flagged \\Seen."""
         return [m.uid for m in list(self.mail) if "\\Seen" in m.flags]
@@ -89,6 +99,7 @@ class FakeImap:
         def say(line: str | bytes) -> None:
             writer.write((line.encode() if isinstance(line, str) else line) + b"\r\n")
 
+        self._writers.add(writer)
         say(f"* OK [CAPABILITY {self.capabilities()}] fake IMAP ready")
         logged_in = False
         try:
@@ -146,6 +157,7 @@ class FakeImap:
         except (ConnectionError, asyncio.IncompleteReadError):
             pass
         finally:
+            self._writers.discard(writer)
             writer.close()
 
     def _uids(self, spec: str) -> list[int]:

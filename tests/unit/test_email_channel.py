@@ -148,6 +148,29 @@ def test_with_idle_new_mail_is_read_at_once(imap: FakeImap, tmp_path: Path) -> N
     assert [m.text for m in got] == ["Hello\n\nnow"]
 
 
+def test_a_dropped_connection_is_made_again_and_own_mail_is_ignored(
+    imap: FakeImap, tmp_path: Path
+) -> None:
+    config = _config(imap)
+    got: list[IncomingMessage] = []
+
+    async def scenario() -> None:
+        channel = _channel(config, tmp_path)
+        running = asyncio.create_task(_run_until(channel, got, 1, wait=8))
+        while imap.logins < 1:
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(0.3)
+        await asyncio.to_thread(imap.drop)
+        own = _mail("an echo of Omega's own mail", "<o@x>", sender=imap.user)
+        await asyncio.to_thread(imap.deliver, own)
+        await asyncio.to_thread(imap.deliver, _mail("after the drop", "<d@example.org>"))
+        await running
+
+    asyncio.run(scenario())
+    assert [m.text for m in got] == ["Hello\n\nafter the drop"]
+    assert imap.logins >= 2 and imap.seen() == [1, 2]
+
+
 def test_without_idle_the_mailbox_is_polled(imap: FakeImap, tmp_path: Path) -> None:
     imap.idle = False
     config = _config(imap)

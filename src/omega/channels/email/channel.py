@@ -93,7 +93,8 @@ class EmailChannel:
         raw = await asyncio.to_thread(session.fetch, uid)
         mail = parse_mail(raw) if raw is not None else None
         ident = f"email:{session.uidvalidity}:{uid}"
-        if mail is not None and mail.address and not mail.auto:
+        own = self.config.sender().strip().lower()
+        if mail is not None and mail.address and not mail.auto and mail.address != own:
             async with self._lock:
                 self.state.remember(
                     ident,
@@ -113,7 +114,7 @@ class EmailChannel:
             )
             await submit(message)  # returns once the message is durable in the inbox
         elif mail is not None:
-            log.info("email channel: mail %s is automatic or has no sender; not answered", uid)
+            log.info("email channel: mail %s is automatic, Omega's own or has no sender", uid)
         async with self._lock:
             self.state.last_uid = max(self.state.last_uid, uid)
             await asyncio.to_thread(self.state.save)
