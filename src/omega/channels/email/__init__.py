@@ -1,0 +1,41 @@
+"""The e-mail channel plug-in: IMAP in (IDLE, else polling), SMTP out, one conversation per
+mail thread. Declared as the `email` entry point of the `omega.channels` group; it uses the
+standard library only (imaplib, smtplib, email)."""
+
+from __future__ import annotations
+
+from omega.channels.base import Channel
+from omega.channels.email.checks import check_email, missing_settings
+from omega.channels.email.config import EmailConfig
+from omega.channels.plugin import (
+    Capabilities,
+    ChannelContext,
+    ChannelPlugin,
+    ChannelUnavailableError,
+)
+
+__all__ = ["PLUGIN", "EmailConfig"]
+
+
+def _build(ctx: ChannelContext) -> Channel:
+    """The running channel; unavailable while settings are missing."""
+    from omega.channels.email.channel import EmailChannel
+    from omega.channels.email.state import MailState
+
+    assert isinstance(ctx.section, EmailConfig)
+    missing = missing_settings(ctx.section)
+    if missing:
+        raise ChannelUnavailableError(f"[channel.email] needs {', '.join(missing)}")
+    state = MailState.load(ctx.paths.home / "email.state.json")
+    return EmailChannel(ctx.section, state, ctx.health(lambda: ctx.section.sender()))  # type: ignore[attr-defined]
+
+
+PLUGIN = ChannelPlugin(
+    name="email",
+    config_model=EmailConfig,
+    factory=_build,
+    capabilities=Capabilities(photos=True, max_message_length=1_000_000, markdown="plain"),
+    checks={"email": check_email},
+    reports_health=True,
+    description="e-mail: IMAP in (IDLE or polling), SMTP out",
+)

@@ -1,0 +1,163 @@
+"""The e-mail channel: mail from the IMAP folder becomes IncomingMessages, OutgoingMessages
+are sent by SMTP in the sender's thread.
+
+Exactly once: a mail's id for Omega is `email:<UIDVALIDITY>:<UID>`, so the durable inbox
+answers a re-delivered mail once; the last UID handed over is saved (state.py) only after
+`submit` returned (the message is durable), and only then is the mail flagged \\Seen. A crash
+in between hands the same mail over again after the restart, which the inbox drops or
+answers once."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import smtplib
+import ssl
+import threading
+from email.message import EmailMessage
+
+from omega.channels.base import Submit
+from omega.channels.email.config import EmailConfig
+from omega.channels.email.imap import ImapSession, MailboxError
+from omega.channels.email.mail import Thread, build_mail, parse_mail
+from omega.channels.email.state import MailState
+from omega.channels.health import HealthReporter
+from omega.errors import OmegaError
+from omega.types import IncomingMessage, OutgoingMessage
+
+log = logging.getLogger(__name__)
+
+RETRY_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed connection, the last repeated
+
+
+class SendMailError(OmegaError):
+    """The SMTP server refused the mail or could not be reached."""
+
+
+class EmailChannel:
+    """IMAP in (IDLE or polling), SMTP out."""
+
+    name = "email"
+
+    def __init__(self, config: EmailConfig, state: MailState, health: HealthReporter) -> None:
+        self.config = config
+        self.state = state
+        self.health = health
+        self._stop = threading.Event()
+        self._lock = asyncio.Lock()  # the state is saved by `run` and `send`
+
+    async def run(self, submit: Submit) -> None:
+        """Hand every new mail to Omega until `stop`; reconnect after failures."""
+        failures = 0
+        while not self._stop.is_set():
+            try:
+                session = await asyncio.to_thread(ImapSession, self.config)
+            except MailboxError as exc:
+                await self._failed(exc, failures)
+                failures += 1
+                continue
+            try:
+                self.health.report("running")
+                failures = 0
+                await self._serve(session, submit)
+            except (MailboxError, OSError, EOFError) as exc:  # imaplib.abort is an OSError
+                await self._failed(exc, failures)
+                failures += 1
+            finally:
+                await asyncio.to_thread(session.close)
+        self.health.report("stopped")
+
+    async def _failed(self, exc: BaseException, failures: int) -> None:
+        detail = str(exc)[:300]
+        log.warning("email channel: %s", detail)
+        self.health.report("failed", detail)
+        await asyncio.to_thread(self._stop.wait, RETRY_SECS[min(failures, len(RETRY_SECS) - 1)])
+
+    async def _serve(self, session: ImapSession, submit: Submit) -> None:
+        if session.uidvalidity != self.state.uidvalidity or self.state.last_uid < 0:
+            # A new mailbox (or one renumbered): start at its newest mail, answering only what
+            # comes from now on, never the whole folder's history.
+            self.state.uidvalidity = session.uidvalidity
+            self.state.last_uid = await asyncio.to_thread(session.newest_uid)
+            async with self._lock:
+                await asyncio.to_thread(self.state.save)
+        while not self._stop.is_set():
+            self.health.report("running")
+            for uid in await asyncio.to_thread(session.uids_after, self.state.last_uid):
+                if self._stop.is_set():
+                    return
+                await self._take(session, uid, submit)
+            await asyncio.to_thread(session.wait, self.config.poll_secs, self._stop)
+
+    async def _take(self, session: ImapSession, uid: int, submit: Submit) -> None:
+        raw = await asyncio.to_thread(session.fetch, uid)
+        mail = parse_mail(raw) if raw is not None else None
+        ident = f"email:{session.uidvalidity}:{uid}"
+        own = self.config.sender().strip().lower()
+        if mail is not None and mail.address and not mail.auto and mail.address != own:
+            async with self._lock:
+                self.state.remember(
+                    ident,
+                    mail.address,
+                    Thread(mail.message_id, tuple(mail.references), mail.subject),
+                )
+            text = mail.text
+            if mail.subject and not mail.references:  # a new conversation: its subject too
+                text = f"{mail.subject}\n\n{text}".strip()
+            message = IncomingMessage(
+                channel=self.name,
+                sender_id=mail.address,
+                text=text,
+                sender_name=mail.name,
+                attachments=mail.attachments,
+                id=ident,
+            )
+            await submit(message)  # returns once the message is durable in the inbox
+        elif mail is not None:
+            log.info("email channel: mail %s is automatic, Omega's own or has no sender", uid)
+        async with self._lock:
+            self.state.last_uid = max(self.state.last_uid, uid)
+            await asyncio.to_thread(self.state.save)
+        await asyncio.to_thread(session.mark_seen, uid)
+
+    async def send(self, message: OutgoingMessage) -> None:
+        """Mail one outgoing message to its target, in the thread it answers."""
+        thread = self.state.thread(message.reply_to, message.target)
+        mail = build_mail(
+            self.config.sender(),
+            message.target,
+            message.text,
+            thread,
+            stable_id=message.id,
+            default_subject=self.config.subject,
+            photo=message.photo,
+        )
+        await asyncio.to_thread(self._deliver, mail)
+
+    def _deliver(self, mail: EmailMessage) -> None:
+        config = self.config
+        host, port = config.smtp_host, config.smtp_port_or_default()
+        user = config.smtp_user or config.imap_user
+        password = config.smtp_password.get_secret_value()
+        try:
+            if config.smtp_security == "ssl":
+                smtp: smtplib.SMTP = smtplib.SMTP_SSL(
+                    host, port, timeout=config.timeout_secs, context=ssl.create_default_context()
+                )
+            else:
+                smtp = smtplib.SMTP(host, port, timeout=config.timeout_secs)
+            with smtp:
+                if config.smtp_security == "starttls":
+                    smtp.starttls(context=ssl.create_default_context())
+                if password:
+                    smtp.login(user, password)
+                smtp.send_message(mail)
+        except (OSError, smtplib.SMTPException) as exc:
+            raise SendMailError(f"SMTP {host}:{port}: {exc}") from None
+
+    async def send_typing(self, target: str) -> None:
+        """Mail has no typing indicator."""
+
+    async def stop(self) -> None:
+        """End `run` (an IDLE or a poll wait ends within a second)."""
+        self._stop.set()

@@ -1,0 +1,56 @@
+"""[channel.email]: the mailbox Omega reads (IMAP) and the server it sends through (SMTP)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, SecretStr, field_validator
+
+from omega.channels.plugin import PluginChannelConfig
+
+# How a connection is secured: "ssl" (TLS from the first byte, ports 993/465), "starttls"
+# (plain, then upgraded: ports 143/587), "plain" (no TLS: for a server on loopback only).
+Security = Literal["ssl", "starttls", "plain"]
+
+
+class EmailConfig(PluginChannelConfig):
+    """The e-mail channel's settings; `allowed_users` are e-mail addresses."""
+
+    imap_host: str = ""
+    imap_port: Annotated[int, Field(ge=0, le=65535)] = 0  # 0: 993 for ssl, else 143
+    imap_security: Security = "ssl"
+    imap_user: str = ""
+    imap_password: SecretStr = SecretStr("")
+    folder: str = "INBOX"
+    # Seconds between checks when the server has no IDLE (and the longest an IDLE waits).
+    poll_secs: Annotated[float, Field(gt=0, le=3600)] = 60.0
+    idle: bool = True  # use IMAP IDLE where the server offers it
+
+    smtp_host: str = ""
+    smtp_port: Annotated[int, Field(ge=0, le=65535)] = 0  # 0: 465 for ssl, 587 starttls, 25
+    smtp_security: Security = "starttls"
+    smtp_user: str = ""  # "" with a password: imap_user's name is used
+    smtp_password: SecretStr = SecretStr("")
+    from_address: str = ""  # "" : imap_user
+    subject: str = "A message from Omega"  # the subject of mail that answers no mail
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
+
+    @field_validator("allowed_users")
+    @classmethod
+    def _addresses_lower_case(cls, users: list[str]) -> list[str]:
+        # The channel id is the sender's address lower-cased: the list must match it.
+        return [user.strip().lower() for user in users]
+
+    def imap_port_or_default(self) -> int:
+        """The IMAP port, the usual one for its security when 0."""
+        return self.imap_port or (993 if self.imap_security == "ssl" else 143)
+
+    def smtp_port_or_default(self) -> int:
+        """The SMTP port, the usual one for its security when 0."""
+        if self.smtp_port:
+            return self.smtp_port
+        return {"ssl": 465, "starttls": 587, "plain": 25}[self.smtp_security]
+
+    def sender(self) -> str:
+        """The address Omega's mail comes from."""
+        return self.from_address or self.imap_user

@@ -1,0 +1,129 @@
+"""A blocking IMAP session over imaplib (run in a worker thread by the channel): the few
+commands the channel uses, and IDLE, which imaplib before Python 3.14 lacks."""
+
+from __future__ import annotations
+
+import contextlib
+import imaplib
+import re
+import select
+import ssl
+import threading
+
+from omega.channels.email.config import EmailConfig
+from omega.errors import OmegaError
+
+
+class MailboxError(OmegaError):
+    """The IMAP server refused a command or the connection failed."""
+
+
+class ImapSession:
+    """One logged-in connection with the configured folder selected."""
+
+    def __init__(self, config: EmailConfig) -> None:
+        self.config = config
+        host, port = config.imap_host, config.imap_port_or_default()
+        timeout = config.timeout_secs
+        try:
+            if config.imap_security == "ssl":
+                self.imap: imaplib.IMAP4 = imaplib.IMAP4_SSL(
+                    host, port, ssl_context=ssl.create_default_context(), timeout=timeout
+                )
+            else:
+                self.imap = imaplib.IMAP4(host, port, timeout=timeout)
+                if config.imap_security == "starttls":
+                    self.imap.starttls(ssl.create_default_context())
+            self.imap.login(config.imap_user, config.imap_password.get_secret_value())
+            kind, data = self.imap.select(_quote(config.folder))
+        except (OSError, imaplib.IMAP4.error) as exc:
+            raise MailboxError(f"IMAP {host}:{port}: {exc}") from None
+        if kind != "OK":
+            raise MailboxError(f"IMAP: cannot select {config.folder!r}: {data!r}")
+        validity = self.imap.untagged_responses.get("UIDVALIDITY", [b"0"])
+        last = validity[-1] if validity else b"0"
+        self.uidvalidity = int(last) if isinstance(last, bytes | str) and last else 0
+        self.can_idle = "IDLE" in self.imap.capabilities and config.idle
+
+    def uids_after(self, last: int) -> list[int]:
+        """The UIDs of the folder's mail newer than `last`, oldest first."""
+        kind, data = self.imap.uid("SEARCH", f"UID {last + 1}:*")
+        _ok(kind, data, "UID SEARCH")
+        # "n:*" always matches the newest mail, even when its UID is below n.
+        found = {int(x) for x in b" ".join(d for d in data if d).split()}
+        return sorted(uid for uid in found if uid > last)
+
+    def newest_uid(self) -> int:
+        """The highest UID in the folder (0 when it is empty)."""
+        kind, data = self.imap.uid("SEARCH", "ALL")
+        _ok(kind, data, "UID SEARCH")
+        return max((int(x) for x in b" ".join(d for d in data if d).split()), default=0)
+
+    def fetch(self, uid: int) -> bytes | None:
+        """The whole raw message, without marking it seen; None when it is gone."""
+        kind, data = self.imap.uid("FETCH", str(uid), "(BODY.PEEK[])")
+        _ok(kind, data, "UID FETCH")
+        for item in data:
+            if isinstance(item, tuple) and re.search(rb"\bUID %d\b" % uid, item[0]):
+                return bytes(item[1])
+        for item in data:  # a server that leaves UID out of the answer
+            if isinstance(item, tuple):
+                return bytes(item[1])
+        return None
+
+    def mark_seen(self, uid: int) -> None:
+        """Flag the message \\Seen (Omega has accepted it)."""
+        kind, data = self.imap.uid("STORE", str(uid), "+FLAGS.SILENT", r"(\Seen)")
+        _ok(kind, data, "UID STORE")
+
+    def wait(self, seconds: float, stop: threading.Event) -> None:
+        """Wait until new mail may have come: IDLE where offered (until the server speaks,
+        `seconds` pass or `stop` is set), else sleep `seconds` and NOOP."""
+        if not self.can_idle:
+            stop.wait(seconds)
+            if not stop.is_set():
+                self.imap.noop()
+            return
+        tag = b"OMIDLE"
+        self.imap.send(tag + b" IDLE\r\n")
+        line = self.imap.readline()
+        if not line.startswith(b"+"):
+            raise MailboxError(f"IMAP IDLE refused: {line!r}")
+        sock = self.imap.socket()
+        waited = 0.0
+        while waited < seconds and not stop.is_set():
+            # TLS may hold decrypted bytes the socket no longer shows as readable. (Bytes
+            # already in imaplib's own buffer wait at most `seconds`: the search after DONE
+            # finds the mail either way.)
+            pending = isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+            ready, _, _ = ([sock], [], []) if pending else select.select([sock], [], [], 0.5)
+            waited += 0.5
+            if ready:
+                line = self.imap.readline()
+                if not line:
+                    raise MailboxError("IMAP: the server closed the connection")
+                if re.match(rb"\* \d+ (EXISTS|RECENT)", line):
+                    break
+        self.imap.send(b"DONE\r\n")
+        while True:
+            line = self.imap.readline()
+            if not line:
+                raise MailboxError("IMAP: the server closed the connection")
+            if line.startswith(tag + b" "):
+                if not line.startswith(tag + b" OK"):
+                    raise MailboxError(f"IMAP IDLE ended badly: {line!r}")
+                return
+
+    def close(self) -> None:
+        """Log out, ignoring a connection already gone."""
+        with contextlib.suppress(OSError, imaplib.IMAP4.error):
+            self.imap.logout()
+
+
+def _ok(kind: str, data: object, what: str) -> None:
+    if kind != "OK":
+        raise MailboxError(f"IMAP {what} failed: {data!r}")
+
+
+def _quote(folder: str) -> str:
+    return '"' + folder.replace("\\", "\\\\").replace('"', '\\"') + '"'
