@@ -220,3 +220,15 @@ def test_a_plug_in_channels_table_counts_before_its_plug_in_validates_it() -> No
     assert (fifo.enabled, fifo.dm_policy, fifo.config_allowed) == (True, "pairing", ("ana",))
     assert check_auth(config, IncomingMessage("fifo", "ana", "hi")) is None
     assert check_auth(config, IncomingMessage("fifo", "eve", "hi")) is not None
+
+
+def test_a_channel_may_refuse_strangers_in_silence() -> None:
+    """`tell_strangers = false` (the e-mail channel's default) turns the deny message off for
+    that channel only; built-in channels still tell."""
+    from omega.turn import tells_strangers
+
+    config = Config.model_validate(
+        {"channel": {"email": {"enabled": True, "tell_strangers": False}}}
+    )
+    assert not tells_strangers(config, "email")
+    assert tells_strangers(config, "telegram")

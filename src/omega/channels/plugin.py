@@ -53,6 +53,9 @@ class PluginChannelConfig(DmPolicySection):
 
     enabled: bool = False
     allowed_users: list[str] = Field(default_factory=list)
+    # Whether a refused stranger gets `[auth] deny_message` (once a day); false: silence,
+    # still audited (where an answer would be noise, such as backscatter to spam).
+    tell_strangers: bool = True
 
 
 class ChannelUnavailableError(OmegaError):

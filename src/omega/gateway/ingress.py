@@ -20,7 +20,7 @@ from omega.config.safety import LimitsSection
 from omega.gateway.strangers import offer_pairing
 from omega.memory.audit import AuditEntry
 from omega.text import scrub
-from omega.turn import Outbox, PipelineDeps, check_auth, granted_role
+from omega.turn import Outbox, PipelineDeps, check_auth, granted_role, tells_strangers
 from omega.types import IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -141,4 +141,6 @@ async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: O
         )
     except Exception:
         log.exception("could not audit the denial of %s", message.sender_id)
+    if not tells_strangers(deps.config, message.channel):
+        return  # refused in silence (audited above): the channel says a refusal is noise
     await out.send(message.answer(deps.config.auth.deny_message, "denied", tag="denied"))

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
         granted_role,
         is_owner,
         local_owner_id,
+        tells_strangers,
     )
     from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
     from omega.turn.effects import (
@@ -127,6 +128,7 @@ __all__ = [
     "person_workspace",
     "record_audit",
     "role_of",
+    "tells_strangers",
     "usage_fields",
     "workspace_for",
 ]
@@ -161,6 +163,7 @@ __getattr__ = loader(
         "dm_policies": "auth",
         "dm_policy": "auth",
         "granted_role": "auth",
+        "tells_strangers": "auth",
         "compose_prompt_parts": "prompt",
         "compose_system_prompt": "prompt",
         "creator_role": "privileges",

@@ -41,6 +41,13 @@ def allowed_users(config: Config, channel: str) -> list[str] | None:
     return [str(user) for user in users]
 
 
+def tells_strangers(config: Config, channel: str) -> bool:
+    """Whether a refused stranger on `channel` is told so (the deny message); a channel whose
+    section says `tell_strangers = false` (e-mail, where a refusal would be backscatter to
+    spammers) refuses in silence."""
+    return _setting(config, channel, "tell_strangers", True) is not False
+
+
 def dm_policy(config: Config, channel: str) -> DmPolicyName:
     """What a stranger writing to `channel` in a direct chat gets ("allowlist" for a channel
     without a section)."""

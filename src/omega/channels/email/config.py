@@ -34,6 +34,9 @@ class EmailConfig(PluginChannelConfig):
     from_address: str = ""  # "" : imap_user
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
     timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
+    # A stranger's mail is not answered with a refusal: most are spam with forged senders,
+    # and answering them is backscatter. Pairing (dm_policy = "pairing") still mails a code.
+    tell_strangers: bool = False
 
     @field_validator("allowed_users")
     @classmethod
