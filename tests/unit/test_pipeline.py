@@ -105,3 +105,26 @@ def test_attachments_live_during_the_call_and_images_come_back(
     assert [(p.text, p.photo) for p in photos] == [("chart.png", b"\x89PNG\r\n\x1a\nchart")]
     assert not (isolated_env / "workspace" / "chart.png").exists()
     assert not (isolated_env.parent / "escape.png").exists()
+
+
+def test_the_first_language_is_guessed_from_the_persons_words_not_the_saved_files_path(
+    tmp_path: Path,
+) -> None:
+    """A first message with a photo is welcomed in the language of its words: the note naming
+    where the photo was saved (a home path, a random file name whose hex splits into "de",
+    "ce"...) is not read as the person's words (it once turned the reply's language French)."""
+    from omega.app import bootstrap, pipeline_deps
+    from omega.memory import Store
+    from omega.types import Attachment
+
+    runtime = bootstrap(tmp_path / "les-photos-de-la-maison-et-des-amis-du-village" / "home")
+    store = Store(runtime.paths.db)
+    try:
+        deps = pipeline_deps(runtime, store)
+        deps.provider = ScriptedProvider("A cat.", plan='{"kind": "direct"}')
+        photo = Attachment(kind="image", data=b"\x89PNG\r\n\x1a\nxx", mime_type="image/png")
+        message = IncomingMessage("terminal", "ana", "What is in this photo?", attachments=[photo])
+        asyncio.run(handle_message(deps, message, Recorder()))
+        assert store.get_fact("ana", "preferred_language") == "English"
+    finally:
+        store.close()

@@ -69,11 +69,20 @@ def _sanitized(message: IncomingMessage) -> IncomingMessage:
     return dataclasses.replace(message, text=result.text)
 
 
+ATTACHMENT_NOTE = "[Attached file: "
+
+
 def _with_attachment_notes(message: IncomingMessage, saved: list[str]) -> IncomingMessage:
     if not saved:
         return message
-    notes = "\n".join(f"[Attached file: {path}]" for path in saved)
+    notes = "\n".join(f"{ATTACHMENT_NOTE}{path}]" for path in saved)
     return dataclasses.replace(message, text=f"{notes}\n{message.text}".strip())
+
+
+def _own_words(text: str) -> str:
+    """The person's words: the text without the notes naming where attachments were saved (a
+    path and a random file name are no language)."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith(ATTACHMENT_NOTE))
 
 
 async def _welcome(
@@ -82,7 +91,7 @@ async def _welcome(
     """First contact: greet in the detected language and remember that we did."""
     if "welcomed" in facts:
         return facts
-    language = facts.get("preferred_language") or detect_language(message.text)
+    language = facts.get("preferred_language") or detect_language(_own_words(message.text))
     text = deps.prompts.welcome.get(language) or deps.prompts.welcome.get("English", "")
     if text:
         await out.send(message.answer(text, "welcome", tag="welcome"))
