@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from omega.errors import OmegaError
 from omega.evolution.procedural import Fragment, ProposalStore
-from omega.memory.audit import AuditEntry
+from omega.evolution.registration import review_audit
 from omega.memory.store import Store
 
 __all__ = [
@@ -52,15 +52,12 @@ def change_fragment(store: Store, fragment_id: int, active: bool, by: str) -> Fr
         state = "active" if active else "inactive"
         raise FragmentError(f"prompt fragment #{fragment_id} is already {state}")
     event = "fragment:reactivated" if active else "fragment:deactivated"
-    store.audit(
-        AuditEntry(
-            channel="review",
-            sender_id=by,
-            status="ok",
-            event=event,
-            input_text=f"{audit_key(fragment_id)} {found.text}"[:2000],
-            detail=f"cause: {by}\nfeeds {', '.join(found.feeds)}",
-        )
+    review_audit(
+        store,
+        event,
+        f"{audit_key(fragment_id)} {found.text}",
+        by,
+        f"feeds {', '.join(found.feeds)}",
     )
     changed = repo.fragment(fragment_id)
     assert changed is not None

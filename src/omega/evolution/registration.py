@@ -40,7 +40,8 @@ class ReviewError(OmegaError, ValueError):
     """A review that cannot be carried out (unknown id, not pending, name taken)."""
 
 
-def _audit(store: Store, event: str, what: str, by: str, detail: str) -> None:
+def review_audit(store: Store, event: str, what: str, by: str, detail: str) -> None:
+    """The audit row of an owner's review decision (approval, rejection, fragment change)."""
     store.audit(
         AuditEntry(
             channel="review",
@@ -77,14 +78,16 @@ def approve(
     decided = repo.decide(proposal_id, "approved", notes, by)
     assert decided is not None
     done = _register(decided, store, paths, config, by)
-    _audit(store, "proposal:approved", f"#{proposal_id} {proposal.kind} {proposal.name}", by, done)
+    review_audit(
+        store, "proposal:approved", f"#{proposal_id} {proposal.kind} {proposal.name}", by, done
+    )
     if config.logging.log_registrations:
         log.info("proposal #%d approved by %s: %s", proposal_id, by, done.splitlines()[0])
     if promote_notes and notes.strip():
         # One fragment for every run it feeds; its source names the proposal, whose reviewer
         # and decision time say who promoted it and when (`omega fragments show`).
         fragment_id = repo.add_fragment(ALL_RUNS, notes, f"proposal:{proposal_id} review notes")
-        _audit(
+        review_audit(
             store,
             "fragment:promoted",
             f"fragment #{fragment_id}: {notes.strip()}",
@@ -142,5 +145,5 @@ def reject(store: Store, proposal_id: int, reason: str, by: str) -> str:
     decided = ProposalStore(store).decide(proposal_id, "rejected", reason, by)
     if decided is None:
         raise ReviewError(f"no pending proposal #{proposal_id}")
-    _audit(store, "proposal:rejected", f"#{proposal_id} {decided.name}", by, reason)
+    review_audit(store, "proposal:rejected", f"#{proposal_id} {decided.name}", by, reason)
     return f"Rejected #{proposal_id} ({decided.name}): {reason.strip()}"
