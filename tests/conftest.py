@@ -17,11 +17,13 @@ import pytest
 
 from omega.app import bootstrap, pipeline_deps
 from omega.memory import Store
+from omega.memory.db import STORE_URL_ENV
 from omega.providers.base import Provider
 from omega.turn import PipelineDeps
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
+from tests.postgres import BACKEND_ENV, PostgresServer, running_server
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",
@@ -35,16 +37,42 @@ CREDENTIAL_VARS = (
 OMEGA_BIN = str(Path(sys.executable).with_name("omega"))
 
 
+# Read once: isolated_env removes every OMEGA_* variable from each test's environment.
+_BACKEND = os.environ.get(BACKEND_ENV, "sqlite")
+
+
+def on_postgresql() -> bool:
+    """Whether this run puts every store on PostgreSQL (`OMEGA_TEST_STORE=postgresql`)."""
+    return _BACKEND == "postgresql"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[PostgresServer]:
+    """A real PostgreSQL cluster for the session (Debian's binaries; see tests/postgres.py)."""
+    with running_server() as server:
+        yield server
+
+
 @pytest.fixture(autouse=True)
-def isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own OMEGA_HOME and sees no real credentials or OMEGA_* settings."""
+def isolated_env(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Iterator[Path]:
+    """Every test gets its own OMEGA_HOME and sees no real credentials or OMEGA_* settings;
+    on the PostgreSQL run, its own fresh database too (OMEGA_STORE_URL)."""
     for var in list(os.environ):
         if var in CREDENTIAL_VARS or (var.startswith("OMEGA_") and var != "OMEGA_ALLOW_ROOT"):
             monkeypatch.delenv(var, raising=False)
     home = tmp_path / "omega-home"
     monkeypatch.setenv("OMEGA_HOME", str(home))
     monkeypatch.setenv("OMEGA_ALLOW_ROOT", "1")  # CI machines run as root
-    return home
+    if not on_postgresql() or request.node.get_closest_marker("sqlite_only"):
+        yield home
+        return
+    server: PostgresServer = request.getfixturevalue("postgres_server")
+    url = server.new_database()
+    monkeypatch.setenv(STORE_URL_ENV, url)
+    yield home
+    server.drop(url)
 
 
 @pytest.fixture

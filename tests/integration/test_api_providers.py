@@ -27,6 +27,7 @@ from omega.providers import (
 from omega.providers.fallback import FallbackProvider
 from omega.types import ChatMessage, Context, Reply, Usage
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes import anthropic_server, gemini_server
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.gemini_server import FakeGemini
@@ -111,7 +112,7 @@ def gemini_env(server: FakeGemini, **extra: str) -> dict[str, str]:
 
 def audit_rows(home: Path) -> list[sqlite3.Row]:
     """The reply rows of the audit log (not the planner's `classify` rows)."""
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     rows = list(conn.execute("SELECT * FROM audit_log ORDER BY id"))
     conn.close()
@@ -431,7 +432,7 @@ def test_the_tools_a_failed_member_ran_are_recorded_when_the_next_one_answers(
     )
     events = chat_events(env, "check the disk status please")
     assert [e["kind"] for e in events] == ["reply"]
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT tool, ok, result_preview FROM tool_calls").fetchall()
     conn.close()
     assert rows == [("run_shell", 1, "exit code 0\nran\n")]

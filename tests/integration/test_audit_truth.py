@@ -12,6 +12,7 @@ from pathlib import Path
 from omega.loops.heartbeat import run_heartbeat
 from omega.loops.summarizer import summarize_all_active
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Step
 from tests.fakes.outbox import Recorder
 from tests.integration.test_evolution_e2e import GAP, PROPOSAL
@@ -21,7 +22,7 @@ OWNER = '["terminal:ana"]'
 
 
 def rows(home: Path, sql: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     found = list(conn.execute(sql))
     conn.close()

@@ -6,11 +6,12 @@ import sqlite3
 from pathlib import Path
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
 def audit_rows(home: Path) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     rows = list(conn.execute("SELECT * FROM audit_log WHERE event = 'exchange' ORDER BY id"))
     conn.close()
@@ -195,7 +196,7 @@ def test_kill_9_mid_reply_loses_nothing(fake_openai: FakeOpenAI, isolated_env: P
     result = run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin="")
     assert result.returncode == 0, result.stderr
     assert [e["text"] for e in result.events if e["kind"] == "reply"] == ["echo: one", "echo: two"]
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     pending = conn.execute("SELECT COUNT(*) FROM inbox WHERE status = 'pending'").fetchone()[0]
     conn.close()
     assert pending == 0

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import sqlite3
 import subprocess
 import time
 from collections.abc import Iterator
@@ -27,6 +26,7 @@ from omega.sandbox import Sandbox, SandboxStatus, probe
 from omega.sandbox.servers import server_environment
 from omega.types import ChatMessage, Context, McpServer, Reply
 from tests.conftest import jsonl, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.fake_claude import transcript, write_wrapper
 
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
@@ -829,7 +829,7 @@ def test_the_tool_calls_of_a_claude_run_that_timed_out_are_recorded_as_failed(
     chat = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "build it"}), timeout=60)
     assert chat.returncode == 0, chat.stderr
     assert [e["kind"] for e in chat.events if e["kind"] in ("reply", "error")] == ["error"]
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT tool, ok, error, arguments FROM tool_calls ORDER BY id").fetchall()
     conn.close()
     assert [(tool, ok) for tool, ok, _, _ in rows] == [("Bash", 0), ("Bash", 0)]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -11,6 +10,7 @@ import typer
 
 from omega.cli import main as cli
 from tests.conftest import openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
@@ -22,7 +22,7 @@ def test_ask_answers_one_shot_without_memory(fake_openai: FakeOpenAI, isolated_e
     [request] = fake_openai.requests
     assert [m["role"] for m in request.messages] == ["system", "user"]
     # Nothing of the conversation is kept; the call is audited (issue 28).
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     kept = [conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0] for t in ("messages", "facts")]
     audited = conn.execute("SELECT event, sender_id, output_tokens FROM audit_log").fetchall()
     conn.close()
@@ -86,7 +86,7 @@ def test_broken_config_stops_start_up_without_traceback(
 
 def test_database_from_newer_omega_is_refused(isolated_env: Path) -> None:
     run_omega("status")
-    with sqlite3.connect(isolated_env / "memory.db") as conn:
+    with connect_db(isolated_env / "memory.db") as conn:
         conn.execute("INSERT INTO schema_migrations VALUES (999, 'future', 'x')")
     result = run_omega("chat", "--jsonl", stdin="")
     assert result.returncode == 2

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import json
-import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 from omega.config import Config
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 OWNER = {"OMEGA_HEARTBEAT__CHANNEL": "terminal", "OMEGA_HEARTBEAT__REPLY_TARGET": "owner"}
@@ -37,7 +37,7 @@ CLEAR_JUDGE = json.dumps(
 
 
 def query(home: Path, sql: str) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     rows = conn.execute(sql).fetchall()
     conn.close()
     return rows

@@ -18,6 +18,7 @@ from omega.evolution.critic import critic_report
 from omega.loops.critic_job import critic_loop
 from omega.turn import PipelineDeps
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.integration.test_tool_loop import ANA_OWNER, tool_call
@@ -40,7 +41,7 @@ PROPOSAL = {
 
 
 def rows(home: Path, sql: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     try:
         return conn.execute(sql).fetchall()

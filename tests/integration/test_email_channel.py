@@ -5,7 +5,6 @@ in and a photo out, and each mail answered exactly once across a crash and resta
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from email.message import EmailMessage
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.smtp_server import SmtpSink
@@ -112,7 +112,7 @@ def _wait_for_denial(db: Path, sender: str) -> None:
     """Until memory.db's audit log has the denial of `sender`."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
-        with sqlite3.connect(db) as conn:
+        with connect_db(db) as conn:
             rows = conn.execute(
                 "SELECT 1 FROM audit_log WHERE event = 'denied' AND sender_id = ?", (sender,)
             ).fetchall()

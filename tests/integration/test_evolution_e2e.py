@@ -6,10 +6,10 @@ the new skill is listed by /skills and used by the next matching message."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 GAP = json.dumps(
@@ -39,7 +39,7 @@ PROPOSAL = json.dumps(
 
 
 def query(home: Path, sql: str) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     rows = conn.execute(sql).fetchall()
     conn.close()
     return rows

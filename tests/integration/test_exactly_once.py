@@ -12,7 +12,6 @@ import asyncio
 import json
 import os
 import queue
-import sqlite3
 import subprocess
 import threading
 import time
@@ -24,6 +23,7 @@ from omega.gateway.gateway import Gateway
 from omega.turn import local_owner_id
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.providers import DIRECT, ScriptedProvider
 from tests.integration.test_tool_loop import tool_call
@@ -44,7 +44,7 @@ def the_turn() -> list[Step]:
 
 
 def count(home: Path, sql: str) -> int:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     try:
         return int(conn.execute(sql).fetchone()[0])
     finally:
@@ -243,7 +243,7 @@ def test_hostile_lines_never_stop_the_channel_and_every_message_is_answered_and_
             (user, "echo: still here"),
         ]
     )
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     audited = conn.execute(
         "SELECT sender_id, input_text FROM audit_log WHERE event = 'exchange' ORDER BY id"
     ).fetchall()

@@ -19,6 +19,7 @@ from omega.channels.terminal import JsonlChannel
 from omega.gateway.gateway import Gateway
 from omega.types import IncomingMessage
 from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_exactly_once import DyingChannel, scripted
 
@@ -200,9 +201,8 @@ def test_a_reminder_that_was_not_set_is_never_left_as_a_promise(
     assert by_person["ana"].startswith("Sure, I will remind you!")
     assert "⚠ Not scheduled: “call mum”" in by_person["ana"]
     assert "⚠ No programado: «llamar a mamá»" in by_person["eva"]
-    import sqlite3
 
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     assert conn.execute("SELECT COUNT(*) FROM scheduled_tasks").fetchone()[0] == 0
     conn.close()
 
@@ -261,9 +261,8 @@ def test_resolving_a_limitation_removes_only_its_own_checklist_line(
     env = openai_env(fake_openai)
     said = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "mail this to Bob"}))
     assert said.returncode == 0, said.stderr
-    import sqlite3
 
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     [(limitation_id,)] = conn.execute("SELECT id FROM limitations WHERE title = 'Email'").fetchall()
     conn.close()
     assert len(heartbeat.read_text().splitlines()) == 4  # the limitation's line was added

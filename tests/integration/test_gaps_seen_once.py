@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -22,6 +21,7 @@ from omega.owner import OWNER
 from omega.turn import PipelineDeps, local_owner_id
 from omega.types import Attachment, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.fakes.providers import DIRECT, ScriptedProvider
@@ -305,7 +305,7 @@ def test_a_persons_planner_gap_becomes_a_proposal_through_omega_chat(
     replies = [e["text"] for e in result.events if e["kind"] == "reply"]
     assert replies == ["I can't do that yet: send email. There is no email tool."]
     assert [e for e in result.events if e["kind"] == "alert"] == []  # the digest tells
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     try:
         gaps = conn.execute("SELECT title, source, reported_by FROM limitations").fetchall()
         proposals = conn.execute("SELECT name, source, scope FROM proposals").fetchall()

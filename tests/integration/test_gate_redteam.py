@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps
 from omega.types import Context, Reply
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.fakes.providers import FakeProvider
@@ -174,7 +174,7 @@ def test_the_same_content_is_judged_once(make_deps: MakeDeps, isolated_env: Path
     status, record = gate(deps, BENIGN[2], 300)
     assert judge.judged == 1 and record["signals"]["judge"]["status"] == "cached"
     assert status == "pending"
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     [(count,)] = conn.execute("SELECT count(*) FROM gate_judgements").fetchall()
     conn.close()
     assert count == 1
@@ -223,7 +223,7 @@ def test_the_issue_cases_are_refused_through_omega_chat(
         "chat", "--jsonl", env=env, stdin=jsonl({"text": "request 0"}, {"text": "request 1"})
     )
     assert result.returncode == 0, result.stderr
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT name, status, validation FROM proposals ORDER BY id").fetchall()
     audited = conn.execute("SELECT count(*) FROM audit_log WHERE event = 'gate_judge'").fetchone()
     conn.close()
@@ -252,7 +252,7 @@ def test_a_persons_lesson_is_judged_and_refused_when_forbidden(
     line = {"text": "remember this", "sender_id": "mallory"}
     result = run_omega("chat", "--jsonl", env=env, stdin=jsonl(line), timeout=120)
     assert result.returncode == 0, result.stderr
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     [(kind, status, validation)] = conn.execute(
         "SELECT kind, status, validation FROM proposals"
     ).fetchall()

@@ -15,6 +15,7 @@ from omega.memory import Store
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
 from tests.conftest import MakeDeps, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 
@@ -79,12 +80,11 @@ def test_linking_to_the_owner_does_not_give_owner_rights(
 
 
 def test_an_existing_database_gets_its_identities(tmp_path: Path) -> None:
-    import sqlite3
 
     from omega.memory.migrations import bundled_migrations, migrate
 
     db = tmp_path / "memory.db"
-    conn = sqlite3.connect(db)
+    conn = connect_db(db)
     before = [m for m in bundled_migrations() if m.version < 10]
     migrate(conn, before)
     rows = [

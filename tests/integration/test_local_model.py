@@ -11,6 +11,7 @@ from omega.config.providers import LocalConfig
 from omega.providers.local import LocalProvider, bundled_model_path
 from omega.types import ChatMessage, Context
 from tests.conftest import run_omega
+from tests.dbfile import connect_db
 
 
 def test_bundled_model_ships_in_the_wheel() -> None:
@@ -64,9 +65,8 @@ def test_terminal_chat_answers_offline_with_the_bundled_model(isolated_env: Path
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("omega> ")
     assert len(result.stdout.strip()) > len("omega>")
-    import sqlite3
 
-    with sqlite3.connect(isolated_env / "memory.db") as conn:
+    with connect_db(isolated_env / "memory.db") as conn:
         rows = conn.execute("SELECT role, content FROM messages ORDER BY id").fetchall()
     assert rows[0] == ("user", "Hello, who are you?")
     assert rows[1][0] == "assistant"

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from omega.turn import local_owner_id
 from tests.conftest import CliResult, MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import replies, tool_call, tool_names, tool_results
 
@@ -32,7 +33,7 @@ def chat(fake: FakeOpenAI, *lines: Mapping[str, object], **env: str) -> CliResul
 
 
 def db(home: Path, sql: str, *args: object) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     try:
         return conn.execute(sql, args).fetchall()

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliResult, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes import mcp_installs
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call, tool_results
@@ -74,7 +74,7 @@ def all_results(fake: FakeOpenAI) -> dict[str, str]:
 
 
 def limitations(home: Path) -> list[str]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     try:
         return [row[0] for row in conn.execute("SELECT title FROM limitations")]
     finally:

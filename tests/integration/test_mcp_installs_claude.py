@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -15,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import CliResult, jsonl, run_omega
+from tests.dbfile import connect_db
 from tests.fakes import mcp_installs
 from tests.fakes.anthropic_server import Step
 from tests.fakes.real_claude import RealClaude, tool_results
@@ -81,7 +81,7 @@ def test_a_server_that_cannot_start_under_claude_is_told_once(real_claude: RealC
     result = chat_claude(
         real_claude, real_claude.env, {"text": "query the db"}, {"text": "query the db again"}
     )
-    conn = sqlite3.connect(real_claude.paths.db)
+    conn = connect_db(real_claude.paths.db)
     try:
         titles = [r[0] for r in conn.execute("SELECT title FROM limitations")]
     finally:

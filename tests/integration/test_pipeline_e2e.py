@@ -7,6 +7,7 @@ import sqlite3
 from pathlib import Path
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
@@ -19,7 +20,7 @@ def texts(events: list[dict[str, object]], kind: str) -> list[str]:
 
 
 def audit(home: Path) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     rows = list(conn.execute("SELECT * FROM audit_log ORDER BY id"))
     conn.close()

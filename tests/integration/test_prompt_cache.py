@@ -5,7 +5,6 @@ Anthropic gets cache points there, and the cached tokens a provider reports reac
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes import anthropic_server
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -36,7 +36,7 @@ def fake_anthropic() -> Iterator[FakeAnthropic]:
 
 
 def cached_tokens(home: Path) -> list[int]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     rows = conn.execute("SELECT cached_tokens FROM audit_log WHERE event = 'exchange' ORDER BY id")
     found = [int(row[0]) for row in rows]
     conn.close()

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
@@ -63,7 +63,7 @@ def test_twelve_step_plan_runs_every_step(fake_openai: FakeOpenAI, isolated_env:
     step_requests = fake_openai.requests[:12]
     assert all(r.body["model"] == "big-model" for r in step_requests)
     assert "Now do step 12: part 12" in step_requests[11].last_user_text
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     steps = conn.execute("SELECT COUNT(*) FROM audit_log WHERE event = 'step'").fetchone()[0]
     conn.close()
     assert steps == 12

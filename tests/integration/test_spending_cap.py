@@ -16,6 +16,7 @@ from omega.loops.summarizer import summarize_all_active
 from omega.memory import Store
 from omega.memory.audit import AuditEntry
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.integration.test_tool_loop import tool_call
@@ -45,7 +46,7 @@ def spent_already(home: Path, usd: float) -> None:
 
 
 def audit(home: Path, where: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     found = list(conn.execute(f"SELECT * FROM audit_log WHERE {where} ORDER BY id"))
     conn.close()

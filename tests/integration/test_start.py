@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -13,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.conftest import OMEGA_BIN, jsonl, openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
@@ -89,7 +89,7 @@ def test_reminder_fires_once_and_sigterm_summarizes_and_exits_0(
     code, err = omega.terminate()
     assert code == 0, err
     assert "Traceback" not in err
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     status = conn.execute("SELECT status FROM scheduled_tasks").fetchall()
     summaries = conn.execute("SELECT summary FROM summaries").fetchall()
     facts = conn.execute("SELECT key, value FROM facts WHERE key = 'name'").fetchall()

@@ -8,12 +8,12 @@ import asyncio
 import base64
 import json
 import os
-import sqlite3
 from pathlib import Path
 
 from omega.gateway.pipeline import handle_message
 from omega.types import IncomingMessage
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 from tests.integration.test_tool_loop import tool_call
@@ -27,7 +27,7 @@ def db_bytes(home: Path) -> bytes:
 
 
 def query(home: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[object, ...]]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     try:
         return conn.execute(sql, params).fetchall()
     finally:
@@ -75,7 +75,7 @@ def test_a_stranger_costs_nothing_and_is_answered_once_a_day(
     assert len(query(isolated_env, "SELECT id FROM audit_log WHERE sender_id = 'mallory'")) == 1
 
     # A day later they are answered (and audited) once more, with how many were dropped.
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     conn.execute("UPDATE denials SET last_at = '2000-01-01T00:00:00.000000Z'")
     conn.commit()
     conn.close()

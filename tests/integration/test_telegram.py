@@ -5,7 +5,6 @@ from __future__ import annotations
 import datetime as dt
 import os
 import signal
-import sqlite3
 import subprocess
 import threading
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OMEGA_BIN, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.telegram_server import TOKEN, FakeTelegram, Fault
 from tests.fakes.whisper_server import FakeWhisper
@@ -225,7 +225,7 @@ def test_a_crash_before_the_reply_is_answered_once_and_a_redelivered_update_is_n
     assert third.terminate()[0] == 0
     assert telegram.texts(ANA).count("answered after the restart") == 1
     assert len(asked_slow(fake_openai)) == 2
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT id, status FROM inbox").fetchall()
     conn.close()
     assert rows == [(f"telegram:{ANA}:1", "done")]
@@ -334,7 +334,7 @@ def test_a_voice_note_is_transcribed_and_answered_as_words(
     asked = next(r for r in fake_openai.requests if "weather" in r.last_user_text)
     assert "[Voice message] what's the weather like?" in asked.last_user_text
     # The call to the transcription endpoint has its own audit row (issue 28: every call).
-    with sqlite3.connect(isolated_env / "memory.db") as conn:
+    with connect_db(isolated_env / "memory.db") as conn:
         rows = conn.execute(
             "SELECT status, provider, model FROM audit_log WHERE event = 'transcription'"
         ).fetchall()
@@ -354,7 +354,7 @@ def test_without_transcription_a_voice_note_gets_an_honest_answer_and_one_limita
     assert "no transcription service is set up" in telegram.texts(ANA)[0]
     # No answering call (those carry tools; background calls never do) was made.
     assert [r for r in fake_openai.requests if r.body.get("tools")] == []
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT title, source FROM limitations").fetchall()
     conn.close()
     assert rows == [("Cannot transcribe voice messages", "voice")]

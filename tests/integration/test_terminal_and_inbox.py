@@ -7,7 +7,6 @@ import getpass
 import os
 import pty
 import select
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call
 
@@ -159,7 +159,7 @@ def test_a_message_that_keeps_killing_omega_is_set_aside(
     assert told["kind"] == "error" and "couldn't handle your message" in str(told["text"])
     [alert] = [e for e in result.events if e["kind"] == "alert"]
     assert alert["to"] == getpass.getuser() and "the poison" in str(alert["text"])
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     rows = conn.execute("SELECT status, attempts, last_error FROM inbox").fetchall()
     conn.close()
     assert rows == [("failed", 3, "Omega stopped while handling it 3 times")]
@@ -170,7 +170,7 @@ def test_handled_messages_leave_the_inbox(fake_openai: FakeOpenAI, isolated_env:
         "chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "a"}, {"text": "b"})
     )
     assert result.returncode == 0, result.stderr
-    conn = sqlite3.connect(isolated_env / "memory.db")
+    conn = connect_db(isolated_env / "memory.db")
     # Only the ids of handled messages are kept (to answer a re-delivered one once): no text,
     # no stored reply.
     rows = conn.execute("SELECT status, payload, reply FROM inbox").fetchall()

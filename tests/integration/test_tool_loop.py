@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.conftest import jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Step
 
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo_server.py"
@@ -29,7 +30,7 @@ def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
 
 
 def tool_rows(home: Path) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     rows = list(conn.execute("SELECT * FROM tool_calls ORDER BY id"))
     conn.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from omega.turn import local_owner_id
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call
 
@@ -23,7 +24,7 @@ EVALUATION = {"learnings": [], "repeated_pattern": False, "summary": "lookups fa
 
 
 def db(home: Path, sql: str) -> list[sqlite3.Row]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     conn.row_factory = sqlite3.Row
     try:
         return conn.execute(sql).fetchall()

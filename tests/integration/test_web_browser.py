@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import os
 import shutil
-import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,6 +25,7 @@ import pytest
 from playwright.sync_api import Browser, FilePayload, Page, expect, sync_playwright
 
 from tests.conftest import openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.web_support import RunningWeb, seed
 
@@ -84,7 +84,7 @@ class Shots:
 
 
 def _db(home: Path, sql: str, params: tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     try:
         return conn.execute(sql, params).fetchall()
     finally:

@@ -6,7 +6,6 @@ shows the same report as `omega evolution report`, cost of self-evolution includ
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -21,6 +20,7 @@ from omega.evolution.registration import approve
 from omega.memory.audit import AuditEntry
 from omega.memory.store import Store
 from tests.conftest import openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.web_support import RunningWeb, seed
 
@@ -86,7 +86,7 @@ def login(web: RunningWeb) -> tuple[httpx.Client, str]:
 
 
 def active(home: Path) -> list[tuple[int, int]]:
-    with closing(sqlite3.connect(home / "memory.db")) as conn:
+    with closing(connect_db(home / "memory.db")) as conn:
         return conn.execute("SELECT id, active FROM prompt_fragments").fetchall()
 
 

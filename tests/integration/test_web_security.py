@@ -6,7 +6,6 @@ without the session's CSRF token, changes nothing; secrets stay out of the log."
 from __future__ import annotations
 
 import re
-import sqlite3
 import stat
 from collections.abc import Iterator
 from contextlib import closing
@@ -16,6 +15,7 @@ import httpx
 import pytest
 
 from tests.conftest import openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
 from tests.integration.web_support import RunningWeb, seed
 
@@ -84,7 +84,7 @@ def _login(web: RunningWeb) -> tuple[httpx.Client, str]:
 
 
 def _state(home: Path) -> tuple[str, str, str]:
-    conn = sqlite3.connect(home / "memory.db")
+    conn = connect_db(home / "memory.db")
     try:
         proposal = conn.execute("SELECT status FROM proposals WHERE id = 1").fetchone()[0]
         limitation = conn.execute("SELECT status FROM limitations WHERE id = 1").fetchone()[0]

@@ -9,7 +9,6 @@ import contextlib
 import getpass
 import io
 import json
-import sqlite3
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from omega.gateway.gateway import Gateway
 from omega.memory import Store
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.conftest import openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.whatsapp_client import (
     OWNER_JID,
@@ -151,7 +151,7 @@ def asked(provider: FakeOpenAI, text: str) -> list[str]:
 
 
 def inbox_rows(home: Path) -> list[tuple[str, str]]:
-    with contextlib.closing(sqlite3.connect(home / "memory.db")) as db:
+    with contextlib.closing(connect_db(home / "memory.db")) as db:
         return list(db.execute("SELECT id, status FROM inbox ORDER BY seq"))
 
 

@@ -4,7 +4,6 @@ redaction of what leaves Omega."""
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -17,6 +16,7 @@ from omega.memory import Store
 from omega.memory import inbox as inbox_module
 from omega.memory.audit import AuditEntry
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
+from tests.dbfile import connect_db
 
 
 @pytest.fixture
@@ -143,6 +143,6 @@ def test_what_leaves_omega_is_redacted() -> None:
 def test_migration_009_keeps_older_inbox_rows(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     Store(db).close()
-    with sqlite3.connect(db) as conn:
+    with connect_db(db) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(inbox)")}
     assert {"reply", "replied_at"} <= columns

@@ -11,6 +11,9 @@ import pytest
 from omega.memory import SchemaTooNewError, Store
 from omega.memory.migrations import Migration, bundled_migrations, migrate
 
+# About the SQLite file and its scripts; PostgreSQL has its own in test_postgres_store.py.
+pytestmark = pytest.mark.sqlite_only
+
 EXPECTED_TABLES = {
     "conversations",
     "messages",

@@ -35,17 +35,24 @@ def load_runtime(stderr_level: str = "warning") -> Runtime:
 
 
 def open_store(runtime: Runtime) -> Store:
-    """Open memory.db (migrating it); a database too new or broken ends the command."""
+    """Open the store (memory.db, or `[store] url`), migrating it; a database too new, broken
+    or unreachable ends the command."""
     import sqlite3
 
     from omega.memory import SchemaTooNewError, Store
+    from omega.memory.db import redacted_location, store_location
+    from omega.memory.postgres import StoreUnavailableError
 
+    location = store_location(runtime.paths.db, runtime.config.store.url)
+    shown = redacted_location(location)
     try:
-        return Store(runtime.paths.db)
+        return Store(location)
     except SchemaTooNewError as exc:
-        fail(f"{runtime.paths.db}: {exc}")
+        fail(f"{shown}: {exc}")
+    except StoreUnavailableError as exc:
+        fail(f"{shown}: {exc}")
     except sqlite3.DatabaseError as exc:
-        fail(f"{runtime.paths.db}: cannot open the database: {exc}")
+        fail(f"{shown}: cannot open the database: {exc}")
 
 
 def service_kind() -> str:

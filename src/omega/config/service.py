@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from omega.config.base import Section
 
@@ -23,6 +23,22 @@ class MemorySection(Section):
     max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
     idle_minutes: Annotated[float, Field(gt=0)] = 30
     summarize_check_secs: Annotated[float, Field(gt=0)] = 60.0
+
+
+class StoreSection(Section):
+    """Where memory lives: '' is the SQLite file $OMEGA_HOME/memory.db; a
+    `postgresql://user:password@host/db` URL puts it on PostgreSQL, shared by N replicas
+    (OMEGA_STORE_URL, when set, beats this)."""
+
+    url: str = ""
+
+    @field_validator("url")
+    @classmethod
+    def _known_engine(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must be empty (SQLite) or a postgresql:// URL")
+        return value
 
 
 class SchedulerSection(Section):

@@ -304,10 +304,12 @@ def _cost(store: Store, window: tuple[str, str]) -> list[Cost]:
     # A row of a prefixed event (`proposal:new`) records something else and counts as a call
     # only when it carries a call's usage; a row of a plain event is one call.
     rows = store.query(
-        "SELECT event, COUNT(*) AS calls, SUM(status = 'error') AS errors, "
+        "SELECT event, COUNT(*) AS calls, "
+        "SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS errors, "
         "SUM(input_tokens) AS input_tokens, SUM(output_tokens) AS output_tokens, "
         "SUM(COALESCE(cost_usd, 0)) AS cost_usd, "
-        "SUM(cost_usd IS NULL AND (input_tokens > 0 OR output_tokens > 0)) AS unpriced "
+        "SUM(CASE WHEN cost_usd IS NULL AND (input_tokens > 0 OR output_tokens > 0) "
+        "THEN 1 ELSE 0 END) AS unpriced "
         "FROM audit_log WHERE created_at >= ? AND created_at < ? AND (instr(event, ':') = 0 "
         "OR input_tokens > 0 OR output_tokens > 0 OR cost_usd IS NOT NULL) "
         "GROUP BY event ORDER BY event",

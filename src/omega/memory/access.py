@@ -83,8 +83,10 @@ class Access(Database):
             ).fetchone()
             gone = int(row is not None and row[0] != "revoked")
             conn.execute(
-                "INSERT OR REPLACE INTO access_grants (channel, sender_id, role, granted_by, "
-                "granted_at) VALUES (?, ?, 'revoked', ?, ?)",
+                "INSERT INTO access_grants (channel, sender_id, role, granted_by, granted_at) "
+                "VALUES (?, ?, 'revoked', ?, ?) ON CONFLICT (channel, sender_id) DO UPDATE SET "
+                "role = excluded.role, granted_by = excluded.granted_by, "
+                "granted_at = excluded.granted_at",
                 (channel, sender_id, by, utc_now()),
             )
             # A task made from this channel id: its own id as sender, or as origin when the
@@ -116,8 +118,9 @@ def grant_in(
     if row is not None and row[0] == role:
         return False
     conn.execute(
-        "INSERT OR REPLACE INTO access_grants (channel, sender_id, role, granted_by, granted_at) "
-        "VALUES (?, ?, ?, ?, ?)",
+        "INSERT INTO access_grants (channel, sender_id, role, granted_by, granted_at) "
+        "VALUES (?, ?, ?, ?, ?) ON CONFLICT (channel, sender_id) DO UPDATE SET "
+        "role = excluded.role, granted_by = excluded.granted_by, granted_at = excluded.granted_at",
         (channel, sender_id, role, by, utc_now()),
     )
     audit_access(conn, "access:allowed", channel, sender_id, f"role {role}, by {by}")

@@ -146,6 +146,25 @@ class Conversations(Database):
         terms = fts_terms(text)
         if not terms or limit <= 0:
             return []
+        found = (
+            self._search_postgresql(sender_id, terms, exclude_conversation)
+            if self.dialect == "postgresql"
+            else self._search_fts5(sender_id, terms, exclude_conversation)
+        )
+        wanted = set(terms)
+
+        def score(row: sqlite3.Row) -> tuple[int, int]:
+            return len(wanted & _folded_words(str(row["content"]))), int(row["id"])
+
+        best = sorted(found.values(), key=score, reverse=True)[:limit]
+        return [
+            RecalledMessage(row["conversation_id"], row["role"], row["content"], row["created_at"])
+            for row in best
+        ]
+
+    def _search_fts5(
+        self, sender_id: str, terms: list[str], exclude_conversation: str
+    ) -> dict[int, sqlite3.Row]:
         # Narrow to this sender inside the index, so matching never scans other people's words.
         # A NUL would end the FTS5 string early ("unterminated string"): it separates tokens.
         sender_phrase = '"' + sender_id.replace('"', '""').replace("\0", " ") + '"'
@@ -167,16 +186,25 @@ class Conversations(Database):
                 ),
             ):
                 found.setdefault(int(row["id"]), row)
-        wanted = set(terms)
+        return found
 
-        def score(row: sqlite3.Row) -> tuple[int, int]:
-            return len(wanted & _folded_words(str(row["content"]))), int(row["id"])
-
-        best = sorted(found.values(), key=score, reverse=True)[:limit]
-        return [
-            RecalledMessage(row["conversation_id"], row["role"], row["content"], row["created_at"])
-            for row in best
-        ]
+    def _search_postgresql(
+        self, sender_id: str, terms: list[str], exclude_conversation: str
+    ) -> dict[int, sqlite3.Row]:
+        # The same candidates as FTS5's: the newest messages holding every term, then the
+        # newest holding any, matched on the folded `search` column (migration 001).
+        folded = [" ".join(sorted(_folded_words(term))) or term for term in terms]
+        found: dict[int, sqlite3.Row] = {}
+        for joiner in (" & ", " | ") if len(terms) > 1 else (" | ",):
+            query = joiner.join("'" + term.replace("'", "''") + "'" for term in folded)
+            for row in self._query(
+                "SELECT id, conversation_id, role, content, created_at FROM messages "
+                "WHERE sender_id = ? AND conversation_id != ? "
+                "AND search @@ to_tsquery('simple', ?) ORDER BY id DESC LIMIT ?",
+                (sender_id, exclude_conversation, query, RECALL_CANDIDATES),
+            ):
+                found.setdefault(int(row["id"]), row)
+        return found
 
     def idle_conversations(self, idle_minutes: float) -> list[tuple[str, str, str]]:
         """Active conversations with no activity for `idle_minutes`: (id, channel, sender)."""
@@ -203,8 +231,10 @@ class Conversations(Database):
             )
             if summary:
                 conn.execute(
-                    "INSERT OR REPLACE INTO summaries (conversation_id, sender_id, summary, "
-                    "created_at) VALUES (?, ?, ?, ?)",
+                    "INSERT INTO summaries (conversation_id, sender_id, summary, created_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (conversation_id) DO UPDATE SET "
+                    "sender_id = excluded.sender_id, summary = excluded.summary, "
+                    "created_at = excluded.created_at",
                     (conversation_id, row[0], summary, now),
                 )
 

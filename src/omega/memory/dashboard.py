@@ -246,7 +246,7 @@ def spending_by_kind(store: Store, days: int = 30) -> list[dict[str, Any]]:
     rows = store.query(
         "SELECT substr(created_at, 1, 10) AS day, event, COUNT(*) AS calls, "
         "SUM(input_tokens + output_tokens) AS tokens, COALESCE(SUM(cost_usd), 0) AS cost_usd, "
-        "SUM(cost_usd IS NULL AND status = 'ok') AS unpriced "
+        "SUM(CASE WHEN cost_usd IS NULL AND status = 'ok' THEN 1 ELSE 0 END) AS unpriced "
         "FROM audit_log WHERE provider != '' AND created_at >= ? "
         "GROUP BY day, event ORDER BY day",
         (since,),

@@ -1,10 +1,15 @@
-"""The database under the store: one SQLite connection (WAL), its lock, the thread async code
-uses, transactions and the time format every table shares."""
+"""The database under the store: one connection (a SQLite file in WAL mode, or PostgreSQL),
+its lock, the thread async code uses, transactions and the time format every table shares.
+
+Where the store lives: `OMEGA_STORE_URL` (the deploy override) beats `[store] url` beats the
+SQLite file `$OMEGA_HOME/memory.db` (see `store_location`)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import re
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -12,8 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ParamSpec, TypeVar
+from typing import Literal, ParamSpec, TypeVar, cast
 
+from omega.memory import postgres
 from omega.memory.migrations import migrate, schema_version
 from omega.paths import PRIVATE_FILE_MODE, touch_private
 
@@ -36,15 +42,56 @@ def from_db_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
-class Database:
-    """One memory.db connection: migrated at open, used from one thread at a time."""
+STORE_URL_ENV = "OMEGA_STORE_URL"
+Dialect = Literal["sqlite", "postgresql"]
+# Every write transaction on PostgreSQL first takes this advisory lock: writers are serialized
+# across the fleet as SQLite's BEGIN IMMEDIATE serializes them, so each repository's
+# read-then-write stays race-free with N replicas (claims skip locked rows inside it).
+_WRITE_LOCK = 0x0_6D656761  # "mega"
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        path.parent.mkdir(parents=True, exist_ok=True)
-        touch_private(path)
+
+def store_location(default: Path, configured: str = "") -> Path | str:
+    """Where the store lives: OMEGA_STORE_URL, else `[store] url`, else the SQLite file."""
+    chosen = os.environ.get(STORE_URL_ENV, "").strip() or configured.strip()
+    return chosen if chosen else default
+
+
+def redacted_location(location: Path | str) -> str:
+    """The store's location for display: a URL without its password."""
+    text = str(location)
+    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)
+
+
+class Database:
+    """One store connection: migrated at open, used from one thread at a time.
+
+    `location` is a SQLite file, or a `postgresql://` URL; a file path gives way to
+    OMEGA_STORE_URL when that is set (so `omega` commands and the tests reach the fleet's
+    database)."""
+
+    dialect: Dialect = "sqlite"
+
+    def __init__(self, location: Path | str) -> None:
+        location = store_location(Path(location)) if not postgres.is_url(location) else location
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
+        if isinstance(location, str) and postgres.is_url(location):
+            self.dialect = "postgresql"
+            self.path = Path(os.devnull)
+            self.location: str = location
+            pg = postgres.connect(location)
+            self._conn = cast(sqlite3.Connection, pg)
+            try:
+                migrate(self._conn, dialect="postgresql")
+            except Exception:
+                pg.close()
+                raise
+            return
+        path = Path(location)
+        self.path = path
+        self.location = str(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        touch_private(path)
         self._conn = sqlite3.connect(
             path, check_same_thread=False, isolation_level=None, timeout=10.0
         )
@@ -83,6 +130,21 @@ class Database:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
+            if self.dialect == "postgresql":
+                pg = cast(postgres.PgConnection, self._conn)
+                pg.execute("BEGIN")
+                pg.in_transaction = True
+                try:
+                    pg.execute(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK})")
+                    yield self._conn
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        pg.execute("ROLLBACK")
+                    raise
+                finally:
+                    pg.in_transaction = False
+                pg.execute("COMMIT")
+                return
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
@@ -99,6 +161,10 @@ class Database:
         """The newest migration applied to this database."""
         with self._lock:
             return schema_version(self._conn)
+
+    def is_file(self) -> bool:
+        """Whether this store is a SQLite file (backups, file modes and PRAGMAs apply)."""
+        return self.dialect == "sqlite"
 
     def query(self, sql: str, params: tuple[object, ...] = ()) -> list[sqlite3.Row]:
         """Read rows (as sqlite3.Row), for repositories of other modules' tables."""

@@ -106,7 +106,7 @@ class Inbox(Database):
         """Take back an attempt that was stopped by a shutdown, not by a crash."""
         with self._tx() as conn:
             conn.execute(
-                "UPDATE inbox SET attempts = MAX(attempts - 1, 0) "
+                "UPDATE inbox SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END "
                 "WHERE id = ? AND status = 'pending'",
                 (message_id,),
             )
@@ -240,8 +240,9 @@ class Inbox(Database):
                 return False, int(row[1]) + 1
             conn.execute("DELETE FROM denials WHERE last_at < ?", (cutoff,))
             conn.execute(
-                "INSERT OR REPLACE INTO denials (channel, sender_id, last_at, dropped) "
-                "VALUES (?, ?, ?, 0)",
+                "INSERT INTO denials (channel, sender_id, last_at, dropped) VALUES (?, ?, ?, 0) "
+                "ON CONFLICT (channel, sender_id) DO UPDATE SET last_at = excluded.last_at, "
+                "dropped = 0",
                 (channel, sender_id, to_db_time(now)),
             )
             return True, int(row[1]) if row is not None else 0

@@ -1,4 +1,8 @@
-"""Numbered SQL migrations, applied exactly once each, in order."""
+"""Numbered SQL migrations, applied exactly once each, in order.
+
+Each engine has its own scripts with the same numbers and names: SQLite's here, PostgreSQL's in
+`postgresql/`. `tests/unit/test_migrations.py` checks both yield the same tables, columns,
+indexes and constraints."""
 
 from __future__ import annotations
 
@@ -26,10 +30,13 @@ class Migration:
     sql: str
 
 
-def bundled_migrations() -> list[Migration]:
-    """The migrations shipped in this package, sorted by version."""
+def bundled_migrations(dialect: str = "sqlite") -> list[Migration]:
+    """The migrations shipped in this package for one engine, sorted by version."""
     found = []
-    for entry in resources.files(__package__).iterdir():
+    folder = resources.files(__package__)
+    if dialect == "postgresql":
+        folder = folder.joinpath("postgresql")
+    for entry in folder.iterdir():
         match = _FILE_NAME.match(entry.name)
         if match:
             found.append(
@@ -51,12 +58,18 @@ def applied_versions(conn: sqlite3.Connection) -> set[int]:
     return {row[0] for row in conn.execute("SELECT version FROM schema_migrations")}
 
 
-def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None) -> list[int]:
+def migrate(
+    conn: sqlite3.Connection,
+    migrations: list[Migration] | None = None,
+    dialect: str = "sqlite",
+) -> list[int]:
     """Apply every pending migration atomically, in order; return the versions applied.
 
     Raises SchemaTooNewError when the database holds a version this code does not know.
     """
-    known = bundled_migrations() if migrations is None else migrations
+    known = bundled_migrations(dialect) if migrations is None else migrations
+    if dialect == "postgresql":
+        return _migrate_postgresql(conn, known)
     done = applied_versions(conn)
     newest_known = max((m.version for m in known), default=0)
     unknown = sorted(v for v in done if v > newest_known)
@@ -89,6 +102,43 @@ def migrate(conn: sqlite3.Connection, migrations: list[Migration] | None = None)
     return applied
 
 
+# Replicas starting together migrate one at a time: the first applies, the others find it done.
+_MIGRATION_LOCK = 0x6F6D6567  # "omeg"
+
+
+def _migrate_postgresql(conn: sqlite3.Connection, known: list[Migration]) -> list[int]:
+    newest_known = max((m.version for m in known), default=0)
+    applied: list[int] = []
+    conn.execute("BEGIN")
+    try:
+        conn.execute(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
+        done = applied_versions(conn)
+        unknown = sorted(v for v in done if v > newest_known)
+        if unknown:
+            raise SchemaTooNewError(
+                f"the database is at schema version {max(unknown)}, but this Omega only knows "
+                f"up to {newest_known}; upgrade Omega (or restore a backup) to use it"
+            )
+        for migration in known:
+            if migration.version in done:
+                continue
+            conn.executescript(migration.sql)
+            conn.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)",
+                (
+                    migration.version,
+                    migration.name,
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                ),
+            )
+            applied.append(migration.version)
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+    return applied
+
+
 def latest_version() -> int:
     """The newest schema version this Omega knows (its last bundled migration)."""
     return max((m.version for m in bundled_migrations()), default=0)
@@ -99,5 +149,9 @@ def schema_version(conn: sqlite3.Connection) -> int:
     try:
         row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
     except sqlite3.OperationalError:  # no schema_migrations table
+        return 0
+    except Exception as exc:  # PostgreSQL: the same, as psycopg's UndefinedTable
+        if type(exc).__name__ != "UndefinedTable":
+            raise
         return 0
     return int(row[0] or 0)
