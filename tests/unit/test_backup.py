@@ -21,6 +21,9 @@ from omega.ops.backup import BackupError, create_backup, read_backup, restore_ba
 from omega.ops.runlock import LOCK_NAME, OmegaRunningError, exclusive, hold_running
 from omega.paths import OmegaPaths
 
+# memory.db is the SQLite file; a PostgreSQL store is backed up with pg_dump.
+pytestmark = pytest.mark.sqlite_only
+
 
 def _home(tmp_path: Path) -> OmegaPaths:
     paths = OmegaPaths(tmp_path / "home")

@@ -31,6 +31,11 @@ def test_any_sightings_keep_the_caps_and_one_record_per_gap(
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "memory.db")
         try:
+            # Each example starts empty (on the PostgreSQL run every example shares one
+            # database: the test's).
+            with store.transaction() as conn:
+                conn.execute("DELETE FROM limitation_sightings")
+                conn.execute("DELETE FROM limitations")
             repo = LimitationStore(store)
             refused = 0
             for index, (who, title) in enumerate(seen):

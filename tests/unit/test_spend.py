@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from omega.memory import Store
 from omega.memory.audit import AuditEntry, call_kind
+from omega.memory.db import to_db_time
 from omega.turn.spend import allowance, refusal, today
 from tests.conftest import MakeDeps
 from tests.fakes.outbox import Recorder
@@ -28,9 +30,8 @@ def spend(store: Store, usd: float | None, provider: str = "openai", days_ago: i
     if days_ago:
         with store.transaction() as conn:
             conn.execute(
-                "UPDATE audit_log SET created_at = "
-                f"strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-{days_ago} days') "
-                "WHERE id = (SELECT MAX(id) FROM audit_log)"
+                "UPDATE audit_log SET created_at = ? WHERE id = (SELECT MAX(id) FROM audit_log)",
+                (to_db_time(datetime.now(UTC) - timedelta(days=days_ago)),),
             )
 
 

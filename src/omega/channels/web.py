@@ -161,7 +161,8 @@ class WebChannel:
     def history(self, limit: int = 200) -> list[WebEvent]:
         """The latest chat events, oldest first (run on the database thread)."""
         rows = self.store.query(
-            "SELECT * FROM (SELECT * FROM web_events ORDER BY id DESC LIMIT ?) ORDER BY id",
+            "SELECT * FROM (SELECT * FROM web_events ORDER BY id DESC LIMIT ?) AS latest "
+            "ORDER BY id",
             (limit,),
         )
         return [WebEvent(**dict(row)) for row in rows]

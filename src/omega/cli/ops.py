@@ -22,6 +22,7 @@ def register(app: typer.Typer) -> None:
     """Add the operations commands to the main `omega` app."""
     app.command()(backup)
     app.command()(restore)
+    app.command("migrate-store")(migrate_store)
     app.add_typer(service_app, name="service")
     app.command("init")(init)
 
@@ -94,6 +95,49 @@ def backup(
     except (BackupError, OSError) as exc:
         fail(str(exc), code=1)
     typer.echo(f"Backup written to {info.path} (schema {info.schema}, {len(info.files)} files).")
+
+
+def migrate_store(
+    source: Annotated[
+        str,
+        typer.Option(
+            "--from",
+            help="'sqlite' (this home's memory.db) or the path of a memory.db to copy.",
+        ),
+    ] = "sqlite",
+    target: Annotated[
+        str, typer.Option("--to", help="The PostgreSQL store: postgresql://user:pw@host/db.")
+    ] = "",
+) -> None:
+    """Copy an existing home's memory into an empty PostgreSQL database, verified table by
+    table (row counts and checksums). Refused while Omega runs on this home."""
+    from omega.memory.db import redacted_location
+    from omega.memory.postgres import StoreUnavailableError, is_url
+    from omega.ops.migrate_store import MigrateStoreError
+    from omega.ops.migrate_store import migrate_store as copy_store
+    from omega.ops.runlock import OmegaRunningError, exclusive
+    from omega.paths import OmegaPaths, default_home
+
+    if not is_url(target):
+        fail("--to must be a postgresql:// URL (the empty database to copy into)", code=2)
+    paths = OmegaPaths(default_home())
+    source_db = paths.db if source == "sqlite" else Path(source).expanduser()
+    shown = redacted_location(target)
+    try:
+        with exclusive(paths.home):
+            copied = copy_store(source_db, target)
+    except OmegaRunningError as exc:
+        fail(f"{exc}; stop it first (omega service stop, or Ctrl-C), then copy", code=1)
+    except (MigrateStoreError, StoreUnavailableError, OSError) as exc:
+        fail(str(exc), code=1)
+    for table in copied:
+        typer.echo(f"  {table.table:<24} {table.rows:>8} rows  sha256 {table.checksum[:16]}")
+    total = sum(t.rows for t in copied)
+    typer.echo(
+        f"Copied {total} rows in {len(copied)} tables from {source_db} to {shown}; "
+        "every table verified (rows and checksums)."
+    )
+    typer.echo(f'To use it, set in config.toml:\n  [store]\n  url = "{shown}"')
 
 
 def restore(

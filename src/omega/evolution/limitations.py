@@ -247,7 +247,7 @@ class LimitationStore:
     def by_title(self, title: str) -> Limitation | None:
         """The limitation with this title, compared case-insensitively."""
         rows = self.store.query(
-            "SELECT * FROM limitations WHERE title = ? COLLATE NOCASE", (title.strip(),)
+            "SELECT * FROM limitations WHERE lower(title) = lower(?)", (title.strip(),)
         )
         return _limitation(rows[0]) if rows else None
 

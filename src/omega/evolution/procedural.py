@@ -119,7 +119,7 @@ def _fragment(row: Any) -> Fragment:
 # A fragment's row with the reviewer of the proposal it came from (source `proposal:<id> ...`).
 _FRAGMENT_SELECT = (
     "SELECT f.*, p.reviewed_by FROM prompt_fragments f LEFT JOIN proposals p "
-    "ON f.source LIKE 'proposal:%' AND p.id = CAST(substr(f.source, 10) AS INTEGER)"
+    "ON f.source = 'proposal:' || p.id OR f.source LIKE 'proposal:' || p.id || ' %'"
 )
 
 

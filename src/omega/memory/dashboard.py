@@ -61,7 +61,7 @@ class _Where:
 def _paged(store: Store, select: str, where: _Where, order: str, page: int) -> Page:
     """Run `select` (a `SELECT ... FROM ...` without WHERE) filtered, counted and paged."""
     page = max(1, page)
-    count_sql = f"SELECT COUNT(*) AS n FROM ({select}{where})"
+    count_sql = f"SELECT COUNT(*) AS n FROM ({select}{where}) AS counted"
     total = int(store.query(count_sql, tuple(where.params))[0]["n"])
     rows = store.query(
         f"{select}{where} ORDER BY {order} LIMIT ? OFFSET ?",
@@ -126,7 +126,7 @@ def people(store: Store, q: str = "", page: int = 1) -> Page:
     where = _Where()
     if q:
         where.add(r"(person LIKE ? ESCAPE '\' OR ids LIKE ? ESCAPE '\')", _like(q), _like(q))
-    return _paged(store, f"SELECT * FROM ({select})", where, "person", page)
+    return _paged(store, f"SELECT * FROM ({select}) AS people", where, "person", page)
 
 
 def facts(store: Store, person: str) -> list[dict[str, Any]]:

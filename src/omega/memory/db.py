@@ -67,12 +67,13 @@ class Database:
 
     `location` is a SQLite file, or a `postgresql://` URL; a file path gives way to
     OMEGA_STORE_URL when that is set (so `omega` commands and the tests reach the fleet's
-    database)."""
+    database), unless `exact` (a copy between engines names both ends)."""
 
     dialect: Dialect = "sqlite"
 
-    def __init__(self, location: Path | str) -> None:
-        location = store_location(Path(location)) if not postgres.is_url(location) else location
+    def __init__(self, location: Path | str, *, exact: bool = False) -> None:
+        if not exact and not postgres.is_url(location):
+            location = store_location(Path(location))
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
         if isinstance(location, str) and postgres.is_url(location):

@@ -16,7 +16,9 @@ fleet scales by running more replicas (processes), each with its own connection.
 
 from __future__ import annotations
 
+import contextlib
 import re
+import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from decimal import Decimal
@@ -101,8 +103,28 @@ def _plain(value: object) -> object:
 
 
 def _param(value: object) -> object:
-    """A parameter as the schema stores it: booleans are 0/1 integers on both engines."""
-    return int(value) if isinstance(value, bool) else value
+    """A parameter as the schema stores it: booleans are 0/1 integers on both engines, and a
+    NUL (which PostgreSQL's text cannot hold) is U+FFFD, the same in writes and lookups."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str) and "\0" in value:
+        return value.replace("\0", "\ufffd")
+    return value
+
+
+@contextlib.contextmanager
+def _sqlite_errors() -> Iterator[None]:
+    """psycopg's errors as the DB-API errors of sqlite3, so the repositories and their callers
+    handle one vocabulary on both engines (a constraint broken: IntegrityError; the rest:
+    OperationalError)."""
+    import psycopg
+
+    try:
+        yield
+    except psycopg.IntegrityError as exc:
+        raise sqlite3.IntegrityError(str(exc)) from exc
+    except psycopg.Error as exc:
+        raise sqlite3.OperationalError(str(exc)) from exc
 
 
 class PgRow(tuple[Any, ...]):
@@ -162,6 +184,7 @@ class PgConnection:
         self._conn = self._open()
         self._identity: dict[str, str] | None = None
         self.in_transaction = False
+        self._closed = False
 
     def _open(self) -> psycopg.Connection[Any]:
         try:
@@ -178,7 +201,10 @@ class PgConnection:
 
     def _live(self) -> psycopg.Connection[Any]:
         # A connection lost between transactions (a server restart) is opened again; one lost
-        # inside a transaction fails that transaction, which the caller sees.
+        # inside a transaction fails that transaction, which the caller sees. One closed by
+        # `close()` stays closed, as sqlite3's does.
+        if self._closed:
+            raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
         if self._conn.closed and not self.in_transaction:
             self._conn = self._open()
         return self._conn
@@ -208,7 +234,7 @@ class PgConnection:
             if returning_id:
                 text = f"{text.rstrip().rstrip(';')} RETURNING {returning_id}"
         values = [_param(p) for p in params] if params else None
-        with self._lock, self._live().cursor() as cur:
+        with self._lock, self._live().cursor() as cur, _sqlite_errors():
             cur.execute(text, values)  # type: ignore[call-overload]
             rows: list[PgRow] = []
             lastrowid = None
@@ -224,18 +250,19 @@ class PgConnection:
     def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> PgCursor:
         """Run one statement once per parameter row."""
         text = translate(sql, has_params=True)
-        with self._lock, self._live().cursor() as cur:
+        with self._lock, self._live().cursor() as cur, _sqlite_errors():
             cur.executemany(text, [[_param(p) for p in params] for params in seq])  # type: ignore[call-overload]
             return PgCursor([], cur.rowcount, None)
 
     def executescript(self, sql: str) -> None:
         """Run several statements (a migration) as written: PostgreSQL SQL, no parameters."""
-        with self._lock, self._live().cursor() as cur:
+        with self._lock, self._live().cursor() as cur, _sqlite_errors():
             cur.execute(sql.encode())
         self.forget_schema()
 
     def close(self) -> None:
         """Close the connection."""
+        self._closed = True
         self._conn.close()
 
 

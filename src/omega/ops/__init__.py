@@ -5,6 +5,7 @@ The package's public face is the list of public submodules below (`__all__`): ca
 `omega.ops` import one of these modules or names from it. They are not imported here: each CLI
 command uses one of them, and importing all of them would cost every start.
 - backup: `omega backup` and `omega restore`
+- migrate_store: `omega migrate-store`, a home's memory.db copied into PostgreSQL, verified
 - runlock: the run lock a running Omega holds
 - service: `omega service` (systemd user unit, launchd agent)
 - notify: sd_notify, ready and stopping
@@ -13,4 +14,13 @@ command uses one of them, and importing all of them would cost every start.
 - setup: the set-up wizard's answers, written into config.toml
 """
 
-__all__ = ["backup", "notify", "runlock", "security", "selfcheck", "service", "setup"]
+__all__ = [
+    "backup",
+    "migrate_store",
+    "notify",
+    "runlock",
+    "security",
+    "selfcheck",
+    "service",
+    "setup",
+]

@@ -22,6 +22,7 @@ from omega.channels.health import read_health
 from omega.config import Config
 from omega.config.providers import PROVIDER_NAMES
 from omega.logs import redact
+from omega.memory.db import redacted_location
 from omega.memory.migrations import latest_version
 from omega.memory.store import Store
 from omega.paths import OmegaPaths
@@ -90,7 +91,7 @@ def check_database(ctx: CheckContext) -> Check:
         return Check(
             "database",
             False,
-            f"{ctx.paths.db} is not writable: {exc}",
+            f"{redacted_location(ctx.store.location)} is not writable: {exc}",
             f"check that {ctx.paths.home} and its files belong to you and the disk is not full",
         )
     if version != latest_version():

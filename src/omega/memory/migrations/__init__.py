@@ -148,10 +148,6 @@ def schema_version(conn: sqlite3.Connection) -> int:
     """The newest migration applied to a database (0 for one never migrated)."""
     try:
         row = conn.execute("SELECT MAX(version) FROM schema_migrations").fetchone()
-    except sqlite3.OperationalError:  # no schema_migrations table
-        return 0
-    except Exception as exc:  # PostgreSQL: the same, as psycopg's UndefinedTable
-        if type(exc).__name__ != "UndefinedTable":
-            raise
+    except sqlite3.OperationalError:  # no schema_migrations table (on both engines)
         return 0
     return int(row[0] or 0)
