@@ -14,7 +14,7 @@ PIP := $(BIN)/python -m pip
 
 help:
 	@echo "make run    - install Omega and chat with it on the bundled local model"
-	@echo "make test   - install dev tools and run ruff, mypy and the test suite"
+	@echo "make test   - install dev tools and run ruff, mypy and the test suite (SQLite, PostgreSQL)"
 	@echo "make bench  - print the benchmark figures"
 
 $(BIN)/python:
@@ -61,8 +61,12 @@ claude-cli:
 
 # --durations=25: the 25 slowest tests close the report (the `slow` marker says which take
 # over ~5 s; `$(BIN)/pytest -m "not slow"` leaves them out while working).
+# The suite runs twice: on SQLite (the default store), then on PostgreSQL (a throwaway server
+# the tests start from Debian's `postgresql` binaries; every test gets its own database).
+# Tests about the SQLite file itself are marked sqlite_only and left out of the second run.
 unit: dev claude-cli
 	$(BIN)/pytest -q -rs --durations=25
+	OMEGA_TEST_STORE=postgresql $(BIN)/pytest -q -rs --durations=10 -m "not sqlite_only"
 
 test: lint typecheck unit
 

@@ -111,3 +111,18 @@ def test_a_url_is_required_and_its_password_never_shown(isolated_env: Path) -> N
     result = run_omega("migrate-store", "--to", "postgresql://omega:s3cret-pw@127.0.0.1:1/none")
     assert result.returncode == 1
     assert "s3cret-pw" not in result.stdout + result.stderr
+
+
+def test_status_and_backup_say_memory_is_on_postgresql(
+    isolated_env: Path, postgres_server: PostgresServer
+) -> None:
+    url = postgres_server.new_database().replace("postgres@", "postgres:pw-hidden@")
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    (isolated_env / "config.toml").write_text(f'[store]\nurl = "{url}"\n')
+    status = run_omega("status")
+    assert status.returncode in (0, 1), status.stderr
+    assert "PostgreSQL postgresql://" in status.stdout
+    backup = run_omega("backup")
+    assert backup.returncode == 0, backup.stderr
+    assert "Memory is on PostgreSQL" in backup.stdout and "pg_dump" in backup.stdout
+    assert "pw-hidden" not in status.stdout + backup.stdout

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omega.cli.setup import init
 from omega.cli.support import fail, service_kind
+
+if TYPE_CHECKING:
+    from omega.paths import OmegaPaths
 
 service_app = typer.Typer(
     help="Run Omega in the background: a systemd user unit (Linux) or launchd agent (macOS).",
@@ -95,6 +98,25 @@ def backup(
     except (BackupError, OSError) as exc:
         fail(str(exc), code=1)
     typer.echo(f"Backup written to {info.path} (schema {info.schema}, {len(info.files)} files).")
+    on_postgresql = _store_url(paths)
+    if on_postgresql:
+        typer.echo(
+            f"Memory is on PostgreSQL ({on_postgresql}), not in this backup: back it up with "
+            "pg_dump (see the README, Running more than one Omega)."
+        )
+
+
+def _store_url(paths: OmegaPaths) -> str:
+    """The PostgreSQL store's URL without its password, or '' when memory is memory.db."""
+    from omega.config import ConfigError, load_config
+    from omega.memory.db import redacted_location, store_location
+
+    try:
+        configured = load_config(paths.config).store.url
+    except ConfigError:
+        configured = ""
+    location = store_location(paths.db, configured)
+    return redacted_location(location) if isinstance(location, str) else ""
 
 
 def migrate_store(
