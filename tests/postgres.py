@@ -118,7 +118,10 @@ class PostgresServer:
         # a test waits only when it outruns the thread.
         while not self._closing.is_set():
             if self._ready.qsize() < 2:
-                self._ready.put(self._clone())
+                try:
+                    self._ready.put(self._clone())
+                except Exception:  # the server is stopping (or failed: new_database says so)
+                    return
                 continue
             try:
                 doomed = self._doomed.get(timeout=0.2)

@@ -230,3 +230,24 @@ def test_placeholders_outside_literals_become_percent_s(pieces: list[str]) -> No
         elif ch == "?":
             expected += 1
     assert out.replace("%%", "").count("%s") == expected
+
+
+def test_a_lost_connection_is_opened_again_between_transactions(
+    postgres_server: PostgresServer,
+) -> None:
+    url = postgres_server.new_database()
+    store = Store(url, exact=True)
+    store.set_fact("ana", "city", "Lisboa")
+    admin = PgConnection(postgres_server.url())
+    name = url.rsplit("/", 1)[1]
+    admin.execute(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        "WHERE datname = ? AND pid != pg_backend_pid()",
+        (name,),
+    )
+    admin.close()
+    store.set_fact("ana", "food", "bacalhau")  # a server restart or a dropped link: reconnected
+    assert store.facts("ana") == {"city": "Lisboa", "food": "bacalhau"}
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError):
+        store.facts("ana")  # closed by us: stays closed

@@ -133,18 +133,16 @@ class Database:
         with self._lock:
             if self.dialect == "postgresql":
                 pg = cast(postgres.PgConnection, self._conn)
-                pg.execute("BEGIN")
-                pg.in_transaction = True
+                pg.begin(_WRITE_LOCK)
                 try:
-                    pg.execute(f"SELECT pg_advisory_xact_lock({_WRITE_LOCK})")
                     yield self._conn
+                    pg.execute("COMMIT")  # still in the transaction: a lost link fails here
                 except BaseException:
                     with contextlib.suppress(Exception):
                         pg.execute("ROLLBACK")
                     raise
                 finally:
                     pg.in_transaction = False
-                pg.execute("COMMIT")
                 return
             self._conn.execute("BEGIN IMMEDIATE")
             try:

@@ -247,6 +247,27 @@ class PgConnection:
                     rows = fetched
             return PgCursor(rows, cur.rowcount, lastrowid)
 
+    def begin(self, lock: int) -> None:
+        """Open a transaction holding advisory lock `lock` till its end (one round trip)."""
+        self._once_more_if_lost(f"BEGIN; SELECT pg_advisory_xact_lock({int(lock)})")
+        self.in_transaction = True
+
+    def _once_more_if_lost(self, sql: str) -> None:
+        # A link that died while idle (server restart, idle timeout) is only noticed when it is
+        # used: a statement that cannot have run yet (BEGIN) is sent again on a new link.
+        import psycopg
+
+        with self._lock:
+            try:
+                with self._live().cursor() as cur:
+                    cur.execute(sql.encode())
+                return
+            except psycopg.OperationalError:
+                if not self._conn.closed:
+                    raise
+            with self._live().cursor() as cur, _sqlite_errors():
+                cur.execute(sql.encode())
+
     def executemany(self, sql: str, seq: Iterable[Sequence[object]]) -> PgCursor:
         """Run one statement once per parameter row."""
         text = translate(sql, has_params=True)
