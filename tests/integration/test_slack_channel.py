@@ -124,6 +124,7 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
         slack.post(ANA, GENERAL, "lunch anyone?")
         time.sleep(1.0)
         assert not _asked(fake_openai, "lunch anyone")
+        assert _asked(fake_openai, "how is the deploy") == ["how is the deploy?"]
         assert slack.texts(GENERAL).count("The deploy is green.") == 1
 
         status = run_omega("status", env=env)
@@ -140,3 +141,167 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
     state = isolated_env / "slack.state.json"
     assert state.stat().st_mode & 0o777 == 0o600
     assert json.loads(state.read_text(encoding="utf-8"))["threads"] == [[GENERAL, root]]
+
+
+def test_long_replies_split_mrkdwn_rendered_files_in_and_a_photo_out(
+    fake_openai: FakeOpenAI, isolated_env: Path, slack: FakeSlack
+) -> None:
+    _configure(isolated_env, slack, f'[auth]\nowners = ["slack:{ANA}"]\n')
+    paragraph = "Omega writes a long answer about the harbour and its boats. " * 20
+    long_text = "\n\n".join(f"{n}. {paragraph.strip()}" for n in range(1, 9))
+    markdown = (
+        "# Plan\n"
+        "See [the docs](https://example.org/a?b=1&c=2) and `x < y`.\n"
+        "- ~~old~~ *new* and **bold**\n"
+        "```\nif a < b: pass\n```"
+    )
+    fake_openai.script = [
+        Step(text=long_text, match="tell me everything"),
+        Step(text=markdown, match="format test"),
+        Step(
+            tool_calls=[tool_call("c1", "write_file", path="chart.png", content="PNGDATA")],
+            match="attached notes",
+        ),
+        Step(text="Here is your chart.", match="attached notes"),
+    ]
+    omega = _start(openai_env(fake_openai), isolated_env, slack)
+    try:
+        slack.dm(ANA, "tell me everything")
+        slack.wait_for(lambda: any("8. Omega" in t for t in slack.texts(ANA_DM)))
+        pieces = [t for t in slack.texts(ANA_DM) if "harbour" in t]
+        assert len(pieces) >= 3
+        assert all(len(piece) <= 4000 for piece in pieces)
+        assert "".join(pieces).split() == long_text.split()
+
+        slack.dm(ANA, "format test")
+        slack.wait_for(lambda: any("*Plan*" in t for t in slack.texts(ANA_DM)))
+        [rendered] = [t for t in slack.texts(ANA_DM) if "*Plan*" in t]
+        assert rendered == (
+            "*Plan*\n"
+            "See <https://example.org/a?b=1&amp;c=2|the docs> and `x &lt; y`.\n"
+            "• ~old~ _new_ and *bold*\n"
+            "```\nif a &lt; b: pass\n```"
+        )
+
+        # A file in, downloaded with the bot token and named in the model's prompt; the
+        # picture the model made goes out through files.uploadV2 into the same DM.
+        notes = slack.add_file(b"a,b\n1,2\n", "notes.csv", "text/csv")
+        slack.dm(ANA, "draw a chart from the attached notes", files=[notes])
+        slack.wait_for(lambda: "Here is your chart." in slack.texts(ANA_DM))
+        slack.wait_for(lambda: slack.shared(), what="the photo")
+        [photo] = slack.shared()
+        assert photo.data == b"PNGDATA"
+        assert photo.shared["channel_id"] == ANA_DM
+        prompt = json.dumps(_asked(fake_openai, "attached notes"))
+        assert "[Attached file:" in prompt
+        saved = list((isolated_env / "workspace" / "inbox").rglob("*"))
+        assert any(p.is_file() and p.read_bytes() == b"a,b\n1,2\n" for p in saved)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+
+
+def test_retries_and_a_crash_between_receipt_and_reply_are_answered_once(
+    fake_openai: FakeOpenAI, isolated_env: Path, slack: FakeSlack
+) -> None:
+    _configure(isolated_env, slack)
+    env = openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600")
+    fake_openai.script = [
+        Step(text="Pong.", match="ping"),
+        Step(text="never sent", hang_secs=60, match="are you there"),
+    ]
+    omega = _start(env, isolated_env, slack)
+    try:
+        # A retried delivery (same event, retry_attempt 1) is acknowledged and not answered
+        # again.
+        _, ping = slack.dm(ANA, "ping")
+        slack.wait_for(lambda: "Pong." in slack.texts(ANA_DM))
+        slack.retry(ping)
+        slack.retry(ping)
+        time.sleep(1.5)
+        assert slack.texts(ANA_DM).count("Pong.") == 1
+        assert len(_asked(fake_openai, "ping")) == 1
+
+        # Received, acknowledged at once though the answer takes long, then killed.
+        _, event_id = slack.dm(ANA, "are you there?")
+        slack.wait_for(lambda: _asked(fake_openai, "are you there"), what="the model call")
+        slack.wait_for(lambda: all(e.acked_at for e in slack.envelopes), what="the acks")
+    finally:
+        omega.proc.kill()
+        omega.proc.wait(timeout=30)
+    with slack.lock:
+        envelopes = list(slack.envelopes)
+    assert all(e.acked_at is not None for e in envelopes)
+    assert max(e.acked_at - e.sent_at for e in envelopes if e.acked_at) < ACK_DEADLINE_SECS
+    assert "never sent" not in slack.texts()
+
+    fake_openai.script = [Step(text="Yes, here.", match="are you there")]
+    omega = _start(env, isolated_env, slack)
+    try:
+        slack.wait_for(lambda: "Yes, here." in slack.texts(ANA_DM))
+        slack.retry(event_id)  # Slack delivering it once more after the restart
+        time.sleep(1.5)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    asked = len(fake_openai.requests)
+
+    omega = _start(env, isolated_env, slack)  # a plain restart repeats nothing
+    try:
+        time.sleep(1.5)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    assert slack.texts(ANA_DM).count("Yes, here.") == 1
+    assert slack.texts(ANA_DM).count("Pong.") == 1
+    assert not any("are you there" in r.last_user_text for r in fake_openai.requests[asked:])
+
+
+def test_the_socket_reconnects_after_it_drops_and_when_slack_asks(
+    fake_openai: FakeOpenAI, isolated_env: Path, slack: FakeSlack
+) -> None:
+    _configure(isolated_env, slack)
+    fake_openai.script = [
+        Step(text="Still here.", match="after the drop"),
+        Step(text="Here too.", match="after the refresh"),
+    ]
+    omega = _start(openai_env(fake_openai), isolated_env, slack)
+    try:
+        before = slack.connections
+        slack.drop_socket()
+        slack.wait_for(lambda: slack.connections > before, what="a new connection")
+        slack.dm(ANA, "after the drop")
+        slack.wait_for(lambda: "Still here." in slack.texts(ANA_DM))
+
+        before = slack.connections
+        slack.refresh()
+        slack.wait_for(lambda: slack.connections > before, what="the refreshed connection")
+        slack.dm(ANA, "after the refresh")
+        slack.wait_for(lambda: "Here too." in slack.texts(ANA_DM))
+        opened = [c for c in slack.calls if c.method == "apps.connections.open"]
+        assert len(opened) >= 3 and all(c.token == APP_TOKEN for c in opened)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+
+
+def test_a_stranger_is_offered_pairing_under_the_pairing_policy(
+    fake_openai: FakeOpenAI, isolated_env: Path, slack: FakeSlack
+) -> None:
+    _configure(isolated_env, slack, 'dm_policy = "pairing"\n')
+    omega = _start(openai_env(fake_openai), isolated_env, slack)
+    try:
+        slack.dm("U0BOB00001", "may I talk to you?")
+        slack.wait_for(lambda: slack.texts("D0BOB00001"), what="the pairing offer")
+        [offer] = slack.texts("D0BOB00001")
+        assert "pair" in offer.lower() or "code" in offer.lower()
+        assert not _asked(fake_openai, "may I talk")
+        db = isolated_env / "memory.db"
+        with sqlite3.connect(db) as conn:
+            rows = conn.execute(
+                "SELECT sender_id FROM pairing_requests WHERE channel = 'slack'"
+            ).fetchall()
+        assert rows == [("U0BOB00001",)]
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
