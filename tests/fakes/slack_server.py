@@ -111,9 +111,7 @@ class FakeSlack:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server
-        assert server is not None and server.sockets
-        self.port = server.sockets[0].getsockname()[1]
+        self.port = int(self._runner.addresses[0][1])
 
     async def _shutdown(self) -> None:
         for socket in list(self._sockets):
@@ -190,7 +188,7 @@ class FakeSlack:
             return {"ok": False, "error": "user_not_found"}
         return {"ok": True, "user": user}
 
-    def _api_files_getUploadURLExternal(self, call: Call) -> dict[str, Any]:  # noqa: N802
+    def _api_files_getUploadURLExternal(self, call: Call) -> dict[str, Any]:
         if not call.params.get("filename") or not call.params.get("length"):
             return {"ok": False, "error": "invalid_arguments"}
         file_id = "F" + uuid.uuid4().hex[:10].upper()
@@ -199,7 +197,7 @@ class FakeSlack:
         url = f"http://127.0.0.1:{self.port}/upload/v1/{file_id}"
         return {"ok": True, "upload_url": url, "file_id": file_id}
 
-    def _api_files_completeUploadExternal(self, call: Call) -> dict[str, Any]:  # noqa: N802
+    def _api_files_completeUploadExternal(self, call: Call) -> dict[str, Any]:
         files = call.params.get("files")
         listed = json.loads(files) if isinstance(files, str) else files
         done = []

@@ -129,8 +129,9 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
 
         status = run_omega("status", env=env)
         assert status.returncode == 0, status.stderr
-        assert "slack" in status.stdout and "running" in status.stdout
-        assert "check slack" in status.stdout
+        rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
+        assert "plug-in, @omega, running" in rows["slack"], status.stdout
+        assert "ok - Socket Mode app, answering DMs and mentions" in status.stdout
     finally:
         code, err = omega.terminate()
     assert code == 0, err

@@ -5,19 +5,24 @@ never sent to a file host that is not Slack's."""
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from pydantic import SecretStr
 
-from omega.channels.health import HealthReporter
+from omega.channels.health import HealthReporter, read_health
+from omega.channels.plugin import ChannelContext, ChannelUnavailableError
+from omega.channels.slack import PLUGIN
 from omega.channels.slack.channel import SlackChannel
 from omega.channels.slack.config import SlackConfig
 from omega.channels.slack.state import SlackState
+from omega.config import Config
+from omega.paths import OmegaPaths
 from omega.types import IncomingMessage
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
 
@@ -32,12 +37,12 @@ def slack() -> Iterator[FakeSlack]:
 
 
 class _Recorder(BaseHTTPRequestHandler):
-    seen: list[dict[str, str]] = []
+    seen: ClassVar[list[dict[str, str]]] = []
 
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
-    def do_GET(self) -> None:  # noqa: N802
+    def do_GET(self) -> None:
         _Recorder.seen.append(dict(self.headers))
         self.send_response(200)
         self.end_headers()
@@ -125,3 +130,53 @@ async def test_the_bot_token_goes_to_slack_file_hosts_only(
         server.shutdown()
         await channel.stop()
         await asyncio.wait_for(task, 10)
+
+
+def _context(tmp_path: Path, **section: Any) -> ChannelContext:
+    return ChannelContext(
+        name="slack",
+        config=Config(),
+        section=SlackConfig(enabled=True, **section),
+        paths=OmegaPaths(tmp_path),
+        health_file=tmp_path / "slack.health.json",
+    )
+
+
+def test_the_factory_says_what_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SLACK_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("SLACK_APP_TOKEN", raising=False)
+    with pytest.raises(ChannelUnavailableError, match=r"bot_token .*app_token"):
+        PLUGIN.factory(_context(tmp_path))
+    with pytest.raises(ChannelUnavailableError, match="starting with xapp-"):
+        PLUGIN.factory(_context(tmp_path, bot_token=BOT_TOKEN, app_token=BOT_TOKEN))
+    monkeypatch.setenv("SLACK_BOT_TOKEN", BOT_TOKEN)
+    monkeypatch.setenv("SLACK_APP_TOKEN", APP_TOKEN)
+    assert isinstance(PLUGIN.factory(_context(tmp_path)), SlackChannel)
+
+    # Without the `slack` extra: the pip command to install it.
+    for module in [name for name in sys.modules if name.split(".")[0] == "slack_bolt"]:
+        monkeypatch.setitem(sys.modules, module, None)
+    monkeypatch.delitem(sys.modules, "omega.channels.slack.channel")
+    with pytest.raises(ChannelUnavailableError, match=r"pip install 'omega-agent\[slack\]'"):
+        PLUGIN.factory(_context(tmp_path))
+
+
+async def test_a_refused_bot_token_stops_the_channel_and_says_why(
+    slack: FakeSlack, tmp_path: Path
+) -> None:
+    config = SlackConfig(enabled=True, api_url=slack.api_url)
+    health = tmp_path / "slack.health.json"
+    channel = SlackChannel(
+        config,
+        "xoxb-wrong",
+        APP_TOKEN,
+        SlackState(tmp_path / "s.json"),
+        HealthReporter(health, lambda: ""),
+    )
+
+    async def submit(message: IncomingMessage) -> asyncio.Future[None]:
+        raise AssertionError("nothing may arrive")
+
+    await asyncio.wait_for(channel.run(submit), 10)
+    assert read_health(health)["state"] == "token rejected"  # type: ignore[index]
+    assert slack.connections == 0

@@ -66,10 +66,11 @@ def test_plain_text_never_fails(text: str) -> None:
 
 
 def test_slack_text_reads_as_plain_text() -> None:
-    assert plain_text(f"<@{BOT}> ask <@U0ANA|ana> in <#C1|general> about <https://x.org|this> "
-                      "&amp; <https://y.org> &lt;3 <!here>", BOT) == (
-        "ask @U0ANA in #general about this (https://x.org) & https://y.org <3 @here"
-    )
+    assert plain_text(
+        f"<@{BOT}> ask <@U0ANA|ana> in <#C1|general> about <https://x.org|this> "
+        "&amp; <https://y.org> &lt;3 <!here>",
+        BOT,
+    ) == ("ask @U0ANA in #general about this (https://x.org) & https://y.org <3 @here")
     assert plain_text("&amp;lt;") == "&lt;"
 
 
@@ -95,7 +96,9 @@ def test_which_events_are_for_omega() -> None:
     assert mention.reply_target == "C1:5.1" and mention.thread == ("C1", "5.1")
     app_mention = addressed(_event(type="app_mention", thread_ts="4.0"), "T1", BOT)
     assert app_mention is not None and app_mention.reply_target == "C1:4.0"
-    followed = addressed(_event(channel_type="channel", thread_ts="4.0"), "T1", BOT, {("C1", "4.0")})
+    followed = addressed(
+        _event(channel_type="channel", thread_ts="4.0"), "T1", BOT, {("C1", "4.0")}
+    )
     assert followed is not None and followed.reply_target == "C1:4.0"
     other = addressed(_event(channel_type="channel", thread_ts="3.0"), "T1", BOT, {("C1", "4.0")})
     assert other is None

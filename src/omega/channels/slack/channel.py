@@ -69,7 +69,11 @@ class SlackChannel:
     name = NAME
 
     def __init__(
-        self, config: SlackConfig, bot_token: str, app_token: str, state: SlackState,
+        self,
+        config: SlackConfig,
+        bot_token: str,
+        app_token: str,
+        state: SlackState,
         health: HealthReporter,
     ) -> None:
         self.config = config
@@ -102,7 +106,7 @@ class SlackChannel:
                 if not await self._authenticate():
                     return
                 handler = AsyncSocketModeHandler(self._app(), self._app_token)
-                await handler.connect_async()
+                await handler.connect_async()  # type: ignore[no-untyped-call]
             except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
                 detail = str(exc)[:300]
                 log.warning("slack: cannot connect (%s)", detail)
@@ -116,7 +120,7 @@ class SlackChannel:
                 await self._stop.wait()
             finally:
                 with contextlib.suppress(Exception):
-                    await handler.close_async()
+                    await handler.close_async()  # type: ignore[no-untyped-call]
         self.health.report("stopped")
 
     async def _authenticate(self) -> bool:
@@ -158,8 +162,10 @@ class SlackChannel:
         found = addressed(event, team, self.bot_user_id, self.state.followed)
         if found is None:
             return
-        if found.thread is not None and self.config.follow_threads and self.state.follow(
-            found.thread
+        if (
+            found.thread is not None
+            and self.config.follow_threads
+            and self.state.follow(found.thread)
         ):
             await asyncio.to_thread(self.state.save)
         await self._submit(await self._incoming(found))
@@ -231,12 +237,14 @@ class SlackChannel:
         headers = {"Authorization": f"Bearer {self._bot_token}"}
         try:
             timeout = aiohttp.ClientTimeout(total=60)
-            async with aiohttp.ClientSession(timeout=timeout) as session:
-                async with session.get(url, headers=headers, allow_redirects=False) as response:
-                    if response.status != 200:
-                        log.warning("slack: file download answered %d", response.status)
-                        return None
-                    data = await response.content.read(limit + 1)
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.get(url, headers=headers, allow_redirects=False) as response,
+            ):
+                if response.status != 200:
+                    log.warning("slack: file download answered %d", response.status)
+                    return None
+                data = await response.content.read(limit + 1)
         except (aiohttp.ClientError, OSError, TimeoutError) as exc:
             log.warning("slack: file download failed: %s", exc)
             return None

@@ -22,32 +22,32 @@ class SlackConfig(PluginChannelConfig):
         ),
     )
     bot_token: SecretStr = Field(
-        SecretStr(""),
+        default=SecretStr(""),
         description=(
             "The app's Bot User OAuth Token (xoxb-...), from 'OAuth & Permissions' in the "
             "app's settings at api.slack.com/apps; SLACK_BOT_TOKEN when empty"
         ),
     )
     app_token: SecretStr = Field(
-        SecretStr(""),
+        default=SecretStr(""),
         description=(
             "An app-level token with the connections:write scope (xapp-...), from 'Basic "
             "Information' > 'App-Level Tokens'; Socket Mode needs it; SLACK_APP_TOKEN when empty"
         ),
     )
     api_url: str = Field(
-        DEFAULT_API_URL,
+        default=DEFAULT_API_URL,
         description="The Slack Web API's address (change it only to test against a double)",
     )
     follow_threads: bool = Field(
-        True,
+        default=True,
         description=(
             "Once mentioned in a channel, answer later messages of that thread without a "
             "new mention"
         ),
     )
     max_file_bytes: Annotated[int, Field(ge=0, le=1_000_000_000)] = Field(
-        20 * 1024 * 1024,
+        default=20 * 1024 * 1024,
         description="Files sent to Omega larger than this many bytes are not downloaded",
     )
 

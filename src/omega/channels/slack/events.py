@@ -94,7 +94,9 @@ def addressed(
     channel_type = str(event.get("channel_type") or "")
     direct = channel_type == "im" or (not channel_type and channel.startswith("D"))
     raw_files = event.get("files")
-    files = tuple(f for f in raw_files if isinstance(f, dict)) if isinstance(raw_files, list) else ()
+    files = (
+        tuple(f for f in raw_files if isinstance(f, dict)) if isinstance(raw_files, list) else ()
+    )
     if direct:
         return Addressed(
             inbox_id(team, channel, ts),
