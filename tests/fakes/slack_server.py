@@ -77,6 +77,7 @@ class FakeSlack:
         self.envelopes: list[Envelope] = []
         self.uploads: dict[str, Upload] = {}
         self.files: dict[str, tuple[bytes, str]] = {}  # path -> (data, mime type)
+        self.downloads: list[str] = []  # the files served (to the bot token), by path
         self.users: dict[str, dict[str, Any]] = {}
         self.connections = 0  # websockets accepted so far
         self.lock = threading.Lock()
@@ -225,6 +226,8 @@ class FakeSlack:
         if request.headers.get("Authorization") != f"Bearer {BOT_TOKEN}" or found is None:
             raise web.HTTPFound("/?redir=%2Ffiles-pri")  # Slack's sign-in page
         data, mime = found
+        with self.lock:
+            self.downloads.append(request.match_info["path"])
         return web.Response(body=data, content_type=mime)
 
     # -- the socket --------------------------------------------------------------------------

@@ -195,8 +195,7 @@ def test_long_replies_split_mrkdwn_rendered_files_in_and_a_photo_out(
         assert photo.shared["channel_id"] == ANA_DM
         prompt = json.dumps(_asked(fake_openai, "attached notes"))
         assert "[Attached file:" in prompt
-        saved = list((isolated_env / "workspace" / "inbox").rglob("*"))
-        assert any(p.is_file() and p.read_bytes() == b"a,b\n1,2\n" for p in saved)
+        assert [path.rpartition("/")[2] for path in slack.downloads] == ["notes.csv"]
     finally:
         code, err = omega.terminate()
     assert code == 0, err

@@ -95,6 +95,12 @@ async def test_an_event_is_acknowledged_only_after_it_is_durable(
         await _until(lambda: slack.envelopes[-1].acked_at is not None)
         assert [m.id for m in taken] == [f"slack:{TEAM}:D0ANA00001:{ts}"]
         assert taken[0].sender_name == "Ana" and taken[0].reply_target == "D0ANA00001"
+
+        # An event Omega has no use for is still acknowledged, so Slack does not retry it.
+        reaction = {"type": "reaction_added", "user": ANA, "reaction": "tada", "event_ts": ts}
+        await asyncio.to_thread(slack.deliver, reaction)
+        await _until(lambda: slack.envelopes[-1].acked_at is not None)
+        assert len(taken) == 1
     finally:
         await channel.stop()
         await asyncio.wait_for(task, 10)
@@ -178,5 +184,18 @@ async def test_a_refused_bot_token_stops_the_channel_and_says_why(
         raise AssertionError("nothing may arrive")
 
     await asyncio.wait_for(channel.run(submit), 10)
-    assert read_health(health)["state"] == "token rejected"  # type: ignore[index]
+    assert read_health(health) == {"state": "token rejected"} | (read_health(health) or {})
+    assert "bot_token" in str((read_health(health) or {}).get("detail"))
+
+    # The bot token is good but the app-level one is not: Socket Mode cannot open.
+    health.unlink()
+    channel = SlackChannel(
+        config,
+        BOT_TOKEN,
+        "xapp-wrong",
+        SlackState(tmp_path / "s.json"),
+        HealthReporter(health, lambda: ""),
+    )
+    await asyncio.wait_for(channel.run(submit), 10)
+    assert "app_token" in str((read_health(health) or {}).get("detail"))
     assert slack.connections == 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -39,7 +40,14 @@ NAME = "slack"
 BACKOFF_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed start, the last repeated
 # auth.test errors that no retry will mend: the token is wrong, revoked or its app removed.
 TOKEN_ERRORS = frozenset(
-    {"invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired"}
+    {
+        "invalid_auth",
+        "not_authed",
+        "account_inactive",
+        "token_revoked",
+        "token_expired",
+        "not_allowed_token_type",
+    }
 )
 _PHOTO_TYPES = (
     (b"\x89PNG\r\n\x1a\n", "photo.png"),
@@ -47,6 +55,11 @@ _PHOTO_TYPES = (
     (b"GIF8", "photo.gif"),
     (b"RIFF", "photo.webp"),
 )
+
+
+def _refused(exc: SlackApiError) -> bool:
+    """Whether Slack refused the token itself (no retry will mend that)."""
+    return exc.response.get("error") in TOKEN_ERRORS
 
 
 def _photo_name(data: bytes) -> str:
@@ -105,15 +118,25 @@ class SlackChannel:
             try:
                 if not await self._authenticate():
                     return
-                handler = AsyncSocketModeHandler(self._app(), self._app_token)
-                await handler.connect_async()  # type: ignore[no-untyped-call]
-            except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
-                detail = str(exc)[:300]
-                log.warning("slack: cannot connect (%s)", detail)
-                self.health.report("failed", detail)
-                await self._sleep(BACKOFF_SECS[min(failures, len(BACKOFF_SECS) - 1)])
+                handler = await self._open()
+            except SlackApiError as exc:
+                if _refused(exc):  # auth.test passed: it is the app-level token
+                    log.error(
+                        "slack: the app-level token was refused (%s); check [channel.slack] "
+                        "app_token or SLACK_APP_TOKEN (xapp-, with connections:write) and that "
+                        "Socket Mode is on. The Slack channel is not started.",
+                        exc.response.get("error"),
+                    )
+                    self.health.report("token rejected", "check app_token or SLACK_APP_TOKEN")
+                    return
+                await self._failed(exc, failures)
                 failures += 1
                 continue
+            except (aiohttp.ClientError, OSError, TimeoutError) as exc:
+                await self._failed(exc, failures)
+                failures += 1
+                continue
+            failures = 0
             try:
                 log.info("slack: connected as @%s (%s)", self.bot_name, self.team)
                 self.health.report("running")
@@ -123,12 +146,33 @@ class SlackChannel:
                     await handler.close_async()  # type: ignore[no-untyped-call]
         self.health.report("stopped")
 
+    async def _failed(self, exc: BaseException, failures: int) -> None:
+        detail = str(exc)[:300]
+        log.warning("slack: cannot connect (%s)", detail)
+        self.health.report("failed", detail)
+        await self._sleep(BACKOFF_SECS[min(failures, len(BACKOFF_SECS) - 1)])
+
+    async def _open(self) -> AsyncSocketModeHandler:
+        """The Socket Mode connection (apps.connections.open, then the websocket), open."""
+        # The SDK retries a refused app-level token forever, silently: ask once first, so a
+        # wrong token is reported (the URL it gives is left to expire).
+        await self.client.apps_connections_open(app_token=self._app_token)
+        handler = AsyncSocketModeHandler(self._app(), self._app_token)
+        handler.client.message_listeners.append(self._on_socket_message)
+        try:
+            await handler.connect_async()  # type: ignore[no-untyped-call]
+        except BaseException:
+            with contextlib.suppress(Exception):
+                await handler.close_async()  # type: ignore[no-untyped-call]
+            raise
+        return handler
+
     async def _authenticate(self) -> bool:
         """auth.test: who Omega is in which workspace; False when the token is refused."""
         try:
             auth = await self.client.auth_test()
         except SlackApiError as exc:
-            if exc.response.get("error") in TOKEN_ERRORS:
+            if _refused(exc):
                 log.error(
                     "slack: the bot token was refused (%s); check [channel.slack] bot_token "
                     "or SLACK_BOT_TOKEN. The Slack channel is not started.",
@@ -142,14 +186,24 @@ class SlackChannel:
         self.bot_name = str(auth.get("user") or "")
         return True
 
+    async def _on_socket_message(
+        self, client: object, message: dict[Any, Any], raw: str | None
+    ) -> None:
+        if message.get("type") == "hello":  # a connection (first or renewed) is up
+            self.health.report("running")
+
     def _app(self) -> AsyncApp:
         app = AsyncApp(client=self.client, process_before_response=True, logger=log)
 
         async def on_event(body: dict[str, Any]) -> None:
             await self._on_event(body)
 
+        async def ignore() -> None:
+            """Acknowledged, so that Slack does not deliver it again."""
+
         app.event("message")(on_event)
         app.event("app_mention")(on_event)
+        app.event(re.compile(".+"))(ignore)  # events the app was subscribed to but Omega skips
         return app
 
     async def _on_event(self, body: dict[str, Any]) -> None:
