@@ -213,14 +213,11 @@ class SlackChannel:
         if not isinstance(event, dict) or self._submit is None:
             return
         team = str(body.get("team_id") or self.team)
-        found = addressed(event, team, self.bot_user_id, self.state.followed)
+        follow = self.config.follow_threads
+        found = addressed(event, team, self.bot_user_id, self.state.followed if follow else set())
         if found is None:
             return
-        if (
-            found.thread is not None
-            and self.config.follow_threads
-            and self.state.follow(found.thread)
-        ):
+        if follow and found.thread is not None and self.state.follow(found.thread):
             await asyncio.to_thread(self.state.save)
         await self._submit(await self._incoming(found))
 
