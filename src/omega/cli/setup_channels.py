@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import tomlkit
 from pydantic import BaseModel, TypeAdapter, ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.prompt import Confirm, Prompt
 
 from omega.channels.plugin import ChannelPlugin
@@ -99,23 +100,28 @@ def to_toml(model: type[BaseModel], question: Question, value: Any) -> Any:
     return dumped
 
 
+def _say(console: Console, text: str, *, error: bool = False) -> None:
+    """Print `text` as written (a value's brackets are not markup)."""
+    console.print(text, markup=False, style="red" if error else None, soft_wrap=True)
+
+
 def _ask_one(question: Question, have: Any, console: Console) -> str:
     """What the owner typed for `question` ("" keeps what there is)."""
     if question.kind == "secret":
         note = " (Enter keeps the one you have)" if have else ""
-        typed = Prompt.ask(question.prompt + note, password=True, default="", show_default=False)
+        typed = Prompt.ask(escape(question.prompt + note), password=True, default="", show_default=False)
         register_secret(typed)
         return typed
     if question.kind == "bool":
         default = bool(have) if have is not None else question.default == "yes"
-        return "yes" if Confirm.ask(question.prompt, default=default) else "no"
+        return "yes" if Confirm.ask(escape(question.prompt), default=default) else "no"
     shown = (", ".join(str(x) for x in have) if isinstance(have, list) else str(have)) if (
         have is not None
     ) else question.default
     prompt = question.prompt + (" (comma-separated)" if question.kind == "list" else "")
     if question.kind == "choice":
-        return Prompt.ask(prompt, choices=list(question.choices), default=shown or None) or ""
-    return Prompt.ask(prompt, default=shown, show_default=bool(shown))
+        return Prompt.ask(escape(prompt), choices=list(question.choices), default=shown or None) or ""
+    return Prompt.ask(escape(prompt), default=shown, show_default=bool(shown))
 
 
 def _ask_fields(plugin: ChannelPlugin, values: dict[str, Any], have: dict[str, Any]) -> None:
@@ -133,7 +139,7 @@ def _ask_fields(plugin: ChannelPlugin, values: dict[str, Any], have: dict[str, A
             if not error:
                 values[question.key] = to_toml(model, question, value)
                 break
-            console.print(f"[red]{question.key}: {error}[/red] - try again")
+            _say(console, f"{question.key}: {error} - try again", error=True)
 
 
 def _ask_people(
@@ -147,6 +153,7 @@ def _ask_people(
         owner = Prompt.ask(
             f"Your own {name} address or id (you become Omega's owner there; Enter: none)",
             default="",
+            show_default=False,
         ).strip()
         others = Prompt.ask(
             f"Who else may talk to Omega on {name} (comma-separated; Enter: as it is)",
@@ -176,7 +183,7 @@ def _ask_people(
             if not error:
                 values.update(dm_policy=policy, allowed_users=users)
                 break
-            console.print(f"[red]{error}[/red] - try again")
+            _say(console, f"{error} - try again", error=True)
 
 
 def _loaded_section(
@@ -188,7 +195,7 @@ def _loaded_section(
         apply(trial, answers)
         return bind_section(validate(trial, home), plugin)
     except (SetupError, ConfigError, ValueError) as exc:
-        Console().print(f"[red]{exc}[/red]")
+        _say(Console(), str(exc), error=True)
         return None
 
 
@@ -207,7 +214,7 @@ def ask_channels(
             continue
         on = bool(current(doc, "channel", name, "enabled"))
         what = f" ({plugin.description})" if plugin.description else ""
-        if not Confirm.ask(f"Talk with Omega on {name}{what}?", default=on):
+        if not Confirm.ask(escape(f"Talk with Omega on {name}{what}?"), default=on):
             if hand:
                 hand.turn(answers, False)
             elif on:
@@ -215,16 +222,17 @@ def ask_channels(
             continue
         hint = install_hint(name)
         if hint:
-            console.print(f"The {name} channel needs a library that is not installed: {hint}")
+            _say(console, f"The {name} channel needs a library that is not installed: {hint}")
             if not Confirm.ask(f"Set {name} up anyway (it starts once installed)?", default=True):
                 continue
-        while True:
-            have = dict(current(doc, "channel", name) or {})
+        while True:  # a second round starts from the first one's answers
             if hand:
                 hand.turn(answers, True)
                 hand.details(answers, doc, console)
             else:
-                values: dict[str, Any] = {"enabled": True}
+                values: dict[str, Any] = {**answers.channels.get(name, {}), "enabled": True}
+                have = {**(current(doc, "channel", name) or {}), **values}
+                answers.owners = [x for x in answers.owners if not x.startswith(f"{name}:")]
                 _ask_fields(plugin, values, have)
                 _ask_people(plugin, values, have, answers)
                 answers.channels[name] = values
@@ -234,14 +242,15 @@ def ask_channels(
             outcome = run_setup(plugin, section) if section is not None else None
             tested.add(name)
             if outcome is None or outcome[0]:
-                console.print(outcome[1] if outcome else f"{name}: nothing to test yet")
+                _say(console, outcome[1] if outcome else f"{name}: nothing to test yet")
                 break
-            console.print(f"[red]{name}: {outcome[1]}[/red]")
+            _say(console, f"{name}: {outcome[1]}", error=True)
             if not Confirm.ask(f"Answer the {name} questions again?", default=True):
                 break
     for failure in found.failures.values():
         hint = install_hint(failure.name)
-        console.print(
+        _say(
+            console,
             f"The channel plug-in {failure.name} {failure.reason}"
             + (f"; install its library with: {hint}" if hint else "")
         )
