@@ -175,9 +175,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         Step(text="Dinner is at eight.", match="when is dinner"),
         Step(text="Hello Ana, from the FIFO.", match="hi there"),
     ]
-    env = openai_env(
-        fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600"
-    )
+    env = openai_env(fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600")
     omega = _start(env, home)
     try:
         imap.deliver(_mail("Ana <ana@example.org>", "Plans", "when is dinner?", "<m1@ex.org>"))

@@ -102,7 +102,9 @@ def question_for(model: type[BaseModel], key: str) -> Question:
     info = model.model_fields[key]
     kind, choices = _kind(key, info)
     required = info.is_required()
-    default = "" if required or kind == "secret" else _typed(info.get_default(call_default_factory=True))
+    default = (
+        "" if required or kind == "secret" else _typed(info.get_default(call_default_factory=True))
+    )
     prompt = info.description or key.replace("_", " ").capitalize()
     return Question(key, prompt, kind, choices, default, required)
 

@@ -36,7 +36,6 @@ def _ask_interactively(
     from rich.prompt import Confirm, IntPrompt, Prompt
 
     from omega.cli.setup_channels import ask_channels
-
     from omega.config.providers import PROVIDER_NAMES
     from omega.ops.setup import NEEDS_KEY, current
 
@@ -44,8 +43,8 @@ def _ask_interactively(
     console.print("[bold]Omega set-up[/bold] (Enter keeps the value in brackets)")
     if detected.claude:
         console.print(f"Found the Claude Code CLI: {detected.claude}")
-    for found, var in detected.keys.items():
-        console.print(f"Found an API key for {found} in ${var}")
+    for keyed, var in detected.keys.items():
+        console.print(f"Found an API key for {keyed} in ${var}")
     if answers.provider is None:
         answers.provider = Prompt.ask(
             "AI provider",
@@ -322,12 +321,11 @@ def init(
         if section != before.get(name)
     ]
     _check_channels(config, found, changed, test=not no_check, tested=tested)
-    if not no_check:
-        if answers.provider is not None:
-            ok, detail = try_provider(config, paths)
-            if not ok:
-                fail(f"the provider did not answer: {detail} (or pass --no-check)", code=1)
-            typer.echo(f"Provider answered: {detail}")
+    if not no_check and answers.provider is not None:
+        ok, detail = try_provider(config, paths)
+        if not ok:
+            fail(f"the provider did not answer: {detail} (or pass --no-check)", code=1)
+        typer.echo(f"Provider answered: {detail}")
     existed = paths.config.exists()
     write_config(paths.config, doc)
     typer.echo(f"{'Updated' if existed else 'Wrote'} {paths.config} (only you can read it).")

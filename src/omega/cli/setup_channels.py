@@ -92,6 +92,8 @@ def to_toml(model: type[BaseModel], question: Question, value: Any) -> Any:
     if question.kind == "secret" or value in ("", None):
         return value
     annotation = model.model_fields[question.key].annotation
+    if annotation is None:
+        return value
     try:
         adapter: TypeAdapter[Any] = TypeAdapter(annotation)
         dumped = adapter.dump_python(adapter.validate_python(value), mode="json")
@@ -109,18 +111,24 @@ def _ask_one(question: Question, have: Any, console: Console) -> str:
     """What the owner typed for `question` ("" keeps what there is)."""
     if question.kind == "secret":
         note = " (Enter keeps the one you have)" if have else ""
-        typed = Prompt.ask(escape(question.prompt + note), password=True, default="", show_default=False)
+        typed = Prompt.ask(
+            escape(question.prompt + note), password=True, default="", show_default=False
+        )
         register_secret(typed)
         return typed
     if question.kind == "bool":
         default = bool(have) if have is not None else question.default == "yes"
         return "yes" if Confirm.ask(escape(question.prompt), default=default) else "no"
-    shown = (", ".join(str(x) for x in have) if isinstance(have, list) else str(have)) if (
-        have is not None
-    ) else question.default
+    shown = (
+        (", ".join(str(x) for x in have) if isinstance(have, list) else str(have))
+        if (have is not None)
+        else question.default
+    )
     prompt = question.prompt + (" (comma-separated)" if question.kind == "list" else "")
     if question.kind == "choice":
-        return Prompt.ask(escape(prompt), choices=list(question.choices), default=shown or None) or ""
+        return (
+            Prompt.ask(escape(prompt), choices=list(question.choices), default=shown or None) or ""
+        )
     return Prompt.ask(escape(prompt), default=shown, show_default=bool(shown))
 
 
@@ -210,7 +218,7 @@ def ask_channels(
     for plugin in offered(found.plugins):
         name = plugin.name
         hand = HAND_WRITTEN.get(name)
-        if (hand.answered(answers) if hand else name in answers.channels):
+        if hand.answered(answers) if hand else name in answers.channels:
             continue
         on = bool(current(doc, "channel", name, "enabled"))
         what = f" ({plugin.description})" if plugin.description else ""
@@ -252,7 +260,7 @@ def ask_channels(
         _say(
             console,
             f"The channel plug-in {failure.name} {failure.reason}"
-            + (f"; install its library with: {hint}" if hint else "")
+            + (f"; install its library with: {hint}" if hint else ""),
         )
     return tested
 
@@ -295,7 +303,9 @@ def from_flags(
             raise SetupError(f"--channel-owner {address!r}: write it as CHANNEL:ID of a channel")
         values = answers.channels.setdefault(plugin.name, {})
         values.setdefault("enabled", True)
-        users = list(values.get("allowed_users", current(doc, "channel", name, "allowed_users") or []))
+        users = list(
+            values.get("allowed_users", current(doc, "channel", name, "allowed_users") or [])
+        )
         canonical = canonical_users(plugin.config_model, {"allowed_users": [ident.strip()]})
         values["allowed_users"] = list(dict.fromkeys([*users, *canonical]))
         answers.owners.append(f"{plugin.name}:{canonical[0]}")

@@ -45,7 +45,9 @@ class EmailConfig(PluginChannelConfig):
     smtp_password: SecretStr = Field(
         SecretStr(""), description="SMTP password (Enter: send without logging in)"
     )
-    from_address: str = Field("", description="Address Omega's mail comes from (Enter: the IMAP user)")
+    from_address: str = Field(
+        "", description="Address Omega's mail comes from (Enter: the IMAP user)"
+    )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
     timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
     # A stranger's mail is not answered with a refusal: most are spam with forged senders,
