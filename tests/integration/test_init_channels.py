@@ -19,11 +19,14 @@ from tests.integration.terminal_session import Answer, run_in_terminal
 from tests.integration.test_channel_plugins import _outbox, _write_line
 from tests.integration.test_channel_plugins import plugins_dir as plugins_dir  # the fixture
 from tests.integration.test_email_channel import PASSWORD, _answers, _mail, _start, imap, smtp
+from tests.integration.test_init import SECRETS, FakeTelegram
+from tests.integration.test_init import telegram as telegram  # the fixture
 
-__all__ = ["imap", "plugins_dir", "smtp"]  # fixtures used here by name
+__all__ = ["imap", "plugins_dir", "smtp", "telegram"]  # fixtures used here by name
 
 PROVIDER_KEY = "sk-init-channels-secret-0123"
 WRONG_PASSWORD = "wrong-imap-pass-98765"
+TELEGRAM_TOKEN = SECRETS[1]  # the token the fake Telegram takes
 # Questions asked whatever the channels (answered when they show up).
 OTHERS = {
     r"Transcribe voice messages": "n",
@@ -131,13 +134,19 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         Answer(r"Your own fifo address or id .*:", "ana"),
         Answer(r"Who else may talk to Omega on fifo .*\(ana, bob\):", ""),
         Answer(r"What a stranger who writes gets .*\(pairing\):", ""),
+        # a plug-in that cannot load for want of its library: the extra is named, and it is
+        # turned on only if the owner says so
+        Answer(
+            r"The channel plug-in broken could not be loaded.*install its library with: "
+            r"pip install 'omega-broken-channel\[broken\]' Turn broken on anyway .*\?",
+            "n",
+        ),
     ]
     session = run_in_terminal(
         argv, _env(home, plugins_dir), [*email_round, *fifo_round], optional=OTHERS
     )
     assert session.code == 0, session.screen[-3000:]
     assert "replies will go to" in session.screen
-    assert "could not be loaded" in session.screen  # the broken plug-in is named
     for secret in (PASSWORD, WRONG_PASSWORD, PROVIDER_KEY):
         assert secret not in session.screen
         for log in home.rglob("*.log"):
@@ -169,6 +178,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         "dm_policy": "pairing",
     }
     assert config["auth"]["owners"] == ["email:ana@example.org", "fifo:ana"]
+    assert "broken" not in config["channel"]
 
     # `omega start` runs both channels from what init wrote.
     fake_openai.script = [
@@ -283,3 +293,39 @@ def test_a_channel_declined_on_the_terminal_is_not_written(
     assert session.code == 0, session.screen[-3000:]
     config = tomllib.loads((isolated_env / "config.toml").read_text())
     assert "email" not in config.get("channel", {}) and "fifo" not in config.get("channel", {})
+
+
+def test_telegram_keeps_its_own_questions_and_a_refused_token_is_asked_again(
+    telegram: FakeTelegram, isolated_env: Path, tmp_path: Path
+) -> None:
+    argv = [OMEGA_BIN, "init", "--provider", "local", "--no-whatsapp", "--sandbox", "rx"]
+    argv += ["--no-heartbeat", "--no-web", "--no-service"]
+    env = _env(isolated_env, tmp_path, OMEGA_CHANNEL__TELEGRAM__API_URL=telegram.url)
+    session = run_in_terminal(
+        argv,
+        env,
+        [
+            Answer(r"Talk with Omega on telegram \(Telegram Bot API, long polling\)\?", "y"),
+            Answer(r"Bot token from @BotFather .*:", "999:wrong-token", hidden=True),
+            Answer(r"Your Telegram user id .*:", "4242"),
+            Answer(
+                r"telegram: Telegram refused the token \(Unauthorized\); check the token "
+                r"Answer the telegram questions again\?",
+                "y",
+            ),
+            Answer(r"Bot token from @BotFather .*:", TELEGRAM_TOKEN, hidden=True),
+            Answer(r"Your Telegram user id .*:", "4242"),
+            Answer(r"Telegram bot: @omega_bot Talk with Omega on email .*\?", "n"),
+        ],
+        optional=OTHERS,
+    )
+    assert session.code == 0, session.screen[-3000:]
+    assert TELEGRAM_TOKEN not in session.screen and "999:wrong-token" not in session.screen
+    assert telegram.paths == ["/bot999:wrong-token/getMe", f"/bot{TELEGRAM_TOKEN}/getMe"]
+    config = tomllib.loads((isolated_env / "config.toml").read_text())
+    assert config["channel"]["telegram"] == {
+        "bot_token": TELEGRAM_TOKEN,
+        "enabled": True,
+        "allowed_users": [4242],
+    }
+    assert config["auth"]["owners"] == ["telegram:4242"]

@@ -262,6 +262,13 @@ def ask_channels(
             f"The channel plug-in {failure.name} {failure.reason}"
             + (f"; install its library with: {hint}" if hint else ""),
         )
+        turn_on = f"Turn {failure.name} on anyway (set its keys by hand once it is installed)?"
+        if (
+            hint
+            and failure.name not in answers.channels
+            and Confirm.ask(escape(turn_on), default=False)
+        ):
+            answers.channels[failure.name] = {"enabled": True}
     return tested
 
 
