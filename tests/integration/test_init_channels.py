@@ -287,12 +287,13 @@ def test_a_channel_declined_on_the_terminal_is_not_written(
         [
             Answer(r"Talk with Omega on email .*\?", "n"),
             Answer(r"Talk with Omega on fifo .*\?", "n"),
+            Answer(r"Turn broken on anyway .*\?", ""),  # Enter: no
         ],
         optional=OTHERS,
     )
     assert session.code == 0, session.screen[-3000:]
     config = tomllib.loads((isolated_env / "config.toml").read_text())
-    assert "email" not in config.get("channel", {}) and "fifo" not in config.get("channel", {})
+    assert not {"email", "fifo", "broken"} & set(config.get("channel", {}))
 
 
 def test_telegram_keeps_its_own_questions_and_a_refused_token_is_asked_again(
