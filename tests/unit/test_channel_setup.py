@@ -51,6 +51,7 @@ class WireConfig(PluginChannelConfig):
     retries: int = 3  # a default, no description: not asked
     quiet: bool = Field(False, json_schema_extra={"init": True})
     region: str = Field("", json_schema_extra={"init": False})  # empty, but left out
+    recovery_key: SecretStr | None = None  # optional, still a secret
 
 
 def _never(ctx: ChannelContext) -> Channel:
@@ -68,9 +69,18 @@ WIRE = ChannelPlugin(name="wire", config_model=WireConfig, factory=_never)
 
 def test_questions_come_from_the_section_model() -> None:
     asked = {q.key: q for q in questions(WireConfig)}
-    assert list(asked) == ["server", "token", "login_password", "rooms", "mode", "port", "quiet"]
+    assert list(asked) == [
+        "server",
+        "token",
+        "login_password",
+        "rooms",
+        "mode",
+        "port",
+        "quiet",
+        "recovery_key",
+    ]
     assert asked["server"].required and asked["server"].prompt == "Server"
-    assert asked["token"].kind == asked["login_password"].kind == "secret"
+    assert {asked[key].kind for key in ("token", "login_password", "recovery_key")} == {"secret"}
     assert asked["rooms"].kind == "list"
     assert asked["mode"].kind == "choice" and asked["mode"].choices == ("bot", "user")
     assert asked["mode"].prompt == "Which account Omega uses" and asked["mode"].default == "bot"
@@ -91,6 +101,9 @@ def test_typed_answers_become_toml_values_and_bad_ones_say_why() -> None:
     assert "valid integer" in field_error(WireConfig, {"port": "many"}, "port")
     assert "less than or equal" in field_error(WireConfig, {"port": 70000}, "port")
     assert field_error(WireConfig, {"port": 8448}, "port") == ""  # server missing: not port's
+    open_to_all = {"server": "x", "dm_policy": "open", "allowed_users": ["ana"]}
+    assert field_error(WireConfig, open_to_all, "dm_policy") == ""
+    assert '"*" in allowed_users' in field_error(WireConfig, open_to_all, "dm_policy", whole=True)
     secret = question_for(WireConfig, "token")
     assert parse(secret, " spaced secret ") == " spaced secret "  # typed exactly
 

@@ -44,28 +44,28 @@ class Question:
     required: bool = False  # the model has no default
 
 
-def _unwrap(annotation: Any) -> tuple[Any, tuple[Any, ...]]:
-    """The annotation's origin and arguments, Optional's None left out."""
+def _bare(annotation: Any) -> Any:
+    """The annotation without Annotated's metadata and Optional's None."""
     origin = typing.get_origin(annotation)
     args = typing.get_args(annotation)
     if origin is typing.Annotated:
-        return _unwrap(args[0])
+        return _bare(args[0])
     if origin in (typing.Union, types.UnionType):
         rest = [arg for arg in args if arg is not type(None)]
         if len(rest) == 1:
-            return _unwrap(rest[0])
-    return origin, args
+            return _bare(rest[0])
+    return annotation
 
 
 def _kind(key: str, info: FieldInfo) -> tuple[FieldKind, tuple[str, ...]]:
-    origin, args = _unwrap(info.annotation)
-    annotation = info.annotation
+    annotation = _bare(info.annotation)
+    origin = typing.get_origin(annotation)
     if annotation is SecretStr or (_SECRET_NAME.search(key) and annotation is str):
         return "secret", ()
     if annotation is bool:
         return "bool", ()
     if origin is Literal:
-        return "choice", tuple(str(arg) for arg in args)
+        return "choice", tuple(str(arg) for arg in typing.get_args(annotation))
     if origin in (list, tuple, set, frozenset):
         return "list", ()
     return "text", ()
@@ -140,14 +140,17 @@ def parse(question: Question, typed: str) -> Any:
     return typed if question.kind == "secret" else text
 
 
-def field_error(model: type[BaseModel], section: Mapping[str, Any], key: str) -> str:
+def field_error(
+    model: type[BaseModel], section: Mapping[str, Any], key: str, *, whole: bool = False
+) -> str:
     """Why the model refuses `section`'s `key` ("" when it takes it); other keys' errors,
-    such as a required key not answered yet, are not this key's."""
+    such as a required key not answered yet, are not this key's. `whole`: the model's own
+    checks of several keys together (e.g. dm_policy against allowed_users) count too."""
     try:
         model.model_validate(dict(section))
     except ValidationError as exc:
         for error in exc.errors():
-            if error["loc"] and error["loc"][0] == key:
+            if (error["loc"] and error["loc"][0] == key) or (whole and not error["loc"]):
                 return str(error["msg"])
     return ""
 

@@ -184,10 +184,10 @@ def _ask_people(
             users = list(values.get("allowed_users", have.get("allowed_users") or []))
             if policy == "open" and "*" not in users:
                 users.append("*")  # "open" is said with "*", so it is never a typo
-            if policy != "open" and "*" in users:
-                users.remove("*")
+            if policy == "pairing" and "*" in users:
+                users.remove("*")  # nobody would ever need to pair
             section = {**have, **values, "dm_policy": policy, "allowed_users": users}
-            error = field_error(model, section, "dm_policy")
+            error = field_error(model, section, "dm_policy", whole=True)
             if not error:
                 values.update(dm_policy=policy, allowed_users=users)
                 break
