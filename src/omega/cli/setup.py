@@ -229,7 +229,7 @@ def init(
     web: Annotated[bool | None, typer.Option("--web/--no-web", help="The local web page.")] = None,
     no_check: Annotated[
         bool,
-        typer.Option("--no-check", help="Do not test the provider or the Telegram token."),
+        typer.Option("--no-check", help="Do not test the provider or the channels' answers (a token, a login)."),
     ] = False,
     service: Annotated[
         bool | None,
@@ -239,15 +239,17 @@ def init(
         list[str] | None,
         typer.Option(
             "--channel-set",
-            help="NAME.KEY=VALUE: a key of any channel plug-in's [channel.NAME] (lists "
-            "comma-separated); turns it on unless NAME.enabled is given. Repeatable.",
+            help="NAME.KEY=VALUE, e.g. email.imap_host=imap.example.org: a key of the "
+            "section channel.NAME of any channel plug-in (lists comma-separated); turns it on "
+            "unless NAME.enabled is given. Repeatable.",
         ),
     ] = None,
     channel_owner: Annotated[
         list[str] | None,
         typer.Option(
             "--channel-owner",
-            help="CHANNEL:ID: allowed on that channel plug-in, and an owner. Repeatable.",
+            help="e.g. email:ana@example.org - allowed on that channel plug-in, and an owner. "
+            "Repeatable.",
         ),
     ] = None,
 ) -> None:
