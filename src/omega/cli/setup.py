@@ -229,7 +229,10 @@ def init(
     web: Annotated[bool | None, typer.Option("--web/--no-web", help="The local web page.")] = None,
     no_check: Annotated[
         bool,
-        typer.Option("--no-check", help="Do not test the provider or the channels' answers (a token, a login)."),
+        typer.Option(
+            "--no-check",
+            help="Do not test the provider or the channels' answers (a token, a login).",
+        ),
     ] = False,
     service: Annotated[
         bool | None,
