@@ -32,6 +32,10 @@ backend-path = ["."]
 name = "omega-broken-channel"
 version = "0.1.0"
 
+# The library its module imports, never installed (`omega init` names this extra).
+[project.optional-dependencies]
+broken = ["omega-channel-dependency-that-is-not-installed>=1"]
+
 [project.entry-points."omega.channels"]
 broken = "omega_broken_channel:PLUGIN"
 """

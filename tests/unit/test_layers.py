@@ -54,6 +54,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.cli.support",
         "omega.cli.evolution",
         "omega.cli.ops",
+        "omega.cli.setup_channels",  # `omega init`'s channel questions
         "omega.cli.setup",
         "omega.cli.quant",
         "omega.cli.report",

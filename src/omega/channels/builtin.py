@@ -8,6 +8,8 @@ from __future__ import annotations
 import os
 import sys
 
+from pydantic import BaseModel
+
 from omega.channels.base import Channel
 from omega.channels.plugin import (
     Capabilities,
@@ -36,6 +38,18 @@ def _telegram(ctx: ChannelContext) -> Channel:
     from omega.channels.telegram import TelegramChannel
 
     return TelegramChannel(ctx.section, health_file=ctx.health_file)
+
+
+def _test_telegram(section: BaseModel) -> tuple[bool, str] | None:
+    """`omega init`'s test of the bot token: Telegram's getMe (nothing to test without one)."""
+    from omega.ops.setup import check_telegram_token
+
+    assert isinstance(section, TelegramConfig)
+    token = section.bot_token.get_secret_value().strip()
+    if not token:
+        return None
+    ok, detail = check_telegram_token(section.api_url, token)
+    return (True, f"Telegram bot: {detail}") if ok else (False, f"{detail}; check the token")
 
 
 def _whatsapp(ctx: ChannelContext) -> Channel:
@@ -81,6 +95,7 @@ TELEGRAM = ChannelPlugin(
     checks={"telegram": check_telegram},
     reports_health=True,
     description="Telegram Bot API, long polling",
+    setup=_test_telegram,
 )
 WHATSAPP = ChannelPlugin(
     name="whatsapp",

@@ -91,7 +91,8 @@ def describe_health(path: Path, now: float | None = None) -> str:
 
 def channel_health_lines(config: Config, paths: OmegaPaths) -> list[tuple[str, str]]:
     """(channel, state) for each enabled channel that reports its health: Telegram, WhatsApp
-    and every enabled channel plug-in (its [channel.<name>] says `enabled = true`)."""
+    and every channel plug-in with a [channel.<name>] section: its health while `enabled =
+    true` (the plug-in's own report, or the one Omega keeps for it), else "off"."""
     lines = []
     if config.channel.telegram.enabled:
         lines.append(("Telegram", describe_health(paths.channel_health("telegram"))))
@@ -101,4 +102,6 @@ def channel_health_lines(config: Config, paths: OmegaPaths) -> list[tuple[str, s
         enabled = section.get("enabled") if isinstance(section, dict) else None
         if enabled is True or getattr(section, "enabled", False) is True:
             lines.append((name, "plug-in, " + describe_health(paths.channel_health(name))))
+        else:
+            lines.append((name, "plug-in, off"))
     return lines

@@ -36,6 +36,7 @@ __all__ = [
     "ChannelUnavailableError",
     "MarkdownDialect",
     "PluginChannelConfig",
+    "SetupTest",
 ]
 
 GROUP = "omega.channels"  # the entry point group channels are found through
@@ -45,6 +46,12 @@ GROUP = "omega.channels"  # the entry point group channels are found through
 MarkdownDialect = Literal[
     "plain", "commonmark", "telegram-html", "whatsapp", "slack-mrkdwn", "html"
 ]
+
+
+# `omega init`'s test of a channel's answers (a login, a token), given its validated section:
+# (True, a line to show) when they work, (False, why not) when they do not, None when there is
+# nothing to test yet. It must not raise for a wrong answer, and never returns a secret.
+SetupTest = Callable[[BaseModel], "tuple[bool, str] | None"]
 
 
 class PluginChannelConfig(DmPolicySection):
@@ -127,3 +134,12 @@ class ChannelPlugin:
     # Whether the channel runs; by default the section's `enabled`.
     enabled: Callable[[ChannelContext], bool] = _enabled_by_section
     description: str = ""  # one line for `omega status`
+    # Run by `omega init` once the owner answered the channel's questions (and by
+    # `omega init --non-interactive` for a section it changed, unless --no-check): wrong answers
+    # are asked again. None: init has nothing to test.
+    setup: SetupTest | None = None
+
+    def follows_section(self) -> bool:
+        """Whether `enabled = true` in its section is what runs it (so `omega init` offers
+        it); the terminal and the web page follow other settings."""
+        return self.enabled is _enabled_by_section

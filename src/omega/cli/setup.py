@@ -16,14 +16,26 @@ from omega.cli.support import fail, service_kind
 if TYPE_CHECKING:
     from tomlkit.toml_document import TOMLDocument
 
+    from omega.channels.registry import Discovery
+    from omega.config import Config
     from omega.ops.setup import Answers, Detected
 
 
-def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) -> None:
-    """Fill every unanswered question with rich prompts (secrets typed hidden, never shown)."""
+def _ask_interactively(
+    answers: Answers,
+    doc: TOMLDocument,
+    detected: Detected,
+    found: Discovery,
+    home: Path,
+    *,
+    test: bool,
+) -> set[str]:
+    """Fill every unanswered question with rich prompts (secrets typed hidden, never shown);
+    the channels whose answers were tested on the way."""
     from rich.console import Console
     from rich.prompt import Confirm, IntPrompt, Prompt
 
+    from omega.cli.setup_channels import ask_channels
     from omega.config.providers import PROVIDER_NAMES
     from omega.ops.setup import NEEDS_KEY, current
 
@@ -31,8 +43,8 @@ def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) 
     console.print("[bold]Omega set-up[/bold] (Enter keeps the value in brackets)")
     if detected.claude:
         console.print(f"Found the Claude Code CLI: {detected.claude}")
-    for found, var in detected.keys.items():
-        console.print(f"Found an API key for {found} in ${var}")
+    for keyed, var in detected.keys.items():
+        console.print(f"Found an API key for {keyed} in ${var}")
     if answers.provider is None:
         answers.provider = Prompt.ask(
             "AI provider",
@@ -67,26 +79,7 @@ def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) 
             )
             or None
         )
-    if answers.telegram is None and answers.telegram_token is None:
-        answers.telegram = Confirm.ask(
-            "Talk with Omega on Telegram?",
-            default=bool(current(doc, "channel", "telegram", "enabled")),
-        )
-        if answers.telegram:
-            token = Prompt.ask(
-                "Bot token from @BotFather (Enter keeps the one you have)",
-                password=True,
-                default="",
-                show_default=False,
-            )
-            answers.telegram_token = token or None
-            owner = Prompt.ask("Your Telegram user id (from @userinfobot)", default="")
-            answers.telegram_owner = owner or None
-    if answers.whatsapp is None:
-        answers.whatsapp = Confirm.ask(
-            "Enable WhatsApp (paired at the first `omega start`)?",
-            default=bool(current(doc, "channel", "whatsapp", "enabled")),
-        )
+    tested = ask_channels(answers, doc, found, home, test=test)
     if (
         answers.voice_base_url is None
         and answers.voice_api_key is None
@@ -126,6 +119,7 @@ def _ask_interactively(answers: Answers, doc: TOMLDocument, detected: Detected) 
         answers.web = Confirm.ask(
             "Serve the local web page?", default=bool(current(doc, "web", "enabled"))
         )
+    return tested
 
 
 def _offer_bubblewrap(*, interactive: bool) -> None:
@@ -150,6 +144,42 @@ def _offer_bubblewrap(*, interactive: bool) -> None:
     if Confirm.ask(f"Run `{shlex.join(command)}` now?", default=True):
         done = subprocess.run(command, check=False)
         typer.echo("bubblewrap installed." if done.returncode == 0 else "The install failed.")
+
+
+def _check_channels(
+    config: Config, found: Discovery, changed: list[str], *, test: bool, tested: set[str]
+) -> None:
+    """The channel sections this run changed: validated by their plug-ins (init fails on a
+    bad one), a missing library named, and each plug-in's setup test run (not twice)."""
+    from omega.channels.registry import bind_section
+    from omega.channels.setup import install_hint, run_setup
+
+    for name in changed:
+        plugin = found.plugins.get(name)
+        if plugin is None:
+            if name in found.failures:
+                hint = install_hint(name)
+                typer.echo(
+                    f"[channel.{name}] is written, but its plug-in {found.failures[name].reason}"
+                    + (f"; install its library with: {hint}" if hint else "")
+                )
+            continue
+        try:
+            section = bind_section(config, plugin)
+        except ValueError as exc:
+            fail(str(exc), code=1)
+        if not getattr(section, "enabled", False):
+            continue
+        hint = install_hint(name)
+        if hint:
+            typer.echo(f"The {name} channel needs a library that is not installed: {hint}")
+        if not test or name in tested:
+            continue
+        outcome = run_setup(plugin, section)
+        if outcome is not None and not outcome[0]:
+            fail(f"[channel.{name}] {outcome[1]} (or pass --no-check)", code=1)
+        if outcome is not None:
+            typer.echo(outcome[1])
 
 
 def init(
@@ -199,22 +229,43 @@ def init(
     web: Annotated[bool | None, typer.Option("--web/--no-web", help="The local web page.")] = None,
     no_check: Annotated[
         bool,
-        typer.Option("--no-check", help="Do not test the provider or the Telegram token."),
+        typer.Option(
+            "--no-check",
+            help="Do not test the provider or the channels' answers (a token, a login).",
+        ),
     ] = False,
     service: Annotated[
         bool | None,
         typer.Option("--service/--no-service", help="Install the background service after."),
     ] = None,
+    channel_set: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--channel-set",
+            help="NAME.KEY=VALUE, e.g. email.imap_host=imap.example.org: a key of the "
+            "section channel.NAME of any channel plug-in (lists comma-separated); turns it on "
+            "unless NAME.enabled is given. Repeatable.",
+        ),
+    ] = None,
+    channel_owner: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--channel-owner",
+            help="e.g. email:ana@example.org - allowed on that channel plug-in, and an owner. "
+            "Repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Set Omega up: provider, channels, voice, sandbox, heartbeat, web page. Writes
     config.toml (0600); run again to change answers, other keys and comments are kept."""
+    from omega.channels.registry import discover
+    from omega.cli.setup_channels import from_flags
     from omega.config import ConfigError
     from omega.ops.setup import (
         KEY_ENV,
         Answers,
         SetupError,
         apply,
-        check_telegram_token,
         current,
         detect,
         read_document,
@@ -244,12 +295,17 @@ def init(
         web=web,
     )
     detected = detect()
+    found = discover()
+    tested: set[str] = set()
     try:
         doc = read_document(paths.config)
+        from_flags(answers, doc, found, channel_set or [], channel_owner or [])
         if not non_interactive:
             if not sys.stdin.isatty():
                 fail("no terminal to ask on: pass --non-interactive and the answers as flags")
-            _ask_interactively(answers, doc, detected)
+            tested = _ask_interactively(
+                answers, doc, detected, found, paths.home, test=not no_check
+            )
         name = answers.provider
         if (
             name in KEY_ENV
@@ -259,22 +315,22 @@ def init(
         ):
             # the service does not see your shell's env: the key goes into config.toml
             answers.api_key = os.environ.get(KEY_ENV[name], "") or None
+        before = dict(current(doc, "channel") or {})
         apply(doc, answers)
         config = validate(doc, paths.home)
     except (SetupError, ConfigError) as exc:
         fail(str(exc), code=1)
-    if not no_check:
-        token = config.channel.telegram.bot_token.get_secret_value()
-        if answers.telegram_token and token:
-            ok, detail = check_telegram_token(config, token)
-            if not ok:
-                fail(f"{detail}; check the token (or pass --no-check)", code=1)
-            typer.echo(f"Telegram bot: {detail}")
-        if answers.provider is not None:
-            ok, detail = try_provider(config, paths)
-            if not ok:
-                fail(f"the provider did not answer: {detail} (or pass --no-check)", code=1)
-            typer.echo(f"Provider answered: {detail}")
+    changed = [
+        name
+        for name, section in (current(doc, "channel") or {}).items()
+        if section != before.get(name)
+    ]
+    _check_channels(config, found, changed, test=not no_check, tested=tested)
+    if not no_check and answers.provider is not None:
+        ok, detail = try_provider(config, paths)
+        if not ok:
+            fail(f"the provider did not answer: {detail} (or pass --no-check)", code=1)
+        typer.echo(f"Provider answered: {detail}")
     existed = paths.config.exists()
     write_config(paths.config, doc)
     typer.echo(f"{'Updated' if existed else 'Wrote'} {paths.config} (only you can read it).")

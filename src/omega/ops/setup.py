@@ -60,6 +60,10 @@ class Answers:
     heartbeat: bool | None = None
     heartbeat_minutes: int | None = None
     web: bool | None = None
+    # Channel plug-ins' sections, as asked by omega.cli.setup_channels or given as flags:
+    # name -> {key: value}; and the "channel:id" addresses made owners on the way.
+    channels: dict[str, dict[str, Any]] = field(default_factory=dict)
+    owners: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -183,6 +187,13 @@ def apply(doc: TOMLDocument, answers: Answers) -> None:
             _set(doc, ("heartbeat", "channel"), "telegram")
             _set(doc, ("heartbeat", "reply_target"), owner)
     _set(doc, ("channel", "whatsapp", "enabled"), answers.whatsapp)
+    for name, values in answers.channels.items():
+        for key, value in values.items():
+            _set(doc, ("channel", name, key), value)
+    for address in answers.owners:
+        owners = list(current(doc, "auth", "owners") or [])
+        if address not in owners:
+            _set(doc, ("auth", "owners"), [*owners, address])
     if answers.voice_base_url or answers.voice_api_key or answers.voice_model:
         # An empty base_url turns transcription off; a key alone means OpenAI's endpoint.
         base_url = answers.voice_base_url or current(doc, "voice", "base_url")
@@ -250,11 +261,11 @@ def try_provider(config: Config, paths: OmegaPaths) -> tuple[bool, str]:
     return True, text.strip()[:80]
 
 
-def check_telegram_token(config: Config, token: str) -> tuple[bool, str]:
-    """Validate a bot token with getMe: (valid, the bot's @name or the error)."""
+def check_telegram_token(api_url: str, token: str) -> tuple[bool, str]:
+    """Validate a bot token with getMe at `api_url`: (valid, the bot's @name or the error)."""
     import httpx
 
-    base = config.channel.telegram.api_url.rstrip("/")
+    base = api_url.rstrip("/")
     try:
         response = httpx.get(f"{base}/bot{token}/getMe", timeout=10.0)
         data = response.json()

@@ -4,6 +4,8 @@ standard library only (imaplib, smtplib, email)."""
 
 from __future__ import annotations
 
+from pydantic import BaseModel
+
 from omega.channels.base import Channel
 from omega.channels.email.checks import check_email, missing_settings
 from omega.channels.email.config import EmailConfig
@@ -30,6 +32,21 @@ def _build(ctx: ChannelContext) -> Channel:
     return EmailChannel(ctx.section, state, ctx.health(lambda: ctx.section.sender()))  # type: ignore[attr-defined]
 
 
+def _test_login(section: BaseModel) -> tuple[bool, str] | None:
+    """`omega init`'s test of the answers: the settings complete, and an IMAP login."""
+    from omega.channels.email.imap import ImapSession, MailboxError
+
+    assert isinstance(section, EmailConfig)
+    missing = missing_settings(section)
+    if missing:
+        return False, f"[channel.email] needs {', '.join(missing)}"
+    try:
+        ImapSession(section).close()
+    except MailboxError as exc:
+        return False, str(exc)
+    return True, f"logged in to {section.imap_user}'s {section.folder}"
+
+
 PLUGIN = ChannelPlugin(
     name="email",
     config_model=EmailConfig,
@@ -38,4 +55,5 @@ PLUGIN = ChannelPlugin(
     checks={"email": check_email},
     reports_health=True,
     description="e-mail: IMAP in (IDLE or polling), SMTP out",
+    setup=_test_login,
 )

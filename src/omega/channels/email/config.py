@@ -16,22 +16,38 @@ Security = Literal["ssl", "starttls", "plain"]
 class EmailConfig(PluginChannelConfig):
     """The e-mail channel's settings; `allowed_users` are e-mail addresses."""
 
-    imap_host: str = ""
-    imap_port: Annotated[int, Field(ge=0, le=65535)] = 0  # 0: 993 for ssl, else 143
-    imap_security: Security = "ssl"
-    imap_user: str = ""
-    imap_password: SecretStr = SecretStr("")
+    # The descriptions are `omega init`'s questions (omega.channels.setup).
+    imap_host: str = Field("", description="IMAP server Omega reads mail from (imap.example.org)")
+    imap_security: Security = Field(
+        "ssl", description="IMAP security (ssl: port 993; starttls: 143; plain: loopback only)"
+    )
+    imap_port: Annotated[int, Field(ge=0, le=65535)] = Field(
+        0, description="IMAP port (0: the usual one for its security)"
+    )  # 0: 993 for ssl, else 143
+    imap_user: str = Field("", description="The mailbox's user name (usually its address)")
+    imap_password: SecretStr = Field(
+        SecretStr(""), description="The mailbox's password (an app password where there are)"
+    )
     folder: str = "INBOX"
     # Seconds between checks when the server has no IDLE (and the longest an IDLE waits).
     poll_secs: Annotated[float, Field(gt=0, le=3600)] = 60.0
     idle: bool = True  # use IMAP IDLE where the server offers it
 
-    smtp_host: str = ""
-    smtp_port: Annotated[int, Field(ge=0, le=65535)] = 0  # 0: 465 for ssl, 587 starttls, 25
-    smtp_security: Security = "starttls"
-    smtp_user: str = ""  # "" with a password: imap_user's name is used
-    smtp_password: SecretStr = SecretStr("")
-    from_address: str = ""  # "" : imap_user
+    smtp_host: str = Field("", description="SMTP server Omega sends mail through")
+    smtp_security: Security = Field(
+        "starttls", description="SMTP security (ssl: port 465; starttls: 587; plain: 25)"
+    )
+    smtp_port: Annotated[int, Field(ge=0, le=65535)] = Field(
+        0, description="SMTP port (0: the usual one for its security)"
+    )  # 0: 465 for ssl, 587 starttls, 25
+    # "" with a password: imap_user's name is used
+    smtp_user: str = Field("", description="SMTP user name (Enter: the IMAP one)")
+    smtp_password: SecretStr = Field(
+        SecretStr(""), description="SMTP password (Enter: send without logging in)"
+    )
+    from_address: str = Field(
+        "", description="Address Omega's mail comes from (Enter: the IMAP user)"
+    )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
     timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
     # A stranger's mail is not answered with a refusal: most are spam with forged senders,
