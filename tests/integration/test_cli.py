@@ -9,7 +9,7 @@ import pytest
 import typer
 
 from omega.cli import main as cli
-from tests.conftest import openai_env, run_omega
+from tests.conftest import on_postgresql, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 
@@ -57,7 +57,8 @@ def test_status_auto_selects_local_model_with_nothing_configured() -> None:
 
 def test_first_run_deploys_private_home(isolated_env: Path) -> None:
     run_omega("status")
-    for name in ("SYSTEM_PROMPT.md", "WELCOME.toml", "memory.db", "omega.log"):
+    files = ("SYSTEM_PROMPT.md", "WELCOME.toml", "omega.log")
+    for name in files if on_postgresql() else (*files, "memory.db"):
         assert (isolated_env / name).stat().st_mode & 0o777 == 0o600, name
     for folder in ("workspace", "workspace/inbox", "skills", "projects"):
         assert (isolated_env / folder).is_dir()
