@@ -36,7 +36,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[local,whatsapp,quant,dev]"
+	$(PIP) install --quiet -e ".[local,whatsapp,quant,discord,dev]"
 	touch $@
 
 install: $(VENV)/.installed
