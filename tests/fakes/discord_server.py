@@ -11,7 +11,7 @@ attachments are served from `/attachments/...` as from Discord's CDN. Every API 
 Gateway: HELLO (op 10) on connect; IDENTIFY (op 2) starts a session (READY with
 `session_id` and `resume_gateway_url`, then GUILD_CREATE per guild); HEARTBEAT (op 1) is
 answered with ACK (op 11); RESUME (op 6) replays every DISPATCH after the client's `seq`,
-then RESUMED, or answers INVALID_SESSION (op 9) for an unknown session. A session keeps its
+then RESUMED (`resume_overlap` replays some seen ones too), or answers INVALID_SESSION (op 9) for an unknown session. A session keeps its
 dispatches while no socket is attached, as Discord does between a drop and the resume.
 Content rules as documented: without the MESSAGE_CONTENT intent a guild message that does
 not mention the bot arrives with empty content and no attachments. `drop()` cuts the socket
@@ -107,6 +107,9 @@ class FakeDiscord:
         self.identifies = 0
         self.resumes: list[int] = []  # the seq each RESUME asked from
         self.received: list[dict[str, Any]] = []  # every gateway payload the client sent
+        # A RESUME replays this many events the client had already seen as well (a fault to
+        # inject: Discord's replay is at least once from the client's point of view).
+        self.resume_overlap = 0
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -339,7 +342,7 @@ class FakeDiscord:
         seq = int(data.get("seq") or 0)
         self.resumes.append(seq)
         session.socket, session.compressor = hello.socket, hello.compressor
-        for payload in session.events[seq:]:
+        for payload in session.events[max(seq - self.resume_overlap, 0) :]:
             await self._send(session, payload)
         await self._dispatch("RESUMED", {})
         return session

@@ -37,7 +37,9 @@ NAME = "discord"
 CHANNEL_TARGET = "channel:"  # a reply target naming a guild channel; a bare id is a user (DM)
 RETRY_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed start, the last one repeated
 SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
-_ANSWERED_TYPES = ("default", "reply")  # joins, pins, boosts... are not messages to answer
+_ANSWERED_TYPES = ("default", "reply")
+_FILE_NAME = re.compile(r"[\w-][\w.-]{0,99}\.[A-Za-z0-9]{1,5}")
+_IMAGE_MAGIC = ((b"\x89PNG", "png"), (b"\xff\xd8\xff", "jpg"), (b"GIF8", "gif"), (b"RIFF", "webp"))  # joins, pins, boosts... are not messages to answer
 
 
 class DiscordSendError(OmegaError):
@@ -47,6 +49,17 @@ class DiscordSendError(OmegaError):
 def message_id(message: discord.Message) -> str:
     """The inbox id of a Discord message (the same for the same message, replayed or not)."""
     return f"discord:{message.id}"
+
+
+def photo_filename(data: bytes, name: str) -> str:
+    """The file name a photo is sent under: `name` when it is a plain file name (what Omega
+    gives a picture it made), else "photo" with the extension its first bytes say."""
+    if _FILE_NAME.fullmatch(name):
+        return name
+    for magic, extension in _IMAGE_MAGIC:
+        if data.startswith(magic):
+            return f"photo.{extension}"
+    return "photo.png"
 
 
 def _kind(content_type: str) -> str:
@@ -79,7 +92,9 @@ class DiscordChannel:
         try:
             while not self._stop.is_set():
                 outcome = await self._session()
-                if outcome == "final" or self._stop.is_set():
+                if outcome == "final":
+                    return  # its health says why (token or intent refused)
+                if self._stop.is_set():
                     break
                 failures = failures + 1 if outcome == "failed" else 0
                 await self._sleep(RETRY_SECS[min(max(failures - 1, 0), len(RETRY_SECS) - 1)])
@@ -261,10 +276,15 @@ class DiscordChannel:
         piece as its text)."""
         client = self._connected()
         channel = client.get_partial_messageable(await self._channel_id(message.target))
-        pieces = discord_pieces(message.text)
+        text, filename = message.text, ""
+        if message.photo is not None:
+            filename = photo_filename(message.photo, text if message.kind == "photo" else "")
+            if filename == text:
+                text = ""  # the file's name is all the text a photo has; Discord shows it
+        pieces = discord_pieces(text)
         try:
             if message.photo is not None:
-                photo = discord.File(io.BytesIO(message.photo), filename="photo.png")
+                photo = discord.File(io.BytesIO(message.photo), filename=filename)
                 await channel.send(content=pieces.pop(0) if pieces else None, file=photo)
             for piece in pieces:
                 await channel.send(content=piece)
