@@ -4,7 +4,7 @@ Channel, User), for tests.
 
 REST: `GET /api/v10/gateway/bot`, `/users/@me`, `/oauth2/applications/@me`; `POST
 /channels/{id}/messages` (JSON, or multipart with `payload_json` and `files[n]`; refused with
-Discord's 50035 above 2,000 characters), `/channels/{id}/typing`, `/users/@me/channels`;
+Discord's 50035 above 2,000 characters), `GET` the same for history, `/channels/{id}/typing`, `/users/@me/channels`;
 attachments are served from `/attachments/...` as from Discord's CDN. Every API call needs
 `Authorization: Bot <token>` (else Discord's 401).
 
@@ -13,7 +13,8 @@ Gateway: HELLO (op 10) on connect; IDENTIFY (op 2) starts a session (READY with
 answered with ACK (op 11); RESUME (op 6) replays every DISPATCH after the client's `seq`,
 then RESUMED (`resume_overlap` replays some seen ones too), or answers INVALID_SESSION (op 9) for an unknown session. A session keeps its
 dispatches while no socket is attached, as Discord does between a drop and the resume.
-Content rules as documented: without the MESSAGE_CONTENT intent a guild message that does
+`GET /channels/{id}/messages?after=` reads a channel's history (messages sent while no
+session was attached are there too). Content rules as documented: without the MESSAGE_CONTENT intent a guild message that does
 not mention the bot arrives with empty content and no attachments. `drop()` cuts the socket
 without a close frame, `reconnect()` sends op 7, `invalidate()` op 9. The `compress` query
 (zlib-stream) is honoured; zstd-stream is answered uncompressed (text frames).
@@ -103,8 +104,10 @@ class FakeDiscord:
         self.dm_channels: dict[int, int] = {}  # user id -> DM channel id
         self.files: dict[str, tuple[bytes, str]] = {}  # CDN path -> (data, content type)
         self.sessions: dict[str, Session] = {}
+        self.history: dict[int, list[dict[str, Any]]] = {}  # channel id -> its messages
         self.session: Session | None = None  # the newest session (where dispatches go)
         self.identifies = 0
+        self.history_reads: list[tuple[int, int]] = []  # (channel, after) of each read
         self.resumes: list[int] = []  # the seq each RESUME asked from
         self.received: list[dict[str, Any]] = []  # every gateway payload the client sent
         # A RESUME replays this many events the client had already seen as well (a fault to
@@ -196,6 +199,8 @@ class FakeDiscord:
                 "mute": False,
                 "flags": 0,
             }
+        with self.lock:
+            self.history.setdefault(channel_id, []).append(data)
         self.dispatch("MESSAGE_CREATE", data)
         return message_id
 
@@ -243,17 +248,26 @@ class FakeDiscord:
     async def _dispatch(self, event: str, data: dict[str, Any]) -> None:
         session = self.session
         if session is None:
-            raise AssertionError("no gateway session: the bot never identified")
+            return  # nobody has connected yet: the message is only in the channel's history
         if event == "MESSAGE_CREATE" and not self._visible(session, data):
             return
-        if event == "MESSAGE_CREATE" and not session.intents & MESSAGE_CONTENT_INTENT:
-            mentioned = any(int(u["id"]) == BOT_ID for u in data["mentions"])
-            if "guild_id" in data and not mentioned:
-                data = data | {"content": "", "attachments": [], "embeds": []}
+        if event == "MESSAGE_CREATE":
+            data = self._as_seen(session, data)
         payload = {"op": 0, "t": event, "s": len(session.events) + 1, "d": data}
         session.events.append(payload)
         if session.socket is not None:
             await self._send(session, payload)
+
+    @staticmethod
+    def _as_seen(session: Session | None, data: dict[str, Any]) -> dict[str, Any]:
+        """A message as the bot receives it: without the MESSAGE_CONTENT intent, a guild
+        message that does not mention the bot has no content and no files."""
+        if session is not None and session.intents & MESSAGE_CONTENT_INTENT:
+            return data
+        mentioned = any(int(u["id"]) == BOT_ID for u in data["mentions"])
+        if "guild_id" in data and not mentioned:
+            return data | {"content": "", "attachments": [], "embeds": []}
+        return data
 
     @staticmethod
     def _visible(session: Session, data: dict[str, Any]) -> bool:
@@ -517,6 +531,17 @@ class FakeDiscord:
             }
         )
 
+    async def _messages(self, request: web.Request) -> web.Response:
+        """A channel's history: the `limit` messages right after `after`, newest first."""
+        channel_id = int(request.match_info["channel"])
+        after = int(request.query.get("after", "0"))
+        limit = min(int(request.query.get("limit", "50")), 100)
+        with self.lock:
+            later = [m for m in self.history.get(channel_id, []) if int(m["id"]) > after]
+            self.history_reads.append((channel_id, after))
+        page = [self._as_seen(self.session, m) for m in later[:limit]]
+        return _json(list(reversed(page)))
+
     async def _cdn(self, request: web.Request) -> web.Response:
         with self.lock:
             found = self.files.get(request.path)
@@ -535,6 +560,7 @@ class FakeDiscord:
         app.router.add_post("/api/v10/users/@me/channels", self._create_dm)
         app.router.add_post("/api/v10/channels/{channel}/typing", self._typing)
         app.router.add_post("/api/v10/channels/{channel}/messages", self._post_message)
+        app.router.add_get("/api/v10/channels/{channel}/messages", self._messages)
         app.router.add_get("/attachments/{path:.*}", self._cdn)
         self._runner = web.AppRunner(app)
         await self._runner.setup()

@@ -14,7 +14,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import openai_env, run_omega
-from tests.fakes.discord_server import BOT_ID, GUILD_CHANNEL_ID, TOKEN, FakeDiscord
+from tests.fakes.discord_server import (
+    BOT_ID,
+    GUILD_CHANNEL_ID,
+    MESSAGE_CONTENT_INTENT,
+    TOKEN,
+    FakeDiscord,
+)
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_telegram import Omega
 from tests.integration.test_tool_loop import tool_call
@@ -92,10 +98,14 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
         Step(text="Hello Ana, 4. @everyone", match="2+2"),
         Step(text="Paris.", match="capital of France"),
     ]
-    configure(isolated_env, discord)
+    # With the Message Content intent, Discord sends every guild message in full: the channel
+    # itself must pick out the ones that mention the bot.
+    configure(isolated_env, discord, "message_content_intent = true")
     env = env_for(fake_openai)
     omega = start(env)
     connected(discord)
+    [identify] = [p for p in discord.received if p["op"] == 2]
+    assert identify["d"]["intents"] & MESSAGE_CONTENT_INTENT
     discord.dm(ANA, "what is 2+2?", name="ana")
     discord.wait_for(lambda: "Hello Ana, 4. @everyone" in dm_texts(discord, ANA))
     # Typing was shown in Ana's DM; no reply may ping anyone (a model's @everyone stays text).
@@ -158,6 +168,8 @@ def test_a_long_reply_is_sent_in_pieces_of_at_most_2000_characters(
     configure(isolated_env, discord)
     omega = start(env_for(fake_openai))
     connected(discord)
+    [identify] = [p for p in discord.received if p["op"] == 2]
+    assert not identify["d"]["intents"] & MESSAGE_CONTENT_INTENT  # not needed by default
     discord.dm(ANA, "tell me something long")
     discord.wait_for(lambda: dm_texts(discord, ANA) and dm_texts(discord, ANA)[-1].endswith("done"))
     pieces = [text for text in dm_texts(discord, ANA) if text in long]  # not the welcome
@@ -255,16 +267,27 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     code, err = second.terminate()
     assert code == 0, err
 
-    third = start(env)  # a new session (IDENTIFY): nothing of the old one comes again
-    discord.wait_for(lambda: discord.identifies == 3)
+    # Omega is down while Ana writes: no session gets it, Discord will not send it again.
+    # The new session reads the DM channel's history after the last message handed over.
+    discord.dm(ANA, "sent while you were down")
+    third = start(env)
+    discord.wait_for(lambda: "echo: sent while you were down" in dm_texts(discord, ANA))
     discord.dm(ANA, "still there?")
     discord.wait_for(lambda: "echo: still there?" in dm_texts(discord, ANA))
-    time.sleep(1.0)
     assert third.terminate()[0] == 0
+
+    reads = len(discord.history_reads)
+    fourth = start(env)  # a restart with nothing new: nothing is answered again
+    discord.wait_for(lambda: len(discord.history_reads) > reads)
+    time.sleep(1.0)
+    assert fourth.terminate()[0] == 0
+    assert discord.identifies == 4
     texts = dm_texts(discord, ANA)
-    assert texts.count("answered after the restart") == 1
+    for text in ("answered after the restart", "echo: sent while you were down", "echo: still there?"):
+        assert texts.count(text) == 1, texts
     assert "too late" not in texts
     assert len(asked(fake_openai, "a slow question")) == 2
+    assert (isolated_env / "discord.state.json").stat().st_mode & 0o777 == 0o600
     with sqlite3.connect(db) as conn:
         rows = dict(conn.execute("SELECT id, status FROM inbox").fetchall())
     assert rows[f"discord:{message}"] == "done"

@@ -34,8 +34,11 @@ def _build(ctx: ChannelContext) -> Channel:
         raise ChannelUnavailableError(
             f"the Discord channel needs discord.py ({exc.name or exc}): {INSTALL}"
         ) from None
+    from omega.channels.discord.state import DiscordState
+
+    state = DiscordState.load(ctx.paths.home / "discord.state.json")
     channel: DiscordChannel
-    channel = DiscordChannel(section, ctx.health(lambda: channel.account))
+    channel = DiscordChannel(section, state, ctx.health(lambda: channel.account))
     return channel
 
 

@@ -26,6 +26,7 @@ from discord.gateway import DiscordWebSocket
 from omega.channels.base import Submit
 from omega.channels.discord.config import DiscordConfig
 from omega.channels.discord.pieces import discord_pieces
+from omega.channels.discord.state import DiscordState
 from omega.channels.health import HealthReporter
 from omega.errors import OmegaError
 from omega.text import scrub
@@ -36,6 +37,7 @@ log = logging.getLogger(__name__)
 NAME = "discord"
 CHANNEL_TARGET = "channel:"  # a reply target naming a guild channel; a bare id is a user (DM)
 RETRY_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed start, the last one repeated
+CATCH_UP_LIMIT = 100  # messages read back per channel after a new session
 SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
 _ANSWERED_TYPES = ("default", "reply")
 _FILE_NAME = re.compile(r"[\w-][\w.-]{0,99}\.[A-Za-z0-9]{1,5}")
@@ -62,6 +64,11 @@ def photo_filename(data: bytes, name: str) -> str:
     return "photo.png"
 
 
+def _in_guild(message: discord.Message) -> bool:
+    """Whether a message was written in a guild (a server), not in a DM."""
+    return message.guild is not None or getattr(message.channel, "guild_id", None) is not None
+
+
 def _kind(content_type: str) -> str:
     major = content_type.partition("/")[0]
     return {"image": "image", "audio": "audio", "video": "video"}.get(major, "document")
@@ -72,13 +79,18 @@ class DiscordChannel:
 
     name = NAME
 
-    def __init__(self, config: DiscordConfig, health: HealthReporter) -> None:
+    def __init__(
+        self, config: DiscordConfig, state: DiscordState, health: HealthReporter
+    ) -> None:
         self.config = config
+        self.state = state
         self.health = health
         self.client: discord.Client | None = None
         self.account = ""  # the bot's name once logged in
         self._stop = asyncio.Event()
-        self._queue: asyncio.Queue[discord.Message] = asyncio.Queue()
+        # Messages to hand over, in order, each with whether it is a DM (None: as it says).
+        self._queue: asyncio.Queue[tuple[discord.Message, bool | None]] = asyncio.Queue()
+        self._catching_up: asyncio.Task[None] | None = None
         self._dm_channels: dict[str, int] = {}  # user id -> their DM channel's id
 
     # -- receiving -----------------------------------------------------------------------
@@ -99,9 +111,11 @@ class DiscordChannel:
                 failures = failures + 1 if outcome == "failed" else 0
                 await self._sleep(RETRY_SECS[min(max(failures - 1, 0), len(RETRY_SECS) - 1)])
         finally:
-            consumer.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await consumer
+            for task in (consumer, self._catching_up):
+                if task is not None:
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
         self.health.report("stopped")
 
     async def _session(self) -> str:
@@ -162,15 +176,16 @@ class DiscordChannel:
             chunk_guilds_at_startup=False,
         )
 
-        async def on_ready() -> None:
+        async def on_ready() -> None:  # a new session: what it missed is in the history
             self.health.report("running")
             log.info("discord: connected as %s", self.account)
+            self._catching_up = asyncio.create_task(self._catch_up(client))
 
         async def on_resumed() -> None:
             self.health.report("running")
 
         async def on_message(message: discord.Message) -> None:
-            self._queue.put_nowait(message)
+            self._queue.put_nowait((message, None))
 
         for handler in (on_ready, on_resumed, on_message):
             client.event(handler)
@@ -179,25 +194,54 @@ class DiscordChannel:
     async def _consume(self, submit: Submit) -> None:
         """Hand the queued messages to `submit`, in order."""
         while True:
-            message = await self._queue.get()
+            message, dm = await self._queue.get()
+            if dm is None:
+                dm = not _in_guild(message)
             for attempt in range(1, SUBMIT_ATTEMPTS + 1):
                 try:
-                    incoming = await self._incoming(message)
+                    incoming = await self._incoming(message, dm)
                     if incoming is not None:
                         await submit(incoming)  # returns once the message is durable
+                    if incoming is not None or str(message.channel.id) in self.state.channels:
+                        await self._handed(message, dm)
                     break
                 except Exception:
                     log.exception("discord: message %s not accepted (try %d)", message.id, attempt)
                     await self._sleep(1.0)
 
-    async def _incoming(self, message: discord.Message) -> IncomingMessage | None:
+    async def _handed(self, message: discord.Message, dm: bool) -> None:
+        if self.state.handed(message.channel.id, message.id, dm):
+            await asyncio.to_thread(self.state.save)
+
+    async def _catch_up(self, client: discord.Client) -> None:
+        """Queue what the remembered channels received after the last message handed over
+        (sent while Omega was down, or in a session Discord did not resume)."""
+        for channel_id, last, dm in self.state.tracked():
+            if dm:
+                channel = client.get_partial_messageable(channel_id, type=discord.ChannelType.private)
+            else:
+                channel = client.get_partial_messageable(channel_id)
+            try:
+                found = [
+                    message
+                    async for message in channel.history(
+                        limit=CATCH_UP_LIMIT, after=discord.Object(last), oldest_first=True
+                    )
+                ]
+            except (discord.HTTPException, aiohttp.ClientError) as exc:
+                log.warning("discord: could not read channel %s's history: %s", channel_id, exc)
+                continue
+            for message in sorted(found, key=lambda m: m.id):
+                self._queue.put_nowait((message, dm))
+
+    async def _incoming(self, message: discord.Message, dm: bool) -> IncomingMessage | None:
         """The IncomingMessage for `message`, or None when it is not for Omega (a bot's, a
         service message, a guild message that does not mention Omega)."""
         client = self.client
         me = client.user if client is not None else None
         if me is None or message.author.bot or message.type.name not in _ANSWERED_TYPES:
             return None
-        in_guild = message.guild is not None
+        in_guild = not dm
         if in_guild and (not self.config.guilds or not self._addressed(message, me.id)):
             return None
         text = re.sub(rf"<@!?{me.id}>", "", message.content).strip()
