@@ -80,6 +80,7 @@ class Sent:
     content: str
     files: dict[str, bytes] = field(default_factory=dict)
     payload: dict[str, Any] = field(default_factory=dict)
+    message_id: int = 0
 
 
 @dataclass
@@ -137,13 +138,32 @@ class FakeDiscord:
         return self._message(channel_id, None, user(user_id, name), text, attachments)
 
     def guild_message(
-        self, user_id: int, text: str, mention: bool = False, name: str = "bob"
+        self,
+        user_id: int,
+        text: str,
+        mention: bool = False,
+        name: str = "bob",
+        reply_to: Sent | None = None,
+        everyone: bool = False,
     ) -> int:
-        """A message in the guild's channel; `mention` puts `<@bot>` in front of it."""
+        """A message in the guild's channel; `mention` puts `<@bot>` in front of it,
+        `reply_to` makes it a reply to a message Omega sent there (without a ping),
+        `everyone` an @everyone."""
         content = f"<@{BOT_ID}> {text}" if mention else text
         mentions = [user(BOT_ID, BOT_NAME, bot=True)] if mention else []
+        extra: dict[str, Any] = {}
+        if everyone:
+            content, extra["mention_everyone"] = f"@everyone {content}", True
+        if reply_to is not None:
+            extra["type"] = 19  # REPLY
+            extra["message_reference"] = {
+                "message_id": str(reply_to.message_id),
+                "channel_id": str(reply_to.channel_id),
+                "guild_id": str(GUILD_ID),
+            }
+            extra["referenced_message"] = self._posted(reply_to) | {"guild_id": str(GUILD_ID)}
         return self._message(
-            GUILD_CHANNEL_ID, GUILD_ID, user(user_id, name), content, (), mentions
+            GUILD_CHANNEL_ID, GUILD_ID, user(user_id, name), content, (), mentions, extra
         )
 
     def _message(
@@ -154,6 +174,7 @@ class FakeDiscord:
         content: str,
         attachments: Any,
         mentions: list[dict[str, Any]] | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> int:
         message_id = next(_ids)
         files = []
@@ -189,7 +210,7 @@ class FakeDiscord:
             "pinned": False,
             "type": 0,
             "flags": 0,
-        }
+        } | (extra or {})
         if guild_id is not None:
             data["guild_id"] = str(guild_id)
             data["member"] = {
@@ -509,27 +530,31 @@ class FakeDiscord:
             return _json(
                 {"message": "Cannot send an empty message", "code": 50006}, status=400
             )
+        sent = Sent(channel_id, content, files, payload, next(_ids))
         with self.lock:
-            self.sent.append(Sent(channel_id, content, files, payload))
-        return _json(
-            {
-                "id": str(next(_ids)),
-                "channel_id": str(channel_id),
-                "author": user(BOT_ID, BOT_NAME, bot=True),
-                "content": content,
-                "timestamp": _now(),
-                "edited_timestamp": None,
-                "tts": False,
-                "mention_everyone": False,
-                "mentions": [],
-                "mention_roles": [],
-                "attachments": [],
-                "embeds": [],
-                "pinned": False,
-                "type": 0,
-                "flags": 0,
-            }
-        )
+            self.sent.append(sent)
+        return _json(self._posted(sent))
+
+    @staticmethod
+    def _posted(sent: Sent) -> dict[str, Any]:
+        """The message object of a message Omega posted."""
+        return {
+            "id": str(sent.message_id),
+            "channel_id": str(sent.channel_id),
+            "author": user(BOT_ID, BOT_NAME, bot=True),
+            "content": sent.content,
+            "timestamp": _now(),
+            "edited_timestamp": None,
+            "tts": False,
+            "mention_everyone": False,
+            "mentions": [],
+            "mention_roles": [],
+            "attachments": [],
+            "embeds": [],
+            "pinned": False,
+            "type": 0,
+            "flags": 0,
+        }
 
     async def _messages(self, request: web.Request) -> web.Response:
         """A channel's history: the `limit` messages right after `after`, newest first."""
