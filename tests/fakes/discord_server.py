@@ -4,20 +4,21 @@ Channel, User), for tests.
 
 REST: `GET /api/v10/gateway/bot`, `/users/@me`, `/oauth2/applications/@me`; `POST
 /channels/{id}/messages` (JSON, or multipart with `payload_json` and `files[n]`; refused with
-Discord's 50035 above 2,000 characters), `GET` the same for history, `/channels/{id}/typing`, `/users/@me/channels`;
-attachments are served from `/attachments/...` as from Discord's CDN. Every API call needs
-`Authorization: Bot <token>` (else Discord's 401).
+Discord's 50035 above 2,000 characters) and `GET` the same for a channel's history (messages
+sent while no session was attached are there too), `POST /channels/{id}/typing`,
+`/users/@me/channels`; attachments are served from `/attachments/...` as from Discord's CDN.
+Every API call needs `Authorization: Bot <token>` (else Discord's 401).
 
 Gateway: HELLO (op 10) on connect; IDENTIFY (op 2) starts a session (READY with
 `session_id` and `resume_gateway_url`, then GUILD_CREATE per guild); HEARTBEAT (op 1) is
 answered with ACK (op 11); RESUME (op 6) replays every DISPATCH after the client's `seq`,
-then RESUMED (`resume_overlap` replays some seen ones too), or answers INVALID_SESSION (op 9) for an unknown session. A session keeps its
-dispatches while no socket is attached, as Discord does between a drop and the resume.
-`GET /channels/{id}/messages?after=` reads a channel's history (messages sent while no
-session was attached are there too). Content rules as documented: without the MESSAGE_CONTENT intent a guild message that does
-not mention the bot arrives with empty content and no attachments. `drop()` cuts the socket
-without a close frame, `reconnect()` sends op 7, `invalidate()` op 9. The `compress` query
-(zlib-stream) is honoured; zstd-stream is answered uncompressed (text frames).
+then RESUMED (`resume_overlap` replays some seen ones too), or answers INVALID_SESSION (op 9)
+for an unknown session. A session keeps its dispatches while no socket is attached, as
+Discord does between a drop and the resume. Content rules as documented: without the
+MESSAGE_CONTENT intent a guild message that does not mention the bot arrives with empty
+content and no attachments. `drop()` cuts the socket without a close frame, `reconnect()`
+sends op 7, `invalidate()` op 9. The `compress` query (zlib-stream) is honoured; zstd-stream
+is answered uncompressed (text frames).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Self
 
-from aiohttp import WSMsgType, web
+from aiohttp import BodyPartReader, WSMsgType, web
 
 TOKEN = "MTAwMDAwMDAwMDAwMDAwMDAx.FakeTk.test-token-for-the-discord-double"
 BOT_ID = 1_000_000_000_000_000_001
@@ -178,17 +179,17 @@ class FakeDiscord:
     ) -> int:
         message_id = next(_ids)
         files = []
-        for filename, data, content_type in attachments:
+        for filename, blob, content_type in attachments:
             attachment_id = next(_ids)
             path = f"/attachments/{channel_id}/{attachment_id}/{filename}"
             with self.lock:
-                self.files[path] = (data, content_type)
+                self.files[path] = (blob, content_type)
             url = f"http://127.0.0.1:{self.port}{path}"
             files.append(
                 {
                     "id": str(attachment_id),
                     "filename": filename,
-                    "size": len(data),
+                    "size": len(blob),
                     "url": url,
                     "proxy_url": url,
                     "content_type": content_type,
@@ -310,7 +311,7 @@ class FakeDiscord:
         session = self.session
         if session is not None and session.socket is not None:
             socket, session.socket = session.socket, None
-            transport = socket._req.transport if socket._req is not None else None  # noqa: SLF001
+            transport = socket._req.transport if socket._req is not None else None
             if transport is not None:
                 transport.abort()
 
@@ -322,11 +323,11 @@ class FakeDiscord:
     async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
         socket = web.WebSocketResponse()
         await socket.prepare(request)
-        compressor = (
-            zlib.compressobj() if request.query.get("compress") == "zlib-stream" else None
-        )
+        compressor = zlib.compressobj() if request.query.get("compress") == "zlib-stream" else None
         hello = Session("", 0, socket=socket, compressor=compressor)
-        await self._send(hello, {"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None})
+        await self._send(
+            hello, {"op": 10, "d": {"heartbeat_interval": 41250}, "s": None, "t": None}
+        )
         session: Session | None = None
         async for frame in socket:
             if frame.type != WSMsgType.TEXT:
@@ -351,7 +352,9 @@ class FakeDiscord:
             session.socket = None
         return socket
 
-    async def _identify(self, socket: web.WebSocketResponse, compressor: Any, intents: int) -> Session:
+    async def _identify(
+        self, socket: web.WebSocketResponse, compressor: Any, intents: int
+    ) -> Session:
         self.identifies += 1
         session = Session(f"session-{next(_ids)}", intents, socket=socket, compressor=compressor)
         with self.lock:
@@ -498,13 +501,15 @@ class FakeDiscord:
         files: dict[str, bytes] = {}
         if request.content_type.startswith("multipart/"):
             payload: dict[str, Any] = {}
-            async for part in await request.multipart():
+            reader = await request.multipart()
+            while (part := await reader.next()) is not None:
+                assert isinstance(part, BodyPartReader)
                 name = part.name or ""
-                body = await part.read()  # type: ignore[union-attr]
+                body = await part.read()
                 if name == "payload_json":
                     payload = json.loads(body)
                 else:
-                    files[part.filename or name] = bytes(body)  # type: ignore[union-attr]
+                    files[part.filename or name] = bytes(body)
         else:
             payload = await request.json()
         content = str(payload.get("content") or "")
@@ -527,9 +532,7 @@ class FakeDiscord:
                 status=400,
             )
         if not content and not files:
-            return _json(
-                {"message": "Cannot send an empty message", "code": 50006}, status=400
-            )
+            return _json({"message": "Cannot send an empty message", "code": 50006}, status=400)
         sent = Sent(channel_id, content, files, payload, next(_ids))
         with self.lock:
             self.sent.append(sent)
@@ -591,7 +594,7 @@ class FakeDiscord:
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
         await site.start()
-        server = site._server  # noqa: SLF001
+        server = site._server
         assert server is not None
         self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
 

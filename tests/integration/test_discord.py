@@ -194,7 +194,9 @@ def test_an_attachment_is_downloaded_for_the_model_and_an_image_made_goes_back_a
     configure(isolated_env, discord)
     omega = start(env_for(fake_openai, OMEGA_AUTH__OWNERS=f'["discord:{ANA}"]'))
     connected(discord)
-    discord.dm(ANA, "read the attached notes", attachments=[("notes.csv", b"a,b\n1,2\n", "text/csv")])
+    discord.dm(
+        ANA, "read the attached notes", attachments=[("notes.csv", b"a,b\n1,2\n", "text/csv")]
+    )
     discord.wait_for(lambda: "Noted: two columns." in dm_texts(discord, ANA))
     [prompt] = asked(fake_openai, "attached notes")
     assert "[Attached file:" in prompt
@@ -283,7 +285,11 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     assert fourth.terminate()[0] == 0
     assert discord.identifies == 4
     texts = dm_texts(discord, ANA)
-    for text in ("answered after the restart", "echo: sent while you were down", "echo: still there?"):
+    for text in (
+        "answered after the restart",
+        "echo: sent while you were down",
+        "echo: still there?",
+    ):
         assert texts.count(text) == 1, texts
     assert "too late" not in texts
     assert len(asked(fake_openai, "a slow question")) == 2

@@ -106,9 +106,7 @@ async def test_a_file_too_large_is_not_downloaded_and_the_person_is_told(
 
 
 def _fence_lines(piece: str) -> int:
-    return sum(
-        1 for raw in piece.splitlines(keepends=True) if FENCE.match(line_and_ending(raw)[0])
-    )
+    return sum(1 for raw in piece.splitlines(keepends=True) if FENCE.match(line_and_ending(raw)[0]))
 
 
 def test_a_code_block_cut_in_two_is_closed_and_reopened_with_its_language() -> None:

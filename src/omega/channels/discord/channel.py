@@ -41,7 +41,12 @@ CATCH_UP_LIMIT = 100  # messages read back per channel after a new session
 SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
 _ANSWERED_TYPES = ("default", "reply")
 _FILE_NAME = re.compile(r"[\w-][\w.-]{0,99}\.[A-Za-z0-9]{1,5}")
-_IMAGE_MAGIC = ((b"\x89PNG", "png"), (b"\xff\xd8\xff", "jpg"), (b"GIF8", "gif"), (b"RIFF", "webp"))  # joins, pins, boosts... are not messages to answer
+_IMAGE_MAGIC = (
+    (b"\x89PNG", "png"),
+    (b"\xff\xd8\xff", "jpg"),
+    (b"GIF8", "gif"),
+    (b"RIFF", "webp"),
+)  # joins, pins, boosts... are not messages to answer
 
 
 class DiscordSendError(OmegaError):
@@ -79,9 +84,7 @@ class DiscordChannel:
 
     name = NAME
 
-    def __init__(
-        self, config: DiscordConfig, state: DiscordState, health: HealthReporter
-    ) -> None:
+    def __init__(self, config: DiscordConfig, state: DiscordState, health: HealthReporter) -> None:
         self.config = config
         self.state = state
         self.health = health
@@ -218,7 +221,9 @@ class DiscordChannel:
         (sent while Omega was down, or in a session Discord did not resume)."""
         for channel_id, last, dm in self.state.tracked():
             if dm:
-                channel = client.get_partial_messageable(channel_id, type=discord.ChannelType.private)
+                channel = client.get_partial_messageable(
+                    channel_id, type=discord.ChannelType.private
+                )
             else:
                 channel = client.get_partial_messageable(channel_id)
             try:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from typing import Annotated
 
 from pydantic import Field, SecretStr, field_validator
 
@@ -16,7 +15,7 @@ class DiscordConfig(PluginChannelConfig):
     """The Discord channel's settings; `allowed_users` are Discord user ids (numbers)."""
 
     bot_token: SecretStr = Field(
-        SecretStr(""),
+        default=SecretStr(""),
         description=(
             "The bot's token: discord.com/developers/applications, your application, Bot, "
             "Reset Token (empty: the DISCORD_BOT_TOKEN environment variable)"
@@ -30,25 +29,25 @@ class DiscordConfig(PluginChannelConfig):
         ),
     )
     guilds: bool = Field(
-        True,
+        default=True,
         description=(
             "Answer in servers (guild channels) where Omega is @mentioned; needs the Message "
             "Content intent switched on in the Bot page. False: direct messages only"
         ),
     )
     message_content_intent: bool = Field(
-        False,
+        default=False,
         description=(
             "Ask for the privileged Message Content intent (switch it on in the Bot page "
             "first); not needed for DMs and @mentions, which Discord always sends in full"
         ),
     )
     api_url: str = Field(
-        API_URL,
+        default=API_URL,
         description="Discord's REST API; change only for a proxy or a test double",
     )
-    max_download_mb: Annotated[float, Field(gt=0, le=500)] = Field(
-        25.0, description="The largest attachment Omega downloads, in MB"
+    max_download_mb: float = Field(
+        default=25.0, gt=0, le=500, description="The largest attachment Omega downloads, in MB"
     )
 
     @field_validator("allowed_users", mode="before")
