@@ -17,7 +17,7 @@ for an unknown session. A session keeps its dispatches while no socket is attach
 Discord does between a drop and the resume. Content rules as documented: without the
 MESSAGE_CONTENT intent a guild message that does not mention the bot arrives with empty
 content and no attachments. `drop()` cuts the socket without a close frame, `reconnect()`
-sends op 7, `invalidate()` op 9. The `compress` query (zlib-stream) is honoured; zstd-stream
+sends op 7, `invalidate()` op 9, `offline` refuses connections. The `compress` query (zlib-stream) is honoured; zstd-stream
 is answered uncompressed (text frames).
 """
 
@@ -115,6 +115,8 @@ class FakeDiscord:
         # A RESUME replays this many events the client had already seen as well (a fault to
         # inject: Discord's replay is at least once from the client's point of view).
         self.resume_overlap = 0
+        self.refuse_resume = False  # answer RESUME with INVALID_SESSION (an expired session)
+        self.offline = False  # refuse gateway connections (503), as during an outage
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._runner: web.AppRunner | None = None
@@ -320,7 +322,9 @@ class FakeDiscord:
         if session is not None and session.socket is not None:
             await self._send(session, {"op": op, "d": data, "s": None, "t": None})
 
-    async def _gateway(self, request: web.Request) -> web.WebSocketResponse:
+    async def _gateway(self, request: web.Request) -> web.StreamResponse:
+        if self.offline:
+            return web.Response(status=503, text="upstream connect error")
         socket = web.WebSocketResponse()
         await socket.prepare(request)
         compressor = zlib.compressobj() if request.query.get("compress") == "zlib-stream" else None
@@ -374,7 +378,12 @@ class FakeDiscord:
 
     async def _resume(self, hello: Session, data: dict[str, Any]) -> Session | None:
         session = self.sessions.get(str(data.get("session_id")))
-        if session is None or data.get("token") != self.token or session is not self.session:
+        if (
+            self.refuse_resume
+            or session is None
+            or data.get("token") != self.token
+            or session is not self.session
+        ):
             await self._send(hello, {"op": 9, "d": False, "s": None, "t": None})
             return None
         seq = int(data.get("seq") or 0)

@@ -211,7 +211,7 @@ def test_an_attachment_is_downloaded_for_the_model_and_an_image_made_goes_back_a
     assert omega.terminate()[0] == 0
 
 
-def test_a_dropped_socket_resumes_and_no_event_is_lost_or_answered_twice(
+def test_a_dropped_socket_resumes_and_no_event_is_lost_or_answered_twice_even_unresumed(
     discord: FakeDiscord, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
 ) -> None:
     configure(isolated_env, discord)
@@ -232,14 +232,28 @@ def test_a_dropped_socket_resumes_and_no_event_is_lost_or_answered_twice(
     discord.wait_for(lambda: len(discord.resumes) == 2)
     discord.dm(ANA, "after the reconnect")
     discord.wait_for(lambda: "echo: after the reconnect" in dm_texts(discord, ANA))
-    time.sleep(1.0)  # room for a repeat, which must not come
-    texts = dm_texts(discord, ANA)
-    assert texts.count("echo: first") == 1
-    assert texts.count("echo: while you were away") == 1
-    assert len(asked(fake_openai, "first")) == 1
     assert discord.identifies == 1  # resumed, never a new session (which would lose events)
     resumes = [p for p in discord.received if p["op"] == 6]
     assert len(resumes) == 2 and all(p["d"]["session_id"] for p in resumes)
+
+    # A session Discord will not resume (INVALID_SESSION): what it held is not sent again, but
+    # the new session reads the DM channel's history and nothing is lost.
+    discord.refuse_resume = discord.offline = True
+    discord.drop()
+    discord.dm(ANA, "during an expired session")  # held by the old session only
+    discord.offline = False
+    discord.wait_for(lambda: discord.identifies == 2)
+    discord.wait_for(lambda: "echo: during an expired session" in dm_texts(discord, ANA))
+    time.sleep(1.0)  # room for a repeat, which must not come
+    texts = dm_texts(discord, ANA)
+    for said in (
+        "first",
+        "while you were away",
+        "after the reconnect",
+        "during an expired session",
+    ):
+        assert texts.count(f"echo: {said}") == 1, texts
+    assert len(asked(fake_openai, "first")) == 1
     assert omega.terminate()[0] == 0
 
 
