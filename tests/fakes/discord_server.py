@@ -17,8 +17,8 @@ for an unknown session. A session keeps its dispatches while no socket is attach
 Discord does between a drop and the resume. Content rules as documented: without the
 MESSAGE_CONTENT intent a guild message that does not mention the bot arrives with empty
 content and no attachments. `drop()` cuts the socket without a close frame, `reconnect()`
-sends op 7, `invalidate()` op 9, `offline` refuses connections. The `compress` query (zlib-stream) is honoured; zstd-stream
-is answered uncompressed (text frames).
+sends op 7, `invalidate()` op 9, `offline` refuses connections. The `compress` query
+(zlib-stream) is honoured; zstd-stream is answered uncompressed (text frames).
 """
 
 from __future__ import annotations
