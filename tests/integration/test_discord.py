@@ -142,6 +142,7 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
     assert "Traceback" not in err
     log = (isolated_env / "omega.log").read_text(encoding="utf-8")
     assert TOKEN not in err + log + status.stdout
+    assert "PyNaCl" not in err + log  # no voice warnings: Omega has no voice channels
 
 
 def test_a_stranger_is_offered_pairing_under_the_pairing_policy(

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from omega.channels.discord import PLUGIN, DiscordConfig
-from omega.channels.discord.channel import DiscordChannel, photo_filename
+from omega.channels.discord.channel import DiscordChannel
+from omega.channels.discord.files import photo_filename
 from omega.channels.discord.pieces import MAX_MESSAGE_CHARS, discord_pieces
 from omega.channels.discord.state import DiscordState
 from omega.channels.health import HealthReporter

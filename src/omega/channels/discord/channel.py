@@ -25,18 +25,20 @@ from discord.gateway import DiscordWebSocket
 
 from omega.channels.base import Submit
 from omega.channels.discord.config import DiscordConfig
+from omega.channels.discord.files import download_attachments, photo_filename
 from omega.channels.discord.pieces import discord_pieces
 from omega.channels.discord.state import DiscordState
 from omega.channels.health import HealthReporter
 from omega.errors import OmegaError
 from omega.text import scrub
-from omega.types import Attachment, IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
 NAME = "discord"
 CHANNEL_TARGET = "channel:"  # a reply target naming a guild channel; a bare id is a user (DM)
-RETRY_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed start, the last one repeated
+RETRY_SECS = (1.0, 5.0, 30.0, 120.0)
+HEALTH_REFRESH_SECS = 30.0  # waits after a failed start, the last one repeated
 CATCH_UP_LIMIT = 100  # messages read back per channel after a new session
 SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
 _ANSWERED_TYPES = ("default", "reply")
@@ -58,25 +60,9 @@ def message_id(message: discord.Message) -> str:
     return f"discord:{message.id}"
 
 
-def photo_filename(data: bytes, name: str) -> str:
-    """The file name a photo is sent under: `name` when it is a plain file name (what Omega
-    gives a picture it made), else "photo" with the extension its first bytes say."""
-    if _FILE_NAME.fullmatch(name):
-        return name
-    for magic, extension in _IMAGE_MAGIC:
-        if data.startswith(magic):
-            return f"photo.{extension}"
-    return "photo.png"
-
-
 def _in_guild(message: discord.Message) -> bool:
     """Whether a message was written in a guild (a server), not in a DM."""
     return message.guild is not None or getattr(message.channel, "guild_id", None) is not None
-
-
-def _kind(content_type: str) -> str:
-    major = content_type.partition("/")[0]
-    return {"image": "image", "audio": "audio", "video": "video"}.get(major, "document")
 
 
 class DiscordChannel:
@@ -94,6 +80,7 @@ class DiscordChannel:
         # Messages to hand over, in order, each with whether it is a DM (None: as it says).
         self._queue: asyncio.Queue[tuple[discord.Message, bool | None]] = asyncio.Queue()
         self._catching_up: asyncio.Task[None] | None = None
+        self._online = False  # the gateway session is up (READY or RESUMED, not since lost)
         self._dm_channels: dict[str, int] = {}  # user id -> their DM channel's id
 
     # -- receiving -----------------------------------------------------------------------
@@ -102,6 +89,10 @@ class DiscordChannel:
         """Connect (again after failures) and hand each message to `submit` until `stop`."""
         # Every REST call goes to api_url (a proxy or a test double may stand in for Discord).
         discord.http.Route.BASE = self.config.api_url
+        # discord.py's debug log holds every gateway payload (people's messages): never logged.
+        logging.getLogger("discord").setLevel(max(logging.INFO, log.getEffectiveLevel()))
+        # Omega has no voice channels: no warning that voice's libraries are missing.
+        discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
         consumer = asyncio.create_task(self._consume(submit))
         failures = 0
         try:
@@ -136,7 +127,14 @@ class DiscordChannel:
                 DiscordWebSocket.DEFAULT_GATEWAY = yarl.URL(url)
                 connecting = asyncio.create_task(client.connect(reconnect=True))
                 stopping = asyncio.create_task(self._stop.wait())
-                await asyncio.wait({connecting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                while not connecting.done() and not stopping.done():
+                    await asyncio.wait(
+                        {connecting, stopping},
+                        timeout=HEALTH_REFRESH_SECS,
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                    if self._online:  # rewritten often, so status can tell it is alive
+                        self.health.report("running")
                 stopping.cancel()
                 if not connecting.done():
                     await client.close()
@@ -162,7 +160,12 @@ class DiscordChannel:
             log.warning("discord: %s", str(exc)[:300] or type(exc).__name__)
             self.health.report("failed", str(exc)[:300] or type(exc).__name__)
             return "failed"
+        except Exception as exc:  # a payload discord.py could not read: start over
+            log.exception("discord: the connection failed")
+            self.health.report("failed", f"{type(exc).__name__}: {str(exc)[:200]}")
+            return "failed"
         finally:
+            self._online = False
             self.client = None
 
     def _new_client(self) -> discord.Client:
@@ -180,17 +183,23 @@ class DiscordChannel:
         )
 
         async def on_ready() -> None:  # a new session: what it missed is in the history
+            self._online = True
             self.health.report("running")
             log.info("discord: connected as %s", self.account)
             self._catching_up = asyncio.create_task(self._catch_up(client))
 
         async def on_resumed() -> None:
+            self._online = True
             self.health.report("running")
+
+        async def on_disconnect() -> None:  # discord.py reconnects (and resumes) by itself
+            self._online = False
+            self.health.report("reconnecting")
 
         async def on_message(message: discord.Message) -> None:
             self._queue.put_nowait((message, None))
 
-        for handler in (on_ready, on_resumed, on_message):
+        for handler in (on_ready, on_resumed, on_disconnect, on_message):
             client.event(handler)
         return client
 
@@ -250,7 +259,8 @@ class DiscordChannel:
         if in_guild and (not self.config.guilds or not self._addressed(message, me.id)):
             return None
         text = re.sub(rf"<@!?{me.id}>", "", message.content).strip()
-        attachments, notes = await self._attachments(message)
+        limit = int(self.config.max_download_mb * 1024 * 1024)
+        attachments, notes = await download_attachments(message, limit)
         if not text and not attachments and not notes:
             return None
         if not in_guild:
@@ -274,37 +284,12 @@ class DiscordChannel:
         resolved = message.reference.resolved if message.reference is not None else None
         return isinstance(resolved, discord.Message) and resolved.author.id == my_id
 
-    async def _attachments(self, message: discord.Message) -> tuple[list[Attachment], list[str]]:
-        """The message's files, downloaded; notes for those too large or not downloadable."""
-        limit = int(self.config.max_download_mb * 1024 * 1024)
-        attachments: list[Attachment] = []
-        notes: list[str] = []
-        for file in message.attachments:
-            name = scrub(file.filename)
-            if file.size > limit:
-                notes.append(f"[The file {name} sent here is too large for me to open.]")
-                continue
-            try:
-                data = await file.read()
-            except (discord.HTTPException, aiohttp.ClientError) as exc:
-                log.warning("discord: could not download %s: %s", name, exc)
-                notes.append(f"[The file {name} sent here could not be downloaded.]")
-                continue
-            content_type = file.content_type or "application/octet-stream"
-            attachments.append(
-                Attachment(
-                    kind=_kind(content_type),  # type: ignore[arg-type]
-                    data=data,
-                    name=name,
-                    mime_type=content_type.split(";")[0],
-                )
-            )
-        return attachments, notes
-
     # -- sending -------------------------------------------------------------------------
 
     async def _channel_id(self, target: str) -> int:
         """The channel a target names: a guild channel, or the DM channel of a user id."""
+        if not target.removeprefix(CHANNEL_TARGET).isdigit():
+            raise DiscordSendError(f"not a Discord user or channel: {target[:80]!r}")
         if target.startswith(CHANNEL_TARGET):
             return int(target.removeprefix(CHANNEL_TARGET))
         known = self._dm_channels.get(target)
