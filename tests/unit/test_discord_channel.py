@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from omega.channels.discord import PLUGIN, DiscordConfig
-from omega.channels.discord.channel import DiscordChannel
+from omega.channels.discord.channel import DiscordChannel, DiscordSendError
 from omega.channels.discord.files import photo_filename
 from omega.channels.discord.pieces import MAX_MESSAGE_CHARS, discord_pieces
 from omega.channels.discord.state import DiscordState
-from omega.channels.health import HealthReporter
+from omega.channels.health import HealthReporter, read_health
 from omega.channels.plugin import ChannelContext, ChannelUnavailableError, PluginChannelConfig
 from omega.channels.text import FENCE, line_and_ending, utf16_len
 from omega.config import Config
@@ -190,3 +190,36 @@ def test_the_factory_needs_a_token_and_names_the_extra_when_discord_py_is_missin
     monkeypatch.delitem(sys.modules, "omega.channels.discord.channel")
     with pytest.raises(ChannelUnavailableError, match=r"omega-agent\[discord\]"):
         PLUGIN.factory(_context(tmp_path, DiscordConfig(enabled=True)))
+
+
+async def test_health_says_reconnecting_while_the_gateway_is_down_and_running_once_resumed(
+    discord: FakeDiscord, tmp_path: Path
+) -> None:
+    health = tmp_path / "discord.health.json"
+    config = DiscordConfig(enabled=True, bot_token=TOKEN, api_url=discord.api_url)  # type: ignore[arg-type]
+    channel = DiscordChannel(
+        config, DiscordState(tmp_path / "state.json"), HealthReporter(health, lambda: "bot")
+    )
+    run = Running(channel)
+    task = asyncio.create_task(channel.run(run.submit))
+
+    async def state_becomes(wanted: str) -> None:
+        for _ in range(200):
+            found = read_health(health) or {}
+            if found.get("state") == wanted:
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError(f"health: {read_health(health)}")
+
+    await state_becomes("running")
+    discord.offline = True
+    await asyncio.to_thread(discord.drop)
+    await state_becomes("reconnecting")
+    discord.offline = False
+    await state_becomes("running")
+    assert discord.identifies == 1 and len(discord.resumes) == 1
+    with pytest.raises(DiscordSendError, match="not a Discord user or channel"):
+        await channel.send(OutgoingMessage("discord", "ana@example.org", "hi"))
+    await channel.stop()
+    await asyncio.wait_for(task, 10)
+    assert (read_health(health) or {}).get("state") == "stopped"
