@@ -36,7 +36,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[local,whatsapp,slack,quant,postgresql,dev]"
+	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,quant,postgresql,dev]"
 	touch $@
 
 install: $(VENV)/.installed

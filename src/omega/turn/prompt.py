@@ -12,6 +12,7 @@ PLATFORM_HINTS = {
     "whatsapp": "Platform: WhatsApp. Avoid Markdown tables and headers; use *bold* and bullets.",
     "terminal": "Platform: terminal. Plain text; no Markdown tables.",
     "web": "Platform: Omega's local web page. Markdown is supported.",
+    "discord": "Platform: Discord. Markdown is supported (bold, italic, code blocks; no tables).",
 }
 
 GROUP_RULES = (
