@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 
@@ -22,9 +22,7 @@ from omega.cli.people import register as register_people
 from omega.cli.quant import register as register_quant
 from omega.cli.report import register as register_report
 from omega.cli.security import register as register_security
-
-if TYPE_CHECKING:
-    from omega.app import Runtime
+from omega.cli.support import database_line
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
@@ -198,16 +196,6 @@ def ask(
         store.close()
 
 
-def _database_line(runtime: Runtime, db_size: int) -> str:
-    """The store's engine and where it is (a URL without its password)."""
-    from omega.memory.db import redacted_location, store_location
-
-    location = store_location(runtime.paths.db, runtime.config.store.url)
-    if isinstance(location, str):
-        return f"PostgreSQL {redacted_location(location)}"
-    return f"{location} ({db_size / 1024:.1f} KiB)"
-
-
 @app.command()
 def status() -> None:
     """Show the provider and its availability, the data directory, database size and counts."""
@@ -246,7 +234,7 @@ def status() -> None:
             "config",
             str(runtime.paths.config) if runtime.paths.config.exists() else "(none: defaults)",
         ),
-        ("database", _database_line(runtime, db_size)),
+        ("database", database_line(runtime, db_size)),
         ("schema", f"{schema} (this Omega knows up to {latest_version()})"),
         ("sandbox", probe(config.sandbox.mode).describe()),
     ]

@@ -63,3 +63,13 @@ def service_kind() -> str:
     if kind == "unsupported":
         fail(f"no service manager Omega knows on {sys.platform} (systemd or launchd)", code=1)
     return kind
+
+
+def database_line(runtime: Runtime, db_size: int) -> str:
+    """The store's engine and where it is (a URL without its password)."""
+    from omega.memory.db import redacted_location, store_location
+
+    location = store_location(runtime.paths.db, runtime.config.store.url)
+    if isinstance(location, str):
+        return f"PostgreSQL {redacted_location(location)}"
+    return f"{location} ({db_size / 1024:.1f} KiB)"
