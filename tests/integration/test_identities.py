@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,6 @@ from omega.memory import Store
 from omega.turn import PipelineDeps
 from omega.types import IncomingMessage
 from tests.conftest import MakeDeps, openai_env, run_omega
-from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
 
@@ -79,12 +79,13 @@ def test_linking_to_the_owner_does_not_give_owner_rights(
     assert "not allowed for person" in row["detail"]
 
 
+@pytest.mark.sqlite_only  # SQLite's scripts applied in two steps to a file
 def test_an_existing_database_gets_its_identities(tmp_path: Path) -> None:
 
     from omega.memory.migrations import bundled_migrations, migrate
 
     db = tmp_path / "memory.db"
-    conn = connect_db(db)
+    conn = sqlite3.connect(db)
     before = [m for m in bundled_migrations() if m.version < 10]
     migrate(conn, before)
     rows = [
