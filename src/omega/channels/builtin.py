@@ -70,6 +70,7 @@ TERMINAL = ChannelPlugin(
     capabilities=Capabilities(photos=True, max_message_length=1_000_000),
     enabled=lambda ctx: ctx.jsonl,  # `omega chat` builds the terminal itself
     description="JSON lines on stdin/stdout (omega start --jsonl)",
+    shared=True,  # each replica's own stdin
 )
 TELEGRAM = ChannelPlugin(
     name="telegram",

@@ -127,3 +127,8 @@ class ChannelPlugin:
     # Whether the channel runs; by default the section's `enabled`.
     enabled: Callable[[ChannelContext], bool] = _enabled_by_section
     description: str = ""  # one line for `omega status`
+    # With several replicas on one database: True when every replica may run the channel at
+    # once (the web page, stdin); False when only one may receive (one getUpdates consumer,
+    # one WhatsApp session): the replica holding the lease `channel:<name>` receives, every
+    # replica still sends through it. Plug-ins are single-leader unless they say otherwise.
+    shared: bool = False

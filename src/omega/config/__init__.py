@@ -25,7 +25,13 @@ from omega.config.evolution import EvolutionSection, LoggingSection
 from omega.config.providers import ProviderSection
 from omega.config.quant import QuantSection
 from omega.config.safety import AuthSection, LimitsSection, SandboxSection, ToolsSection
-from omega.config.service import HeartbeatSection, MemorySection, OmegaSection, SchedulerSection
+from omega.config.service import (
+    HeartbeatSection,
+    MemorySection,
+    OmegaSection,
+    SchedulerSection,
+    StoreSection,
+)
 from omega.config.sources import (
     apply_env_overrides,
     fill_secrets_from_env,
@@ -50,6 +56,7 @@ class Config(Section):
     provider: ProviderSection = Field(default_factory=ProviderSection)
     channel: ChannelSection = Field(default_factory=ChannelSection)
     memory: MemorySection = Field(default_factory=MemorySection)
+    store: StoreSection = Field(default_factory=StoreSection)
     scheduler: SchedulerSection = Field(default_factory=SchedulerSection)
     heartbeat: HeartbeatSection = Field(default_factory=HeartbeatSection)
     sandbox: SandboxSection = Field(default_factory=SandboxSection)

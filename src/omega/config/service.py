@@ -1,4 +1,4 @@
-"""Running the service: [omega], [memory], [scheduler] and [heartbeat]."""
+"""Running the service: [omega], [memory], [store], [scheduler] and [heartbeat]."""
 
 from __future__ import annotations
 
@@ -23,6 +23,12 @@ class MemorySection(Section):
     max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
     idle_minutes: Annotated[float, Field(gt=0)] = 30
     summarize_check_secs: Annotated[float, Field(gt=0)] = 60.0
+
+
+class StoreSection(Section):
+    # Replicas sharing one database hold the once-across-the-fleet jobs and unshared channels
+    # with leases this long: renewed every third of it, taken over when one is not renewed.
+    lease_seconds: Annotated[float, Field(ge=1, le=3600)] = 15.0
 
 
 class SchedulerSection(Section):

@@ -105,8 +105,8 @@ class Scheduler:
     async def fire(self, task: Task) -> bool:
         """Deliver one task; True when it was delivered."""
         store = self.deps.store
-        if not await store.call(store.claim_task, task.id):
-            return False  # cancelled or changed meanwhile
+        if not await store.call(store.claim_task, task.id, task.due_at):
+            return False  # cancelled, changed, or this occurrence fired by another scheduler
         try:
             if task.task_type == "action":
                 await self._run_action(task)

@@ -11,6 +11,8 @@ audit.py         the audit log and tool calls
 inbox.py         the durable inbox, denials, alerts kept for the owner
 access.py        allowed people and owners added at run time
 pairing.py       strangers' pairing requests and the codes the owner enters
+leases.py        the replicas sharing this database and the leases they hold
+web_sessions.py  the web page's login tokens and sessions (valid on every replica)
 Limitations, proposals and lessons keep their repositories in omega.evolution, over
 `Store.query` and `Store.transaction`.
 """
@@ -21,14 +23,16 @@ from omega.memory.access import Access
 from omega.memory.audit import AuditLog
 from omega.memory.conversations import Conversations
 from omega.memory.inbox import Inbox
+from omega.memory.leases import Leases
 from omega.memory.pairing import Pairing
 from omega.memory.people import People
 from omega.memory.tasks import Tasks
+from omega.memory.web_sessions import WebSessions
 
 __all__ = ["Store"]
 
 
-class Store(Conversations, People, Tasks, AuditLog, Inbox, Access, Pairing):
+class Store(Conversations, People, Tasks, AuditLog, Inbox, Access, Pairing, Leases, WebSessions):
     """Omega's memory.db."""
 
     def counts(self) -> dict[str, int]:
