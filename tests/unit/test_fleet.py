@@ -1,0 +1,164 @@
+"""Several replicas on one memory.db, in process: the scheduler's claim of an occurrence,
+the lease wrapper around jobs and channels, and web sessions shared through the store."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from omega.app.fleet import Fleet
+from omega.app.jobs import Job
+from omega.app.leadership import lead
+from omega.channels.base import Submit
+from omega.gateway.pipeline import respond
+from omega.loops.scheduler import Scheduler
+from omega.memory import Store
+from omega.types import OutgoingMessage
+from omega.web.security import Sessions
+from tests.conftest import MakeDeps
+from tests.fakes.outbox import Recorder
+from tests.fakes.providers import ScriptedProvider
+
+
+def test_two_schedulers_fire_one_occurrence_of_a_repeating_task_once(
+    make_deps: MakeDeps,
+) -> None:
+    one, two = make_deps(ScriptedProvider()), make_deps(ScriptedProvider())
+    due = datetime.now(UTC) - timedelta(minutes=1)
+    task_id, _ = one.store.create_task(
+        channel="terminal", sender_id="ana", reply_target="ana", description="stretch",
+        due_at=due, repeat="daily", timezone="UTC",
+    )  # fmt: skip
+    (stale,) = two.store.due_tasks(datetime.now(UTC))  # replica two read it...
+    out_one, out_two = Recorder(), Recorder()
+    assert asyncio.run(Scheduler(one, out_one, respond).run_due()) == 1  # ...one fired it
+    moved = one.store.task(task_id)
+    assert moved is not None and moved.status == "pending" and moved.due_at > due
+    # Pending again (tomorrow), but the occurrence two read is gone: it cannot fire it again.
+    assert not asyncio.run(Scheduler(two, out_two, respond).fire(stale))
+    assert len(out_one.sent) == 1 and out_two.sent == []
+
+
+async def _run_for(seconds: float, *jobs: Job) -> list[asyncio.Task[None]]:
+    stop = asyncio.Event()
+    tasks = [asyncio.create_task(job.run(stop)) for job in jobs]
+    await asyncio.sleep(seconds)
+    return tasks
+
+
+def test_a_leased_job_runs_on_one_replica_and_moves_when_its_holder_dies(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    ran: list[str] = []
+
+    def job(who: str) -> Job:
+        async def run(stop: asyncio.Event) -> None:
+            while not stop.is_set():
+                ran.append(who)
+                await asyncio.sleep(0.05)
+
+        return Job("heartbeat", run)
+
+    fleet_a, fleet_b = Fleet(a, 0.6, "A"), Fleet(b, 0.6, "B")
+
+    async def scenario() -> tuple[set[str], set[str], set[str]]:
+        task_a = asyncio.create_task(fleet_a.leased(job("A")).run(asyncio.Event()))
+        await asyncio.sleep(0.1)
+        task_b = asyncio.create_task(fleet_b.leased(job("B")).run(asyncio.Event()))
+        await asyncio.sleep(0.5)
+        first = set(ran)
+        ran.clear()
+        # A dies: it stops without releasing (kill -9 runs no finally).
+        a.lease_release = lambda *args: False  # type: ignore[method-assign]
+        task_a.cancel()
+        await asyncio.gather(task_a, return_exceptions=True)
+        await asyncio.sleep(0.15)
+        gap = set(ran)
+        await asyncio.sleep(1.2)  # within two lease times B takes over
+        after = set(ran)
+        task_b.cancel()
+        await asyncio.gather(task_b, return_exceptions=True)
+        return first, gap, after
+
+    first, gap, after = asyncio.run(scenario())
+    assert first == {"A"}
+    assert gap == set()  # B waits for the lease to expire
+    assert after == {"B"}
+    assert b.leases() == []  # B was stopped cleanly: released
+    a.close()
+    b.close()
+
+
+class _Polling:
+    """A channel that counts while it receives."""
+
+    def __init__(self) -> None:
+        self.receiving = 0
+        self.sent: list[str] = []
+        self._stop = asyncio.Event()
+
+    @property
+    def name(self) -> str:
+        return "telegram"
+
+    async def run(self, submit: Submit) -> None:
+        self.receiving += 1
+        await self._stop.wait()
+
+    async def send(self, message: OutgoingMessage) -> None:
+        self.sent.append(message.text)
+
+    async def send_typing(self, target: str) -> None:
+        return None
+
+    async def stop(self) -> None:
+        self._stop.set()
+
+
+def test_an_unshared_channel_receives_on_one_replica_and_sends_from_all(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    inner_a, inner_b = _Polling(), _Polling()
+    led_a, led_b = lead(inner_a, Fleet(a, 0.6, "A")), lead(inner_b, Fleet(b, 0.6, "B"))
+
+    async def submit(message: object) -> asyncio.Future[None]:
+        raise AssertionError("nothing is received here")
+
+    async def scenario() -> None:
+        run_a = asyncio.create_task(led_a.run(submit))
+        await asyncio.sleep(0.1)
+        run_b = asyncio.create_task(led_b.run(submit))
+        await asyncio.sleep(0.3)
+        assert (inner_a.receiving, inner_b.receiving) == (1, 0)
+        await led_b.send(OutgoingMessage("telegram", "42", "from B"))
+        assert inner_b.sent == ["from B"]  # a follower still sends
+        await led_a.stop()  # a clean stop hands the lease over at B's next try
+        await run_a
+        await asyncio.sleep(0.4)
+        assert inner_b.receiving == 1 and led_b.leading
+        await led_b.stop()
+        await run_b
+
+    asyncio.run(scenario())
+    assert a.leases() == []
+    a.close()
+    b.close()
+
+
+def test_a_web_login_on_one_replica_is_valid_on_another(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    on_a = Sessions(tmp_path / "web.url", "http://127.0.0.1:1", 1, a)
+    on_b = Sessions(tmp_path / "web.url", "http://127.0.0.1:2", 1, b)
+    token = on_a.new_login_link().split("token=")[1]
+
+    async def scenario() -> None:
+        session = await on_b.login(token)
+        assert session is not None
+        assert await on_a.get(session.id) == session  # the cookie holds on A
+        assert await on_a.login(token) is None  # the token was used up on B
+        await on_a.logout(session.id)
+        assert await on_b.get(session.id) is None
+
+    asyncio.run(scenario())
+    assert token not in (tmp_path / "web.url").read_text()
+    a.close()
+    b.close()
