@@ -109,9 +109,7 @@ def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Servic
     gateway = Gateway(deps, [channel])
     fleet = _join_fleet(runtime, store)
     jobs = [fleet.beat_job(), *(fleet.leased(job) for job in loop_jobs(deps, gateway))]
-    return Service(
-        deps, [channel], gateway, jobs, grace=math.inf if jsonl else 0.0, fleet=fleet
-    )
+    return Service(deps, [channel], gateway, jobs, grace=math.inf if jsonl else 0.0, fleet=fleet)
 
 
 def _join_fleet(runtime: Runtime, store: Store) -> Fleet:
