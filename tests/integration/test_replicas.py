@@ -133,6 +133,35 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
     ).stdout
     dead = f":{victim.proc.pid}:"
     assert any(dead in line and "dead" in line for line in shown.splitlines()), shown
+
+    # A third joins; the survivor's clean stop hands everything over at once and leaves the
+    # open conversation open (the third may be in it); the last one to stop summarizes it.
+    third = start(env)
+    _wait(lambda: len(_alive(isolated_env)) == 2)
     code, err = survivor.terminate()
     assert code == 0, err
+    assert _open_conversations(isolated_env) == 1
+    _wait(
+        lambda: (
+            {"channel:telegram", *jobs} <= set(_leases(isolated_env))
+            and {_pid(h) for h in _leases(isolated_env).values()} == {third.proc.pid}
+        ),
+        timeout=2 * LEASE,
+    )
+    code, err = third.terminate()
+    assert code == 0, err
+    assert _open_conversations(isolated_env) == 0
     assert _leases(isolated_env) == {}  # a clean stop releases every lease
+
+
+def _alive(home: Path) -> list[str]:
+    with sqlite3.connect(home / "memory.db") as conn:
+        rows = conn.execute("SELECT id, seen_at FROM replicas WHERE stopped_at IS NULL")
+        recent = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=LEASE)).isoformat()
+        return [row[0] for row in rows if row[1].replace("Z", "+00:00") >= recent]
+
+
+def _open_conversations(home: Path) -> int:
+    with sqlite3.connect(home / "memory.db") as conn:
+        query = "SELECT COUNT(*) FROM conversations WHERE status = 'active'"
+        return int(conn.execute(query).fetchone()[0])

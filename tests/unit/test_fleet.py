@@ -162,3 +162,32 @@ def test_a_web_login_on_one_replica_is_valid_on_another(tmp_path: Path) -> None:
     assert token not in (tmp_path / "web.url").read_text()
     a.close()
     b.close()
+
+
+def test_a_task_added_on_another_replica_fires_without_waiting_for_the_poll_interval(
+    make_deps: MakeDeps,
+) -> None:
+    env = {"OMEGA_STORE__LEASE_SECONDS": "1.5", "OMEGA_SCHEDULER__POLL_INTERVAL_SECS": "3600"}
+    one, two = make_deps(ScriptedProvider(), **env), make_deps(ScriptedProvider(), **env)
+    one.store.replica_register("h:1:a", "h", 1, "0")
+    two.store.replica_register("h:2:b", "h", 2, "0")
+    out = Recorder()
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        running = asyncio.create_task(Scheduler(one, out, respond).run(stop))
+        await asyncio.sleep(0.2)
+        # Added through the other replica: `one`'s in-memory tasks_changed is never set.
+        two.store.create_task(
+            channel="terminal", sender_id="ana", reply_target="ana", description="stretch",
+            due_at=datetime.now(UTC) + timedelta(seconds=0.2), timezone="UTC",
+        )  # fmt: skip
+        for _ in range(40):
+            if out.sent:
+                break
+            await asyncio.sleep(0.1)
+        stop.set()
+        await running
+
+    asyncio.run(scenario())
+    assert [m.text for m in out.sent] == ["Reminder: stretch"]

@@ -70,6 +70,16 @@ class Fleet:
         for dead in self.store.replica_forget_dead(self.host, live, keep=self.id):
             log.info("replica %s is gone; its leases are released", dead)
 
+    async def others_alive(self) -> int:
+        """How many other replicas are alive now."""
+        store = self.store
+        try:
+            replicas = await store.call(store.replicas, self.ttl)
+        except Exception:
+            log.exception("reading the replicas failed")
+            return 0
+        return sum(replica.alive and replica.id != self.id for replica in replicas)
+
     def beat_job(self) -> Job:
         """The service job that keeps this replica's row fresh and marks its clean stop."""
         return Job("replica", self._beat, "service")

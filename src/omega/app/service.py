@@ -170,7 +170,7 @@ async def run_service(
         loops_stop.set()
         await stop_jobs(loops)
         await gateway.close()
-        if service.summarize_on_exit:
+        if service.summarize_on_exit and await _last_replica(service):
             from omega.loops.summarizer import summarize_all_active
 
             count = await summarize_all_active(service.deps)
@@ -179,6 +179,17 @@ async def run_service(
     finally:
         intake.set()
         await stop_jobs(services)
+
+
+async def _last_replica(service: Service) -> bool:
+    """Whether no other replica runs on this database: only then are the open conversations
+    summarized at shutdown (another replica may be in one; its summarizer closes them)."""
+    if service.fleet is None:
+        return True
+    others = await service.fleet.others_alive()
+    if others:
+        log.info("%d other replicas run: open conversations stay open", others)
+    return not others
 
 
 async def _watch_channel_plugins(service: Service) -> None:
