@@ -92,14 +92,16 @@ def test_a_leased_job_runs_on_one_replica_and_moves_when_its_holder_dies(tmp_pat
 class _Polling:
     """A channel that counts while it receives."""
 
-    def __init__(self) -> None:
+    def __init__(self, name: str = "telegram") -> None:
+        self._name = name
         self.receiving = 0
         self.sent: list[str] = []
+        self.messages: list[OutgoingMessage] = []
         self._stop = asyncio.Event()
 
     @property
     def name(self) -> str:
-        return "telegram"
+        return self._name
 
     async def run(self, submit: Submit) -> None:
         self.receiving += 1
@@ -107,6 +109,7 @@ class _Polling:
 
     async def send(self, message: OutgoingMessage) -> None:
         self.sent.append(message.text)
+        self.messages.append(message)
 
     async def send_typing(self, target: str) -> None:
         return None
@@ -118,7 +121,8 @@ class _Polling:
 def test_an_unshared_channel_receives_on_one_replica_and_sends_from_all(tmp_path: Path) -> None:
     a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
     inner_a, inner_b = _Polling(), _Polling()
-    led_a, led_b = lead(inner_a, Fleet(a, 0.6, "A")), lead(inner_b, Fleet(b, 0.6, "B"))
+    led_a = lead(inner_a, Fleet(a, 0.6, "A"), sends_anywhere=True)
+    led_b = lead(inner_b, Fleet(b, 0.6, "B"), sends_anywhere=True)
 
     async def submit(message: object) -> asyncio.Future[None]:
         raise AssertionError("nothing is received here")
@@ -140,6 +144,39 @@ def test_an_unshared_channel_receives_on_one_replica_and_sends_from_all(tmp_path
 
     asyncio.run(scenario())
     assert a.leases() == []
+    a.close()
+    b.close()
+
+
+def test_a_follower_relays_what_only_the_leader_can_send(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    inner_a, inner_b = _Polling("whatsapp"), _Polling("whatsapp")
+    led_a, led_b = lead(inner_a, Fleet(a, 0.6, "A")), lead(inner_b, Fleet(b, 0.6, "B"))
+
+    async def submit(message: object) -> asyncio.Future[None]:
+        raise AssertionError("nothing is received here")
+
+    photo = bytes(range(256))
+    sent = OutgoingMessage("whatsapp", "351900", "a chart", photo=photo, id="r1", reply_to="m1")
+
+    async def scenario() -> None:
+        run_a = asyncio.create_task(led_a.run(submit))
+        await asyncio.sleep(0.1)
+        run_b = asyncio.create_task(led_b.run(submit))
+        await led_b.send(sent)
+        await led_b.send(OutgoingMessage("whatsapp", "351900", "second"))
+        await led_b.send_typing("351900")  # not relayed
+        for _ in range(30):
+            if len(inner_a.messages) == 2:
+                break
+            await asyncio.sleep(0.1)
+        await led_a.stop()
+        await led_b.stop()
+        await asyncio.gather(run_a, run_b)
+
+    asyncio.run(scenario())
+    assert inner_b.messages == []  # the follower's own session never sent
+    assert inner_a.messages == [sent, OutgoingMessage("whatsapp", "351900", "second")]
     a.close()
     b.close()
 
@@ -191,3 +228,42 @@ def test_a_task_added_on_another_replica_fires_without_waiting_for_the_poll_inte
 
     asyncio.run(scenario())
     assert [m.text for m in out.sent] == ["Reminder: stretch"]
+
+
+class _Pairing(_Polling):
+    """A channel that pairs itself to an account (as WhatsApp does)."""
+
+    def attach(self, send: object) -> None:
+        self.attached = send
+
+    async def request_pairing(self, channel: str, target: str, phone: str = "") -> str:
+        return "pairing started"
+
+
+def test_pairing_starts_only_on_the_replica_holding_the_session(tmp_path: Path) -> None:
+    from omega.channels.base import PairingChannel
+
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    led_a = lead(_Pairing("whatsapp"), Fleet(a, 0.6, "host:1:a"))
+    led_b = lead(_Pairing("whatsapp"), Fleet(b, 0.6, "host:2:b"))
+    assert isinstance(led_a, PairingChannel) and isinstance(led_b, PairingChannel)
+
+    async def submit(message: object) -> asyncio.Future[None]:
+        raise AssertionError("nothing is received here")
+
+    async def scenario() -> tuple[str, str]:
+        run_a = asyncio.create_task(led_a.run(submit))
+        await asyncio.sleep(0.1)
+        run_b = asyncio.create_task(led_b.run(submit))
+        on_a = await led_a.request_pairing("terminal", "owner")
+        on_b = await led_b.request_pairing("terminal", "owner")
+        await led_a.stop()
+        await led_b.stop()
+        await asyncio.gather(run_a, run_b)
+        return on_a, on_b
+
+    on_a, on_b = asyncio.run(scenario())
+    assert on_a == "pairing started"
+    assert "host:1:a" in on_b and "pairing happens there" in on_b
+    a.close()
+    b.close()

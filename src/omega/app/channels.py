@@ -132,14 +132,19 @@ def _start(
         return PluginFailure(plugin.name, f"could not start: {exc!r}")
     if web := ctx.products.get("web"):
         started.web = web  # type: ignore[assignment]
-    led = fleet is not None and not plugin.shared
+    anywhere = plugin.sends_anywhere
     if builtin:
         rebuild = lambda: plugin.factory(ctx)  # noqa: E731 - a fresh one after a lost lease
-        started.channels.append(lead(channel, fleet, rebuild) if fleet and led else channel)
+        if fleet is not None and not plugin.shared:
+            channel = lead(channel, fleet, rebuild, sends_anywhere=anywhere)
+        started.channels.append(channel)
         return None
     supervised = SupervisedChannel(plugin, channel, ctx)
     started.supervised.append(supervised)
-    started.channels.append(lead(supervised, fleet) if fleet and led else supervised)
+    if fleet is not None and not plugin.shared:
+        started.channels.append(lead(supervised, fleet, sends_anywhere=anywhere))
+    else:
+        started.channels.append(supervised)
     log.info("channel plug-in %s started (%s)", plugin.name, plugin.capabilities.describe())
     return None
 

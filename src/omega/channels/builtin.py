@@ -82,6 +82,7 @@ TELEGRAM = ChannelPlugin(
     checks={"telegram": check_telegram},
     reports_health=True,
     description="Telegram Bot API, long polling",
+    sends_anywhere=True,  # sendMessage works from any replica; only getUpdates is one's
 )
 WHATSAPP = ChannelPlugin(
     name="whatsapp",

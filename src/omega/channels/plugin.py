@@ -132,3 +132,7 @@ class ChannelPlugin:
     # one WhatsApp session): the replica holding the lease `channel:<name>` receives, every
     # replica still sends through it. Plug-ins are single-leader unless they say otherwise.
     shared: bool = False
+    # An unshared channel whose platform takes a message from any process with the credentials
+    # (the Bot API): every replica sends itself. False: a replica that is not the leader hands
+    # its messages to the leader through the store (one WhatsApp session).
+    sends_anywhere: bool = False

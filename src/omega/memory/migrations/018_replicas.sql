@@ -39,3 +39,15 @@ CREATE TABLE web_login_tokens (
     token_digest TEXT PRIMARY KEY,
     created_at   TEXT NOT NULL
 );
+
+-- What a replica sends on a channel only the leader can send on (the one WhatsApp session):
+-- the OutgoingMessage as JSON (a photo in base64), taken and sent by the replica holding the
+-- lease `channel:<name>`, oldest first.
+CREATE TABLE channel_relay (
+    id         TEXT PRIMARY KEY,       -- random hex
+    channel    TEXT NOT NULL,
+    message    TEXT NOT NULL,
+    origin     TEXT NOT NULL,          -- the replicas.id that asked
+    created_at TEXT NOT NULL
+);
+CREATE INDEX idx_channel_relay ON channel_relay (channel, created_at);
