@@ -14,6 +14,7 @@ from omega.channels.base import Submit
 from omega.gateway.pipeline import respond
 from omega.loops.scheduler import Scheduler
 from omega.memory import Store
+from omega.memory.db import to_db_time
 from omega.types import OutgoingMessage
 from omega.web.security import Sessions
 from tests.conftest import MakeDeps
@@ -265,5 +266,36 @@ def test_pairing_starts_only_on_the_replica_holding_the_session(tmp_path: Path) 
     on_a, on_b = asyncio.run(scenario())
     assert on_a == "pairing started"
     assert "host:1:a" in on_b and "pairing happens there" in on_b
+    a.close()
+    b.close()
+
+
+def test_a_replica_that_lost_a_job_s_lease_waits_for_it_again(tmp_path: Path) -> None:
+    a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
+    runs: list[str] = []
+
+    async def work(stop: asyncio.Event) -> None:
+        runs.append("start")
+        await stop.wait()
+        runs.append("stop")
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        fleet = Fleet(a, 0.6, "A")
+        task = asyncio.create_task(fleet.leased(Job("critic", work)).run(stop))
+        await asyncio.sleep(0.1)
+        # Another replica took the lease over (A stalled past its expiry, say): B's until
+        # half a second from now.
+        until = to_db_time(datetime.now(UTC) + timedelta(seconds=0.5))
+        with b.transaction() as conn:
+            conn.execute("UPDATE leases SET holder = 'B', expires_at = ?", (until,))
+        await asyncio.sleep(0.5)
+        assert runs == ["start", "stop"]  # A noticed at its renewal and stopped the job
+        await asyncio.sleep(0.8)  # B's lease expired: A takes it again
+        assert runs == ["start", "stop", "start"]
+        stop.set()
+        await task
+
+    asyncio.run(scenario())
     a.close()
     b.close()

@@ -103,7 +103,10 @@ class Fleet:
         name = f"job:{job.name}"
 
         async def run(stop: asyncio.Event) -> None:
-            await self.hold(name, stop, job.run)
+            # A lease lost (this replica stalled past it) is waited for again.
+            while not stop.is_set():
+                if await self.hold(name, stop, job.run):
+                    return  # the job ended by itself
 
         return Job(job.name, run, job.lifetime)
 
