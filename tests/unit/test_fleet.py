@@ -184,20 +184,28 @@ def test_a_follower_relays_what_only_the_leader_can_send(tmp_path: Path) -> None
 
 def test_a_web_login_on_one_replica_is_valid_on_another(tmp_path: Path) -> None:
     a, b = Store(tmp_path / "memory.db"), Store(tmp_path / "memory.db")
-    on_a = Sessions(tmp_path / "web.url", "http://127.0.0.1:1", 1, a)
-    on_b = Sessions(tmp_path / "web.url", "http://127.0.0.1:2", 1, b)
-    token = on_a.new_login_link().split("token=")[1]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    on_a = Sessions(tmp_path / "a" / "web.url", "http://127.0.0.1:1", 1, a)
+    on_b = Sessions(tmp_path / "b" / "web.url", "http://127.0.0.1:2", 1, b)
+    token_a = on_a.new_login_link().split("token=")[1]
+    token_b = on_b.new_login_link().split("token=")[1]  # B's start leaves A's link valid
 
     async def scenario() -> None:
-        session = await on_b.login(token)
+        session = await on_b.login(token_a)
         assert session is not None
         assert await on_a.get(session.id) == session  # the cookie holds on A
-        assert await on_a.login(token) is None  # the token was used up on B
+        assert await on_a.login(token_a) is None  # the token was used up on B
         await on_a.logout(session.id)
         assert await on_b.get(session.id) is None
+        assert await on_a.login(token_b) is not None  # B's own link works on A
+        assert await on_b.login(token_b) is None  # ...once: refused on B, which notices
 
     asyncio.run(scenario())
-    assert token not in (tmp_path / "web.url").read_text()
+    # Each page whose link was used elsewhere wrote a fresh one when the old one was refused.
+    for folder, used in (("a", token_a), ("b", token_b)):
+        link = (tmp_path / folder / "web.url").read_text()
+        assert used not in link and a.web_token_valid(link.strip().split("token=")[1])
     a.close()
     b.close()
 

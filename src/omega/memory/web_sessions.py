@@ -1,6 +1,8 @@
-"""The web page's one-time login token and its sessions, kept in the database so that every
-replica serving the page accepts a login made on another. Only SHA-256 digests of the token
-and of the session cookie are stored (a copy of the database logs nobody in)."""
+"""The web page's one-time login tokens and its sessions, kept in the database so that every
+replica serving the page accepts a login made on another: each replica has one token (the link
+in its web.url), valid on every replica, used up by a login, dropped after a day. Only SHA-256
+digests of the tokens and of the session cookies are stored (a copy of the database logs nobody
+in)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from omega.memory.db import Database, from_db_time, to_db_time
 
 SEEN_EVERY = timedelta(seconds=60)  # how stale last_seen may get before a request rewrites it
+TOKEN_LIFETIME = timedelta(days=1)  # an unused login token; the page then writes a fresh one
 
 
 def digest(secret: str) -> str:
@@ -20,22 +23,37 @@ def digest(secret: str) -> str:
 class WebSessions(Database):
     """Login tokens and sessions of the web page."""
 
-    def web_token_replace(self, token: str) -> None:
-        """Make `token` the one login token (the previous ones stop working)."""
+    def web_token_replace(self, token: str, previous: str = "") -> None:
+        """Make `token` a valid login token in place of `previous` (this replica's last one);
+        the other replicas' tokens stay valid, tokens older than TOKEN_LIFETIME are dropped."""
+        now = datetime.now(UTC)
         with self._tx() as conn:
-            conn.execute("DELETE FROM web_login_tokens")
+            conn.execute(
+                "DELETE FROM web_login_tokens WHERE token_digest = ? OR created_at < ?",
+                (digest(previous), to_db_time(now - TOKEN_LIFETIME)),
+            )
             conn.execute(
                 "INSERT INTO web_login_tokens (token_digest, created_at) VALUES (?, ?)",
-                (digest(token), to_db_time(datetime.now(UTC))),
+                (digest(token), to_db_time(now)),
             )
+
+    def web_token_valid(self, token: str) -> bool:
+        """Whether `token` would still log in (not used, not too old)."""
+        rows = self._query(
+            "SELECT 1 FROM web_login_tokens WHERE token_digest = ? AND created_at >= ?",
+            (digest(token), to_db_time(datetime.now(UTC) - TOKEN_LIFETIME)),
+        )
+        return bool(rows)
 
     def web_login(self, token: str, session_id: str, csrf: str) -> bool:
         """Use `token` up and start the session `session_id` with it; False for a token that
         is not (or no longer) valid. Two replicas given the same token: one wins."""
-        now = to_db_time(datetime.now(UTC))
+        moment = datetime.now(UTC)
+        now = to_db_time(moment)
         with self._tx() as conn:
             used = conn.execute(
-                "DELETE FROM web_login_tokens WHERE token_digest = ?", (digest(token),)
+                "DELETE FROM web_login_tokens WHERE token_digest = ? AND created_at >= ?",
+                (digest(token), to_db_time(moment - TOKEN_LIFETIME)),
             ).rowcount
             if used != 1:
                 return False

@@ -1,8 +1,9 @@
 """Who may use the page: a one-time login link, a session cookie, and a CSRF check.
 
 - Login: `GET /?token=...` with the token from `$OMEGA_HOME/web.url` (0600). A token works
-  once; then a fresh one is written to web.url (so the owner, who can read that file, can
-  always log in again, and a link seen in a terminal or a history is worth nothing).
+  once (on any replica serving the page) and for a day; then a fresh one is written to web.url
+  (so the owner, who can read that file, can always log in again, and a link seen in a
+  terminal or a history is worth nothing).
 - Session: a random id in an HttpOnly, SameSite=Strict cookie; sessions live in the store
   (omega.memory.web_sessions, digests only), so a login holds on every replica serving the
   page and across restarts, and end after `[web] session_hours` without use.
@@ -73,26 +74,30 @@ class Sessions:
         self.base_url = base_url.rstrip("/")
         self.max_idle = session_hours * 3600
         self.store = store
+        self._token = ""  # this page's current login token
 
     def new_login_link(self) -> str:
-        """Make a fresh one-time token (the only valid one), write its link to web.url (0600)
-        and return it."""
+        """Make a fresh one-time token in place of this page's last one (the other replicas'
+        stay valid), write its link to web.url (0600) and return it."""
         token = secrets.token_urlsafe(32)
         register_secret(token)  # never in a log line
-        self.store.web_token_replace(token)
+        self.store.web_token_replace(token, self._token)
+        self._token = token
         link = f"{self.base_url}/?token={token}"
         write_private(self.url_file, link + "\n")
         return link
 
     async def login(self, token: str) -> Session | None:
-        """A new session for the right token (which is then used up); None otherwise."""
-        if not token:
-            return None
+        """A new session for a valid token (which is then used up); None otherwise. When this
+        page's own token was used, or is no longer valid, a fresh link goes to web.url."""
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
-        if not await self.store.call(self.store.web_login, token, session.id, session.csrf):
+        store = self.store
+        ok = bool(token) and await store.call(store.web_login, token, session.id, session.csrf)
+        if token == self._token or not await store.call(store.web_token_valid, self._token):
+            await store.call(self.new_login_link)
+        if not ok:
             return None
         register_secret(session.id)
-        await self.store.call(self.new_login_link)
         return session
 
     async def get(self, session_id: str) -> Session | None:
