@@ -307,3 +307,37 @@ def test_a_replica_that_lost_a_job_s_lease_waits_for_it_again(tmp_path: Path) ->
     asyncio.run(scenario())
     a.close()
     b.close()
+
+
+def test_a_channel_whose_lease_was_lost_stops_receiving_and_a_fresh_one_waits(
+    tmp_path: Path,
+) -> None:
+    a = Store(tmp_path / "memory.db")
+    made: list[_Polling] = []
+
+    def rebuild() -> _Polling:
+        made.append(_Polling())
+        return made[-1]
+
+    first = _Polling()
+    led = lead(first, Fleet(a, 0.6, "A"), rebuild, sends_anywhere=True)
+
+    async def submit(message: object) -> asyncio.Future[None]:
+        raise AssertionError("nothing is received here")
+
+    async def scenario() -> None:
+        running = asyncio.create_task(led.run(submit))
+        await asyncio.sleep(0.1)
+        assert first.receiving == 1
+        until = to_db_time(datetime.now(UTC) + timedelta(seconds=0.5))
+        with a.transaction() as conn:  # another replica took it over
+            conn.execute("UPDATE leases SET holder = 'B', expires_at = ?", (until,))
+        await asyncio.sleep(0.4)
+        assert first._stop.is_set() and not led.leading  # no second getUpdates consumer
+        await asyncio.sleep(1.0)  # B's lease expired without renewal: A leads again
+        assert len(made) == 1 and made[0].receiving == 1 and led.inner is made[0]
+        await led.stop()
+        await running
+
+    asyncio.run(scenario())
+    a.close()

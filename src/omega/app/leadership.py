@@ -60,7 +60,11 @@ class LedChannel:
             if self._rebuild is None:
                 log.warning("channel %s: lease lost; this replica no longer receives", self.name)
                 return
-            self.inner = self._replace(self._rebuild())
+            try:
+                self.inner = self._replace(self._rebuild())
+            except Exception:
+                log.exception("channel %s: could not be made again after a lost lease", self.name)
+                return
 
     def _replace(self, fresh: Channel) -> Channel:
         return fresh
