@@ -42,14 +42,14 @@ def _web_base(omega: Omega) -> str:
     raise AssertionError("".join(omega.stderr))
 
 
-def _get(base: str, path: str, cookie: str = "") -> http.client.HTTPResponse:
+def _get(base: str, path: str, cookie: str = "") -> tuple[http.client.HTTPResponse, str]:
     parts = urlsplit(base)
     conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=10)
     conn.request("GET", path, headers={"Cookie": cookie} if cookie else {})
     response = conn.getresponse()
-    response.read()
+    body = response.read().decode("utf-8", "replace")
     conn.close()
-    return response
+    return response, body
 
 
 def _wait(predicate: object, timeout: float = 30.0) -> None:
@@ -95,11 +95,16 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
 
     # A login on the first replica's page is valid on the second's.
     token = (isolated_env / "web.url").read_text().strip().split("token=")[1]
-    login = _get(base_first, f"/?token={token}")
+    login, _ = _get(base_first, f"/?token={token}")
     assert login.status == 303
     cookie = (login.getheader("set-cookie") or "").split(";")[0]
-    assert _get(base_second, "/health", cookie).status == 200
-    assert _get(base_second, "/health").status == 401
+    health, page = _get(base_second, "/health", cookie)
+    assert health.status == 200
+    assert _get(base_second, "/health")[0].status == 401
+    # The Health page lists both replicas, alive, and the leases.
+    for omega in (first, second):
+        assert re.search(rf":{omega.proc.pid}:\w+</code></td><td class=\"good\">alive", page)
+    assert "<code>channel:telegram</code>" in page and "<code>job:scheduler</code>" in page
 
     # Status lists both replicas, alive, and who holds what.
     shown = subprocess.run(

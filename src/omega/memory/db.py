@@ -39,8 +39,6 @@ def from_db_time(text: str) -> datetime:
 class Database:
     """One memory.db connection: migrated at open, used from one thread at a time."""
 
-    dialect: str = "sqlite"  # the SQL engine underneath ("sqlite" or "postgresql")
-
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
