@@ -341,3 +341,27 @@ def test_a_channel_whose_lease_was_lost_stops_receiving_and_a_fresh_one_waits(
 
     asyncio.run(scenario())
     a.close()
+
+
+def test_a_replica_starting_releases_the_leases_of_a_dead_process_on_its_machine(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from omega.app.fleet import _pid_space
+
+    store = Store(tmp_path / "memory.db")
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], stdout=-1)
+    dead_pid, live_pid = int(gone.stdout), os.getppid()
+    here = _pid_space()
+    for replica, pid, host in (("dead", dead_pid, here), ("live", live_pid, here)):
+        store.replica_register(replica, host, pid, "0")
+        assert store.lease_acquire(f"job:{replica}", replica, 60)
+    store.replica_register("elsewhere", "other-machine", dead_pid, "0")
+    assert store.lease_acquire("job:elsewhere", "elsewhere", 60)
+    Fleet(store, 60).register()
+    # Released at once (not after 60 s): the dead process on this machine's; the others stay.
+    assert sorted(lease.name for lease in store.leases()) == ["job:elsewhere", "job:live"]
+    store.close()

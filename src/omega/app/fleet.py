@@ -34,6 +34,16 @@ def new_replica_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
+def _pid_space() -> str:
+    """This machine and PID namespace: replicas with the same one see each other's pids (two
+    containers may share a host name, never a PID namespace)."""
+    try:
+        space = os.readlink("/proc/self/ns/pid")
+    except OSError:
+        space = ""
+    return f"{socket.gethostname()} {space}".strip()
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -51,7 +61,7 @@ class Fleet:
         self.store = store
         self.ttl = lease_seconds
         self.id = replica_id or new_replica_id()
-        self.host = socket.gethostname()
+        self.host = _pid_space()
         self.pid = os.getpid()
 
     @property

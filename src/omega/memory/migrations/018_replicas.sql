@@ -6,7 +6,7 @@
 -- sortable UTC text, written by the replicas' clocks (keep them synchronised).
 CREATE TABLE replicas (
     id         TEXT PRIMARY KEY,       -- host:pid:random, made once per process
-    host       TEXT NOT NULL,
+    host       TEXT NOT NULL,          -- host name and PID namespace (whose pids it can check)
     pid        INTEGER NOT NULL,
     version    TEXT NOT NULL,
     started_at TEXT NOT NULL,
