@@ -74,7 +74,7 @@ class Fleet:
         self.store.replica_register(self.id, self.host, self.pid, __version__)
         live = {
             replica.pid
-            for replica in self.store.replicas(self.ttl * 1000)
+            for replica in self.store.replicas(self.ttl)
             if replica.host == self.host and _pid_alive(replica.pid)
         }
         for dead in self.store.replica_forget_dead(self.host, live, keep=self.id):
