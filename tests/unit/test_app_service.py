@@ -28,6 +28,7 @@ def test_start_builds_its_channels_and_jobs_as_data(isolated_env: Path) -> None:
         assert [channel.name for channel in service.channels] == ["terminal", "web"]
         assert service.gateway.channels == {c.name: c for c in service.channels}
         assert [(job.name, job.lifetime) for job in service.jobs] == [
+            ("replica", "service"),  # this process's beat in the replicas table
             ("web", "service"),
             ("quant", "service"),
             ("summarizer", "loop"),
@@ -36,7 +37,9 @@ def test_start_builds_its_channels_and_jobs_as_data(isolated_env: Path) -> None:
             ("scheduler", "loop"),
             ("heartbeat", "loop"),
         ]
-        assert service.jobs[0].close == service.web.shutdown  # the page is closed, not cancelled
+        assert service.jobs[1].close == service.web.shutdown  # the page is closed, not cancelled
+        assert service.fleet is not None
+        assert [r.id for r in store.replicas(60)] == [service.fleet.id]
         assert service.summarize_on_exit and service.grace is None
     finally:
         store.close()
@@ -49,6 +52,7 @@ def test_chat_builds_the_terminal_and_the_loops(isolated_env: Path) -> None:
         service = build_chat(runtime, store, jsonl=True)
         assert [channel.name for channel in service.channels] == ["terminal"]
         assert [job.name for job in service.jobs] == [
+            "replica",
             "summarizer",
             "critic",
             "gap digest",

@@ -131,3 +131,25 @@ def test_sightings_migration_keeps_each_earlier_limitation_as_one_sighting(
         (3, "", "critic", 1, when),
     ]
     assert scopes == (1,)
+
+
+def test_a_migration_applied_meanwhile_by_another_process_is_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two replicas starting at once on a fresh database both read "nothing applied"; the
+    one that loses the race finds the work done instead of failing on CREATE TABLE."""
+    import omega.memory.migrations as migrations
+
+    known = [Migration(1, "a", "CREATE TABLE a (x INTEGER);")]
+    one = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    assert migrate(one, known) == [1]
+    two = sqlite3.connect(tmp_path / "x.db", isolation_level=None)
+    real = migrations.applied_versions
+    stale = [set[int]()]  # what `two` read before `one` committed
+
+    def applied(conn: sqlite3.Connection) -> set[int]:
+        return stale.pop() if stale else real(conn)
+
+    monkeypatch.setattr(migrations, "applied_versions", applied)
+    assert migrate(two, known) == []
+    assert [r[0] for r in two.execute("SELECT version FROM schema_migrations")] == [1]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from omega.evolution.limitations import LimitationStore
@@ -58,15 +59,17 @@ def test_chart_labels_are_escaped() -> None:
 
 
 def test_login_token_is_one_time_and_the_file_private(tmp_path: Path) -> None:
-    sessions = Sessions(tmp_path / "web.url", "http://127.0.0.1:1", 1)
+    store = Store(tmp_path / "m.db")
+    sessions = Sessions(tmp_path / "web.url", "http://127.0.0.1:1", 1, store)
     link = sessions.new_login_link()
     token = link.split("token=")[1]
     assert (tmp_path / "web.url").stat().st_mode & 0o777 == 0o600
-    session = sessions.login(token)
-    assert session is not None and sessions.get(session.id) is session
-    assert sessions.login(token) is None
-    assert sessions.login("") is None
+    session = asyncio.run(sessions.login(token))
+    assert session is not None and asyncio.run(sessions.get(session.id)) == session
+    assert asyncio.run(sessions.login(token)) is None
+    assert asyncio.run(sessions.login("")) is None
     assert token not in (tmp_path / "web.url").read_text()
+    store.close()
 
 
 def test_usage_counts_the_prompt_tokens_read_from_cache(tmp_path: Path) -> None:

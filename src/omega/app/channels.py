@@ -14,6 +14,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from omega.app.fleet import Fleet
+from omega.app.leadership import lead
 from omega.app.runtime import Runtime
 from omega.channels.plugin import (
     Capabilities,
@@ -50,15 +52,23 @@ class StartedChannels:
 
 
 def message_channels(
-    runtime: Runtime, store: Store, *, jsonl: bool = False, found: Discovery | None = None
+    runtime: Runtime,
+    store: Store,
+    *,
+    jsonl: bool = False,
+    found: Discovery | None = None,
+    fleet: Fleet | None = None,
 ) -> StartedChannels:
-    """Build every enabled channel plug-in that can run here (built-ins first, in order)."""
+    """Build every enabled channel plug-in that can run here (built-ins first, in order).
+
+    With `fleet`, a channel whose plug-in is not `shared` receives only on the replica holding
+    its lease (omega.app.leadership); every replica sends through it."""
     from omega.channels.registry import discover, register_checks, unclaimed_sections
 
     found = discover() if found is None else found
     started = StartedChannels()
     for name, plugin in found.plugins.items():
-        failure = _start(runtime, store, plugin, found.is_builtin(name), jsonl, started)
+        failure = _start(runtime, store, plugin, found.is_builtin(name), jsonl, started, fleet)
         if failure is not None:
             _fail(runtime, started, failure)
     config = runtime.config
@@ -91,6 +101,7 @@ def _start(
     builtin: bool,
     jsonl: bool,
     started: StartedChannels,
+    fleet: Fleet | None = None,
 ) -> PluginFailure | None:
     """Build `plugin`'s channel into `started` when it is enabled; its failure, if any."""
     from omega.channels.registry import PluginFailure, bind_section, make_context
@@ -121,12 +132,19 @@ def _start(
         return PluginFailure(plugin.name, f"could not start: {exc!r}")
     if web := ctx.products.get("web"):
         started.web = web  # type: ignore[assignment]
+    anywhere = plugin.sends_anywhere
     if builtin:
+        rebuild = lambda: plugin.factory(ctx)  # noqa: E731 - a fresh one after a lost lease
+        if fleet is not None and not plugin.shared:
+            channel = lead(channel, fleet, rebuild, sends_anywhere=anywhere)
         started.channels.append(channel)
         return None
     supervised = SupervisedChannel(plugin, channel, ctx)
     started.supervised.append(supervised)
-    started.channels.append(supervised)
+    if fleet is not None and not plugin.shared:
+        started.channels.append(lead(supervised, fleet, sends_anywhere=anywhere))
+    else:
+        started.channels.append(supervised)
     log.info("channel plug-in %s started (%s)", plugin.name, plugin.capabilities.describe())
     return None
 
@@ -176,4 +194,5 @@ WEB = ChannelPlugin(
     # [web] enabled turns the page on; a factory needs the runtime (not given to status).
     enabled=lambda ctx: ctx.config.web.enabled and ctx.root is not None,
     description="the local web page ([web])",
+    shared=True,  # every replica serves it (its sessions are in the store)
 )

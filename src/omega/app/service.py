@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from omega.app.fleet import Fleet
 from omega.app.jobs import Job, loop_jobs, quant_feed_job, start_jobs, stop_jobs, web_page_job
 from omega.app.runtime import Runtime, pipeline_deps
 
@@ -47,6 +48,8 @@ class Service:
     # and the third-party channels run under watch (they tell the owner when they fail).
     channel_failures: list[PluginFailure] = field(default_factory=list)
     supervised: list[SupervisedChannel] = field(default_factory=list)
+    # This process as a replica of the fleet sharing its database (leases, beat).
+    fleet: Fleet | None = None
 
 
 def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Service:
@@ -60,14 +63,17 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
     from omega.quant.service import feed_unavailable
 
     deps = _open(runtime, store)
-    started = message_channels(runtime, store, jsonl=jsonl)  # registers the plug-ins' checks
+    fleet = _join_fleet(runtime, store)
+    # Registers the plug-ins' checks; unshared channels receive on the lease holder only.
+    started = message_channels(runtime, store, jsonl=jsonl, fleet=fleet)
     log_checks(run_checks(CheckContext(runtime.config, runtime.paths, store, network=True)))
     if runtime.config.quant.enabled and (why := feed_unavailable()):
         sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
     channels, web = started.channels, started.web
     gateway = Gateway(deps, channels)
-    jobs = [web_page_job(web, deps, gateway)] if web is not None else []
-    jobs += [quant_feed_job(store, deps), *loop_jobs(deps, gateway)]
+    jobs = [fleet.beat_job()]
+    jobs += [web_page_job(web, deps, gateway)] if web is not None else []
+    jobs += [fleet.leased(job) for job in [quant_feed_job(store, deps), *loop_jobs(deps, gateway)]]
     return Service(
         deps,
         channels,
@@ -77,6 +83,7 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
         summarize_on_exit=True,
         channel_failures=started.failures,
         supervised=started.supervised,
+        fleet=fleet,
     )
 
 
@@ -100,9 +107,16 @@ def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Servic
         else InteractiveChannel(runtime.config.omega.name, downloads=downloads)
     )
     gateway = Gateway(deps, [channel])
-    return Service(
-        deps, [channel], gateway, loop_jobs(deps, gateway), grace=math.inf if jsonl else 0.0
-    )
+    fleet = _join_fleet(runtime, store)
+    jobs = [fleet.beat_job(), *(fleet.leased(job) for job in loop_jobs(deps, gateway))]
+    return Service(deps, [channel], gateway, jobs, grace=math.inf if jsonl else 0.0, fleet=fleet)
+
+
+def _join_fleet(runtime: Runtime, store: Store) -> Fleet:
+    """This process as a replica: registered now; its once-only jobs run under leases."""
+    fleet = Fleet(store, runtime.config.store.lease_seconds)
+    fleet.register()
+    return fleet
 
 
 def _open(runtime: Runtime, store: Store) -> PipelineDeps:
@@ -156,7 +170,7 @@ async def run_service(
         loops_stop.set()
         await stop_jobs(loops)
         await gateway.close()
-        if service.summarize_on_exit:
+        if service.summarize_on_exit and await _last_replica(service):
             from omega.loops.summarizer import summarize_all_active
 
             count = await summarize_all_active(service.deps)
@@ -165,6 +179,17 @@ async def run_service(
     finally:
         intake.set()
         await stop_jobs(services)
+
+
+async def _last_replica(service: Service) -> bool:
+    """Whether no other replica runs on this database: only then are the open conversations
+    summarized at shutdown (another replica may be in one; its summarizer closes them)."""
+    if service.fleet is None:
+        return True
+    others = await service.fleet.others_alive()
+    if others:
+        log.info("%d other replicas run: open conversations stay open", others)
+    return not others
 
 
 async def _watch_channel_plugins(service: Service) -> None:

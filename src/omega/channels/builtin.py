@@ -84,6 +84,7 @@ TERMINAL = ChannelPlugin(
     capabilities=Capabilities(photos=True, max_message_length=1_000_000),
     enabled=lambda ctx: ctx.jsonl,  # `omega chat` builds the terminal itself
     description="JSON lines on stdin/stdout (omega start --jsonl)",
+    shared=True,  # each replica's own stdin
 )
 TELEGRAM = ChannelPlugin(
     name="telegram",
@@ -96,6 +97,7 @@ TELEGRAM = ChannelPlugin(
     reports_health=True,
     description="Telegram Bot API, long polling",
     setup=_test_telegram,
+    sends_anywhere=True,  # sendMessage works from any replica; only getUpdates is one's
 )
 WHATSAPP = ChannelPlugin(
     name="whatsapp",

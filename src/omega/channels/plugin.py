@@ -143,3 +143,13 @@ class ChannelPlugin:
         """Whether `enabled = true` in its section is what runs it (so `omega init` offers
         it); the terminal and the web page follow other settings."""
         return self.enabled is _enabled_by_section
+
+    # With several replicas on one database: True when every replica may run the channel at
+    # once (the web page, stdin); False when only one may receive (one getUpdates consumer,
+    # one WhatsApp session): the replica holding the lease `channel:<name>` receives, every
+    # replica still sends through it. Plug-ins are single-leader unless they say otherwise.
+    shared: bool = False
+    # An unshared channel whose platform takes a message from any process with the credentials
+    # (the Bot API): every replica sends itself. False: a replica that is not the leader hands
+    # its messages to the leader through the store (one WhatsApp session).
+    sends_anywhere: bool = False

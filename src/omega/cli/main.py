@@ -203,6 +203,7 @@ def status() -> None:
     from omega.channels.registry import register_checks
     from omega.logs import redact
     from omega.memory.migrations import latest_version
+    from omega.ops.fleet import fleet_rows
     from omega.ops.selfcheck import CheckContext, run_checks
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.quant.feedstatus import status_row as quant_row
@@ -217,6 +218,7 @@ def status() -> None:
         quant = quant_row(store)
         schema = store.schema_version()
         kept_alerts = store.pending_owner_alerts(10)
+        fleet = fleet_rows(store, runtime.config.store.lease_seconds)
         checks = run_checks(CheckContext(runtime.config, runtime.paths, store, network=True))
     finally:
         store.close()
@@ -251,6 +253,7 @@ def status() -> None:
     rows += mcp_status_lines(runtime.paths.home)
     rows.append(("quant", quant))
     rows += [(key.replace("_", " "), str(value)) for key, value in counts.items()]
+    rows += [(f"{row.kind} {row.name}", row.state) for row in fleet]
     rows += [(f"check {check.name}", check.verdict()) for check in checks]
     p = config.provider
     for section, secret in (

@@ -1,4 +1,4 @@
-"""Running the service: [omega], [memory], [scheduler] and [heartbeat]."""
+"""Running the service: [omega], [memory], [store], [scheduler] and [heartbeat]."""
 
 from __future__ import annotations
 
@@ -39,6 +39,10 @@ class StoreSection(Section):
         if value and not value.startswith(("postgresql://", "postgres://")):
             raise ValueError("must be empty (SQLite) or a postgresql:// URL")
         return value
+
+    # Replicas sharing one database hold the once-across-the-fleet jobs and unshared channels
+    # with leases this long: renewed every third of it, taken over when one is not renewed.
+    lease_seconds: Annotated[float, Field(ge=1, le=3600)] = 15.0
 
 
 class SchedulerSection(Section):

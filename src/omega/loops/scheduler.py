@@ -1,6 +1,8 @@
 """The scheduler: delivers reminders and runs action tasks when they are due.
 
-It sleeps until the next due task (or until one is added), never polls blindly. A task is
+It sleeps until the next due task (or until one is added), never polls blindly; while other
+replicas share the database it looks again at least every `[store] lease_seconds`, since a
+task added on another replica does not wake this one. A task is
 claimed before it is sent; a failed send goes back to pending with backoff and is never marked
 delivered; a task found claimed at start-up (Omega died between send and bookkeeping) counts
 as sent, so it never fires twice in a row.
@@ -105,8 +107,8 @@ class Scheduler:
     async def fire(self, task: Task) -> bool:
         """Deliver one task; True when it was delivered."""
         store = self.deps.store
-        if not await store.call(store.claim_task, task.id):
-            return False  # cancelled or changed meanwhile
+        if not await store.call(store.claim_task, task.id, task.due_at):
+            return False  # cancelled, changed, or this occurrence fired by another scheduler
         try:
             if task.task_type == "action":
                 await self._run_action(task)
@@ -165,16 +167,31 @@ class Scheduler:
         """Deliver due tasks, then sleep until the next one is due, a task changes, or stop."""
         await self.recover()
         changed = self.deps.state.tasks_changed
-        longest = float(self.deps.config.scheduler.poll_interval_secs)
         while not stop.is_set():
             changed.clear()
             try:
                 await self.run_due()
             except Exception:
                 log.exception("scheduler pass failed")
+            longest = await self._longest_sleep()
             next_at = await self.deps.store.call(self.deps.store.next_due_at)
             delay = longest if next_at is None else (next_at - datetime.now(UTC)).total_seconds()
             await _wait_any(stop, changed, seconds=min(max(delay, 0.0), longest))
+
+    async def _longest_sleep(self) -> float:
+        """`[scheduler] poll_interval_secs`; one lease time while other replicas run, since a
+        task they add wakes only their own process (`tasks_changed` is in memory)."""
+        config = self.deps.config
+        longest = float(config.scheduler.poll_interval_secs)
+        store = self.deps.store
+        try:
+            replicas = await store.call(store.replicas, config.store.lease_seconds)
+        except Exception:
+            log.exception("reading the replicas failed")
+            return longest
+        if sum(replica.alive for replica in replicas) > 1:
+            return min(longest, config.store.lease_seconds)
+        return longest
 
 
 async def _wait_any(*events: asyncio.Event, seconds: float) -> None:

@@ -11,6 +11,9 @@ audit.py         the audit log and tool calls
 inbox.py         the durable inbox, denials, alerts kept for the owner
 access.py        allowed people and owners added at run time
 pairing.py       strangers' pairing requests and the codes the owner enters
+leases.py        the replicas sharing this database and the leases they hold
+relay.py         messages for the replica leading a channel only it can send on
+web_sessions.py  the web page's login tokens and sessions (valid on every replica)
 Limitations, proposals and lessons keep their repositories in omega.evolution, over
 `Store.query` and `Store.transaction`.
 """
@@ -21,14 +24,19 @@ from omega.memory.access import Access
 from omega.memory.audit import AuditLog
 from omega.memory.conversations import Conversations
 from omega.memory.inbox import Inbox
+from omega.memory.leases import Leases
 from omega.memory.pairing import Pairing
 from omega.memory.people import People
+from omega.memory.relay import Relay
 from omega.memory.tasks import Tasks
+from omega.memory.web_sessions import WebSessions
 
 __all__ = ["Store"]
 
 
-class Store(Conversations, People, Tasks, AuditLog, Inbox, Access, Pairing):
+class Store(
+    Conversations, People, Tasks, AuditLog, Inbox, Access, Pairing, Leases, Relay, WebSessions
+):
     """Omega's memory.db."""
 
     def counts(self) -> dict[str, int]:

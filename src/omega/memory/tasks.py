@@ -233,15 +233,19 @@ class Tasks(Database):
         due = rows[0]["due"] if rows else None
         return from_db_time(due) if due else None
 
-    def claim_task(self, task_id: str) -> bool:
-        """Mark a pending task as being delivered; False if someone else has it or it changed."""
+    def claim_task(self, task_id: str, due_at: datetime | None = None) -> bool:
+        """Mark a pending task as being delivered; False if someone else has it or it changed.
+
+        With `due_at` (the occurrence the caller read), only that occurrence is claimed: a
+        scheduler that read a repeating task before another one fired it and moved it to its
+        next time cannot fire it again (one conditional UPDATE: one winner per occurrence)."""
+        sql = "UPDATE scheduled_tasks SET status = 'delivering' WHERE id = ? AND status = 'pending'"
+        params: tuple[object, ...] = (task_id,)
+        if due_at is not None:
+            sql += " AND due_at = ?"
+            params += (to_db_time(due_at),)
         with self._tx() as conn:
-            cursor = conn.execute(
-                "UPDATE scheduled_tasks SET status = 'delivering' "
-                "WHERE id = ? AND status = 'pending'",
-                (task_id,),
-            )
-            return cursor.rowcount == 1
+            return conn.execute(sql, params).rowcount == 1
 
     def finish_task(self, task_id: str, next_due: datetime | None) -> None:
         """After delivery: a one-shot task is done; a repeating one waits for `next_due`."""

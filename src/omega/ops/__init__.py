@@ -12,10 +12,12 @@ command uses one of them, and importing all of them would cost every start.
 - selfcheck: what must hold for Omega to work
 - security: `omega security audit`, the checks that also feed the self-check and Health page
 - setup: the set-up wizard's answers, written into config.toml
+- fleet: the replicas sharing the database and their leases, for status and the Health page
 """
 
 __all__ = [
     "backup",
+    "fleet",
     "migrate_store",
     "notify",
     "runlock",

@@ -222,7 +222,7 @@ async def revoke_person(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     """End this page's session."""
     session = request.scope["state"]["session"]
-    ctx_of(request).sessions.logout(session.id)
+    await ctx_of(request).sessions.logout(session.id)
     response = RedirectResponse("/chat", status_code=303)
     response.delete_cookie(COOKIE, path="/", httponly=True, samesite="strict")
     return response

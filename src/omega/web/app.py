@@ -124,7 +124,7 @@ class WebServer:
         self.sock = sock
         self.base_url = base_url
         web = runtime.config.web
-        self.sessions = Sessions(runtime.paths.web_url, base_url, web.session_hours)
+        self.sessions = Sessions(runtime.paths.web_url, base_url, web.session_hours, store)
         self.channel = WebChannel(store, runtime.paths.web_media, local_owner_id())
         self.login_link = self.sessions.new_login_link()
         self._server: _Server | None = None

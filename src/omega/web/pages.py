@@ -324,10 +324,12 @@ async def tools(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """Provider, channels, loops, last heartbeat, sandbox, self-check results and the security
-    audit's findings (the checks of `omega security audit`)."""
+    """Provider, channels, loops, last heartbeat, sandbox, the replicas and their leases,
+    self-check results and the security audit's findings (the checks of `omega security
+    audit`)."""
     import asyncio
 
+    from omega.ops.fleet import fleet_rows
     from omega.ops.security import AuditContext, audit
     from omega.sandbox import probe
 
@@ -343,6 +345,7 @@ async def health(request: Request) -> Response:
             "kept_alerts": store.pending_owner_alerts(20),
             "next_due": store.next_due_at(),
             "counts": store.counts(),
+            "fleet": fleet_rows(store, deps.config.store.lease_seconds),
         }
 
     data = await store.call(read)

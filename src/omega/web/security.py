@@ -1,10 +1,12 @@
 """Who may use the page: a one-time login link, a session cookie, and a CSRF check.
 
 - Login: `GET /?token=...` with the token from `$OMEGA_HOME/web.url` (0600). A token works
-  once; then a fresh one is written to web.url (so the owner, who can read that file, can
-  always log in again, and a link seen in a terminal or a history is worth nothing).
-- Session: a random id in an HttpOnly, SameSite=Strict cookie; sessions live in memory only
-  (a restart logs every page out) and end after `[web] session_hours` without use.
+  once (on any replica serving the page) and for a day; then a fresh one is written to web.url
+  (so the owner, who can read that file, can always log in again, and a link seen in a
+  terminal or a history is worth nothing).
+- Session: a random id in an HttpOnly, SameSite=Strict cookie; sessions live in the store
+  (omega.memory.web_sessions, digests only), so a login holds on every replica serving the
+  page and across restarts, and end after `[web] session_hours` without use.
 - Every request without a valid session gets 401, whatever its path (static files too).
 - Only GET and HEAD read; everything that changes state is POST, and a POST must come from
   the page itself: its Origin (or Referer) is this server's, and it carries the session's
@@ -16,15 +18,17 @@ from __future__ import annotations
 import hmac
 import logging
 import secrets
-import time
 from collections.abc import Awaitable, Callable, MutableMapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 from omega.logs import register_secret
 from omega.paths import write_private
+
+if TYPE_CHECKING:
+    from omega.memory import Store
 
 log = logging.getLogger(__name__)
 
@@ -53,57 +57,59 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
-@dataclass
+@dataclass(frozen=True)
 class Session:
     """One logged-in browser."""
 
     id: str
     csrf: str
-    created: float = field(default_factory=time.monotonic)
-    last_seen: float = field(default_factory=time.monotonic)
 
 
 class Sessions:
-    """Login tokens and sessions (in memory; the owner's page only)."""
+    """Login tokens and sessions of the owner's page, in the store: every replica serving the
+    page accepts a token or a session another one made."""
 
-    def __init__(self, url_file: Path, base_url: str, session_hours: float) -> None:
+    def __init__(self, url_file: Path, base_url: str, session_hours: float, store: Store):
         self.url_file = url_file
         self.base_url = base_url.rstrip("/")
         self.max_idle = session_hours * 3600
-        self._token = ""
-        self._sessions: dict[str, Session] = {}
+        self.store = store
+        self._token = ""  # this page's current login token
 
     def new_login_link(self) -> str:
-        """Make a fresh one-time token, write its link to web.url (0600) and return it."""
-        self._token = secrets.token_urlsafe(32)
-        register_secret(self._token)  # never in a log line
-        link = f"{self.base_url}/?token={self._token}"
+        """Make a fresh one-time token in place of this page's last one (the other replicas'
+        stay valid), write its link to web.url (0600) and return it."""
+        token = secrets.token_urlsafe(32)
+        register_secret(token)  # never in a log line
+        self.store.web_token_replace(token, self._token)
+        self._token = token
+        link = f"{self.base_url}/?token={token}"
         write_private(self.url_file, link + "\n")
         return link
 
-    def login(self, token: str) -> Session | None:
-        """A new session for the right token (which is then used up); None otherwise."""
-        if not self._token or not hmac.compare_digest(token.encode(), self._token.encode()):
-            return None
-        self.new_login_link()
+    async def login(self, token: str) -> Session | None:
+        """A new session for a valid token (which is then used up); None otherwise. When this
+        page's own token was used, or is no longer valid, a fresh link goes to web.url."""
         session = Session(secrets.token_urlsafe(32), secrets.token_urlsafe(32))
+        store = self.store
+        ok = bool(token) and await store.call(store.web_login, token, session.id, session.csrf)
+        if token == self._token or not await store.call(store.web_token_valid, self._token):
+            await store.call(self.new_login_link)
+        if not ok:
+            return None
         register_secret(session.id)
-        self._sessions[session.id] = session
         return session
 
-    def get(self, session_id: str) -> Session | None:
+    async def get(self, session_id: str) -> Session | None:
         """The live session of this cookie value, or None (expired ones are dropped)."""
-        now = time.monotonic()
-        for key in [k for k, s in self._sessions.items() if now - s.last_seen > self.max_idle]:
-            del self._sessions[key]
-        session = self._sessions.get(session_id) if session_id else None
-        if session is not None:
-            session.last_seen = now
-        return session
+        if not session_id:
+            return None
+        csrf = await self.store.call(self.store.web_session, session_id, self.max_idle)
+        return Session(session_id, csrf) if csrf is not None else None
 
-    def logout(self, session_id: str) -> None:
+    async def logout(self, session_id: str) -> None:
         """End one session."""
-        self._sessions.pop(session_id, None)
+        await self.store.call(self.store.web_logout, session_id)
 
 
 def _header(scope: Scope, name: bytes) -> str:
@@ -161,7 +167,7 @@ class Guard:
         if scope["path"] == "/" and "token" in query:
             await self._login(query["token"][0], send)
             return
-        session = self.sessions.get(_cookie(scope, COOKIE))
+        session = await self.sessions.get(_cookie(scope, COOKIE))
         if session is None:
             await _plain(
                 send, 401, "Not logged in. Open the link in $OMEGA_HOME/web.url to log in.\n", []
@@ -186,7 +192,7 @@ class Guard:
         await self.app(scope, receive, _with_headers(send))
 
     async def _login(self, token: str, send: Send) -> None:
-        session = self.sessions.login(token)
+        session = await self.sessions.login(token)
         if session is None:
             log.warning("web: a login with a wrong or used token was refused")
             await _plain(

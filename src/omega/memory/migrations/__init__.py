@@ -97,6 +97,8 @@ def migrate(
         except sqlite3.Error:
             if conn.in_transaction:
                 conn.rollback()
+            if migration.version in applied_versions(conn):
+                continue  # another process (a replica starting beside this one) applied it
             raise
         applied.append(migration.version)
     return applied
