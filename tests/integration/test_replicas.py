@@ -8,13 +8,13 @@ import datetime as dt
 import http.client
 import os
 import re
-import sqlite3
 import subprocess
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from tests.conftest import OMEGA_BIN
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.telegram_server import FakeTelegram
 from tests.integration.test_telegram import ANA, Omega, start, telegram, telegram_env
@@ -24,7 +24,7 @@ LEASE = 2.0  # seconds: [store] lease_seconds for these replicas
 
 
 def _leases(home: Path) -> dict[str, str]:
-    with sqlite3.connect(home / "memory.db") as conn:
+    with connect_db(home / "memory.db") as conn:
         return dict(conn.execute("SELECT name, holder FROM leases").fetchall())
 
 
@@ -160,13 +160,13 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
 
 
 def _alive(home: Path) -> list[str]:
-    with sqlite3.connect(home / "memory.db") as conn:
+    with connect_db(home / "memory.db") as conn:
         rows = conn.execute("SELECT id, seen_at FROM replicas WHERE stopped_at IS NULL")
         recent = (dt.datetime.now(dt.UTC) - dt.timedelta(seconds=LEASE)).isoformat()
         return [row[0] for row in rows if row[1].replace("Z", "+00:00") >= recent]
 
 
 def _open_conversations(home: Path) -> int:
-    with sqlite3.connect(home / "memory.db") as conn:
+    with connect_db(home / "memory.db") as conn:
         query = "SELECT COUNT(*) FROM conversations WHERE status = 'active'"
         return int(conn.execute(query).fetchone()[0])
