@@ -9,6 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from omega import __version__
 from omega.memory.migrations import latest_version
 from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
@@ -25,6 +27,7 @@ def test_version_and_status_show_the_schema(isolated_env: Path) -> None:
     assert row.split()[1] == str(latest_version())
 
 
+@pytest.mark.sqlite_only  # memory.db is in the backup; PostgreSQL is pg_dump's
 def test_backup_and_restore_from_the_command_line(
     fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
 ) -> None:
