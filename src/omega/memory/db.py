@@ -39,6 +39,9 @@ def from_db_time(text: str) -> datetime:
 class Database:
     """One memory.db connection: migrated at open, used from one thread at a time."""
 
+    # The SQL engine below ("sqlite" or "postgresql"), for the few statements that differ.
+    dialect: str = "sqlite"
+
     def __init__(self, path: Path) -> None:
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
