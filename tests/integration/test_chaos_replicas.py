@@ -105,6 +105,19 @@ def echoes(telegram: FakeTelegram) -> list[tuple[int, str, float]]:
     ]
 
 
+def bursts(rng: random.Random) -> list[tuple[int, str]]:
+    """MESSAGES messages, each sender's arriving in bursts of one to five at a time (so they
+    queue behind each other, where replicas could take them out of order)."""
+    sent = [0] * SENDERS
+    script: list[tuple[int, str]] = []
+    while len(script) < MESSAGES:
+        sender = rng.randrange(SENDERS)
+        for _ in range(min(rng.randint(1, 5), MESSAGES - len(script))):
+            script.append((FIRST_USER + sender, f"s{sender}-m{sent[sender]}"))
+            sent[sender] += 1
+    return script
+
+
 def pending_rows(home: Path) -> int:
     store = Store(home / "memory.db")
     try:
@@ -120,9 +133,8 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
 ) -> None:
     rng = random.Random(30)
     Store(isolated_env / "memory.db").close()  # migrated once, before three processes open it
-    script = [
-        (FIRST_USER + n % SENDERS, f"s{n % SENDERS}-m{n // SENDERS}") for n in range(MESSAGES)
-    ]
+    fake_openai.default_delay = 0.05  # turns overlap kills, and one sender's bursts queue
+    script = bursts(rng)
     with FakeTelegram() as telegram:
         replicas = [
             Replica(n, replica_env(telegram, fake_openai, polls=n == 0), tmp_path) for n in range(3)
