@@ -177,7 +177,7 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
         expected.setdefault(user, []).append(text)
     counts = Counter(text for _, text, _ in answered)
     repeats = {text: n for text, n in counts.items() if n > 1}
-    first_sent = {}
+    first_sent: dict[str, float] = {}
     for _, text, at in answered:
         first_sent.setdefault(text, at)
     for user, texts in expected.items():
@@ -208,9 +208,10 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
     wall = time.time() - time.monotonic()
     last_sent = {text: at + wall for _, text, at in answered}
     windows = sorted(marked[row_of[text]] - last_sent[text] for _, text in script)
+    p50, p99 = windows[len(windows) // 2] * 1000, windows[len(windows) * 99 // 100] * 1000
     print(
         f"\nchaos: {MESSAGES} messages from {SENDERS} senders in {elapsed:.1f} s, "
         f"{len(kills)} kills, {len(repeats)} answered twice (killed between the wire and "
         f"the inbox), {sum(counts.values())} replies; reply-to-marked window p50 "
-        f"{windows[len(windows) // 2] * 1000:.1f} ms, p99 {windows[len(windows) * 99 // 100] * 1000:.1f} ms"
+        f"{p50:.1f} ms, p99 {p99:.1f} ms"
     )

@@ -64,11 +64,11 @@ def expire(store: Store) -> None:
         conn.execute("UPDATE inbox SET lease_until = '2000-01-01T00:00:00.000000Z'")
 
 
-async def serve_until(gateway: Gateway, done: asyncio.Event, timeout: float = 20) -> None:
+async def serve_until(gateway: Gateway, done: asyncio.Event) -> None:
     stop = asyncio.Event()
     serving = asyncio.create_task(gateway.serve(stop, grace=5))
     try:
-        await asyncio.wait_for(done.wait(), timeout)
+        await asyncio.wait_for(done.wait(), 20)
     finally:
         stop.set()
         await serving
@@ -96,7 +96,7 @@ def test_a_live_claim_is_left_alone_and_an_expired_one_is_finished_by_the_poll(
     asyncio.run(run())
     assert [(m.kind, m.text, m.id) for m in channel.sent] == [("reply", "Booked.", "t-1#1")]
     assert provider.answered == []  # the provider was not asked again
-    rows = dict(store.query("SELECT id, status FROM inbox"))
+    rows = {row["id"]: row["status"] for row in store.query("SELECT id, status FROM inbox")}
     # The terminal message waits for the replica it was typed into.
     assert rows == {"t-1": "done", "j-1": "pending"} and terminal.sent == []
 

@@ -139,7 +139,9 @@ OPS = st.lists(
 
 @settings(max_examples=40, deadline=None)
 @given(OPS)
-def test_any_interleaving_keeps_each_senders_messages_in_order(ops: list[tuple[str, int, int]]) -> None:
+def test_any_interleaving_keeps_each_senders_messages_in_order(
+    ops: list[tuple[str, int, int]],
+) -> None:
     with tempfile.TemporaryDirectory() as tmp, two_replicas(Path(tmp) / "memory.db") as stores:
         names = ["A", "B"]
         sent: dict[str, list[str]] = {}  # per sender, in arrival order

@@ -194,9 +194,7 @@ class Gateway:
         key = (message.channel, message.sender_id)
         self._queues.setdefault(key, deque()).append(message)
         if key not in self._workers:
-            self._workers[key] = asyncio.create_task(
-                self._serve_sender(key), name=f"sender:{key}"
-            )
+            self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
 
     async def _should_acknowledge(self, message: IncomingMessage) -> bool:
         """A queued message gets "Got it" unless it is a command (its answer is the
@@ -439,7 +437,9 @@ class Gateway:
             for claim in claims:
                 message = claim.message
                 if await self._take(claim):
-                    log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
+                    log.info(
+                        "replaying unfinished message %s from %s", message.id, message.sender_id
+                    )
                     replayed += 1
         return replayed
 
