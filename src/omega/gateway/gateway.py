@@ -146,7 +146,7 @@ class Gateway:
         key = (message.channel, message.sender_id)
         busy = key in self._workers
         if durable:
-            taken = [c.message.id for c in await self.claims.claim(1, key) if await self._take(c)]
+            taken = await self._take_all(await self.claims.claim(1, key))
         else:  # not in the inbox: handled here, unclaimed
             self._enqueue(message)
             taken = [message.id]
@@ -156,6 +156,18 @@ class Gateway:
                     i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
                 )
             )
+
+    async def _take_all(self, claims: list[Claim]) -> list[str]:
+        """`_take` each claimed message; the ids queued. One that fails stays claimed until
+        its lease runs out, then it is claimed again (logged, never lost)."""
+        taken = []
+        for claim in claims:
+            try:
+                if await self._take(claim):
+                    taken.append(claim.message.id)
+            except Exception:
+                log.exception("could not take up claimed message %s", claim.message.id)
+        return taken
 
     async def _take(self, claim: Claim) -> bool:
         """Handle a message this replica claimed: queue it for its sender's worker, unless it
@@ -239,7 +251,7 @@ class Gateway:
     async def _claim_next(self, key: SenderKey) -> None:
         """Claim the sender's next message, if any (at once: no wait for the poll)."""
         while claims := await self.claims.claim(1, key):
-            if [claim for claim in claims if await self._take(claim)]:
+            if await self._take_all(claims):
                 return
 
     async def _handle(self, message: IncomingMessage) -> None:
@@ -434,13 +446,10 @@ class Gateway:
         await self.claims.adopt_dead()
         replayed = 0
         while claims := await self.claims.claim(limit=100):
-            for claim in claims:
-                message = claim.message
-                if await self._take(claim):
-                    log.info(
-                        "replaying unfinished message %s from %s", message.id, message.sender_id
-                    )
-                    replayed += 1
+            taken = await self._take_all(claims)
+            for message_id in taken:
+                log.info("replaying unfinished message %s", message_id)
+            replayed += len(taken)
         return replayed
 
     async def _poll(self, every: float) -> None:
@@ -449,8 +458,7 @@ class Gateway:
         while True:
             await asyncio.sleep(every)
             try:
-                for claim in await self.claims.claim():
-                    await self._take(claim)
+                await self._take_all(await self.claims.claim())
                 await self._settle_elsewhere()
             except Exception:
                 log.exception("looking for inbox messages failed")

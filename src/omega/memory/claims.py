@@ -84,6 +84,8 @@ class InboxClaims(Database):
             " AND c.claimed_by IS NOT NULL AND c.lease_until > ?) "
             f"ORDER BY i.seq LIMIT ?{lock}"
         )
+        if not self._query(sql.removesuffix(lock), tuple(params)):
+            return []  # nothing to claim: no write transaction (replicas poll this often)
         until = _lease_end(lease_s)
         claimed: list[Claim] = []
         with self._tx() as conn:
