@@ -147,3 +147,23 @@ def test_a_turn_stopped_by_shutdown_gives_its_claim_back(
         "SELECT claimed_by, lease_until, attempts FROM inbox WHERE id = 't-1'"
     )
     assert (holder, lease, attempts) == (None, None, 0)
+
+
+def test_a_senders_queued_messages_are_taken_up_at_once_without_the_poll(
+    make_deps: MakeDeps,
+) -> None:
+    provider = ScriptedProvider(default="ok", plan=DIRECT, delay=0.2)
+    deps = make_deps(provider, OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS="[42]")
+    channel = SharedChannel()
+
+    async def run() -> None:
+        gateway = Gateway(deps, [channel])  # not serving: no poll runs
+        handled = [
+            await gateway.submit(IncomingMessage("telegram", "42", f"number {n}", id=f"t-{n}"))
+            for n in range(3)
+        ]
+        await asyncio.wait_for(asyncio.gather(*handled), 10)
+
+    asyncio.run(run())
+    replies = [m.reply_to for m in channel.sent if m.kind == "reply"]
+    assert replies == ["t-0", "t-1", "t-2"]
