@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -36,6 +38,20 @@ def from_db_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
 
 
+@contextmanager
+def _migrating(path: Path) -> Iterator[None]:
+    """Hold memory.db's migration lock: replicas started together migrate one at a time (the
+    others then find every migration applied). A lock file of its own: closing any descriptor
+    of memory.db itself would drop SQLite's locks on it."""
+    lock = path.with_name(path.name + "-migrate.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 class Database:
     """One memory.db connection: migrated at open, used from one thread at a time."""
 
@@ -56,7 +72,8 @@ class Database:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA busy_timeout=10000")
-            migrate(self._conn)
+            with _migrating(path):
+                migrate(self._conn)
         except Exception:
             self._conn.close()
             raise
