@@ -132,7 +132,6 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
     fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
 ) -> None:
     rng = random.Random(30)
-    Store(isolated_env / "memory.db").close()  # migrated once, before three processes open it
     fake_openai.default_delay = 0.05  # turns overlap kills, and one sender's bursts queue
     script = bursts(rng)
     with FakeTelegram() as telegram:
