@@ -36,6 +36,7 @@ class Call:
     method: str
     params: dict[str, Any]
     files: dict[str, bytes] = field(default_factory=dict)
+    at: float = field(default_factory=time.monotonic)  # when it arrived
 
 
 @dataclass
@@ -218,6 +219,11 @@ class FakeTelegram:
         with self._cond:
             self._updates.append(self._history[update_id])
             self._cond.notify_all()
+
+    def message_of(self, update_id: int) -> dict[str, Any]:
+        """The Message object an update carried (its chat and message_id)."""
+        with self._cond:
+            return dict(self._history[update_id]["message"])
 
     def private(self, user_id: int, text: str, name: str = "Ana") -> int:
         """A text in the private chat of `user_id`."""

@@ -461,3 +461,24 @@ def test_a_reminder_set_on_telegram_is_delivered_to_that_chat_and_owner_alerts_r
     assert not any("New limitation" in t for t in telegram.texts(GROUP))
     assert not any("stretch" in t for t in telegram.texts(ANA))
     assert omega.terminate()[0] == 0
+
+
+def test_a_replica_that_does_not_poll_answers_what_another_replica_received(
+    telegram: FakeTelegram, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    from omega.memory import Store
+    from omega.types import IncomingMessage
+
+    store = Store(isolated_env / "memory.db")  # the polling replica, on another machine
+    message = IncomingMessage("telegram", str(ANA), "from the poller", reply_target=str(ANA))
+    assert store.inbox_put(message, "poller-host/1/7/0123abcd")
+    store.close()
+    env = telegram_env(telegram, fake_openai, OMEGA_CHANNEL__TELEGRAM__POLL="false", **OWNER)
+    omega = start(env)
+    telegram.wait_for(lambda: "echo: from the poller" in telegram.texts(ANA))
+    result = subprocess.run(
+        [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
+    )
+    assert "@omega_test_bot, sending only" in result.stdout
+    assert omega.terminate()[0] == 0
+    assert telegram.calls_of("getUpdates") == []  # one consumer per bot: the other replica

@@ -17,6 +17,11 @@ class OmegaSection(Section):
     status_first_secs: Annotated[float, Field(gt=0)] = 15.0
     status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
     shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # in-flight replies may finish
+    # Replicas sharing one database (issue 30): a claimed message is this replica's for this
+    # long, renewed while its turn runs; a replica that dies leaves it to another after that.
+    inbox_lease_secs: Annotated[float, Field(ge=1)] = 30.0
+    # How often a replica looks for messages other replicas received (its own: at once).
+    inbox_poll_secs: Annotated[float, Field(gt=0, le=60)] = 0.3
 
 
 class MemorySection(Section):

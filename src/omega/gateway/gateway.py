@@ -3,7 +3,8 @@ the replies, on the channels and when the composition root (omega.app) tells it 
 
 One module because admission, per-sender dispatch, delivery (owner routes, the alert
 digest) and the inbox replay share one state (the channels, the sender queues and workers,
-the handled futures) and one contract: every accepted message is answered exactly once.
+the handled futures, this replica's claims) and one contract: every accepted message is
+answered exactly once, by whichever replica claimed it (omega.gateway.claims).
 Building the service, its background jobs and its start/stop order live in omega.app."""
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from collections.abc import Callable, Sequence
 from omega import i18n
 from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
+from omega.gateway.claims import Claims
 from omega.gateway.delivery import send_stored
 from omega.gateway.language import detect_language
 from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
+from omega.memory import Claim
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
 from omega.turn import PipelineDeps, granted_role, is_owner
@@ -64,7 +67,9 @@ class Gateway:
 
     Different senders are answered concurrently; one sender's messages strictly in order,
     later ones buffered (and acknowledged) while one is in flight. Every message is in the
-    durable inbox before it is processed and marked finished after its reply is sent.
+    durable inbox before it is processed and marked finished after its reply is sent. A
+    message is handled by the replica that claimed it: the one that received it claims it at
+    once; the others look every `[omega] inbox_poll_secs` for what no live replica holds.
     """
 
     def __init__(self, deps: PipelineDeps, channels: Sequence[Channel]) -> None:
@@ -74,6 +79,8 @@ class Gateway:
         self._workers: dict[SenderKey, asyncio.Task[None]] = {}
         self._handled: dict[str, asyncio.Future[None]] = {}
         self._interrupted: list[str] = []  # ids whose handling was cancelled part-way
+        self._in_flight: set[str] = set()  # ids being handled now
+        self.claims = Claims(deps.store, self.channels, deps.config.omega.inbox_lease_secs)
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
         self._digest_task: asyncio.Task[None] | None = None
@@ -99,11 +106,15 @@ class Gateway:
             handled.set_result(None)
             return handled
         message, notices = ingress.within_limits(message, self.deps.config.limits)
+        durable = True
         try:
-            new = await self.deps.store.call(self.deps.store.inbox_put, message)
+            new = await self.deps.store.call(
+                self.deps.store.inbox_put, message, self.claims.replica
+            )
         except Exception:  # still answer; the log says the message was not durable
             log.exception("could not persist incoming message %s", message.id)
             new = message.id not in self._handled
+            durable = False
         if not new:
             log.warning("message %s was received before; not handled twice", message.id)
             handled.set_result(None)
@@ -119,7 +130,7 @@ class Gateway:
                         tag=f"notice-{number}",
                     )
                 )
-        await self._dispatch(message)
+        await self._dispatch(message, durable)
         # The owner is here (by the config or memory.db's grants): give them what was kept.
         granted = await granted_role(self.deps.store, message)
         if is_owner(self.deps.config, message, granted):
@@ -129,19 +140,73 @@ class Gateway:
                 log.exception("delivering kept owner alerts failed")
         return handled
 
-    async def _dispatch(self, message: IncomingMessage, acknowledge: bool = True) -> None:
+    async def _dispatch(self, message: IncomingMessage, durable: bool) -> None:
+        """Claim the sender's next message at once (this one, unless an earlier one of theirs
+        is still being answered here or by another replica: then it waits, acknowledged)."""
         key = (message.channel, message.sender_id)
-        queue = self._queues.setdefault(key, deque())
-        queue.append(message)
-        if key in self._workers:
-            if acknowledge and await self._should_acknowledge(message):
-                await self.send(
-                    message.answer(
-                        i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
-                    )
+        busy = key in self._workers
+        if durable:
+            taken = await self._take_all(await self.claims.claim(1, key))
+        else:  # not in the inbox: handled here, unclaimed
+            self._enqueue(message)
+            taken = [message.id]
+        if (busy or message.id not in taken) and await self._should_acknowledge(message):
+            await self.send(
+                message.answer(
+                    i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
                 )
-            return
-        self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
+            )
+
+    async def _take_all(self, claims: list[Claim]) -> list[str]:
+        """`_take` each claimed message; the ids queued. One that fails stays claimed until
+        its lease runs out, then it is claimed again (logged, never lost)."""
+        taken = []
+        for claim in claims:
+            try:
+                if await self._take(claim):
+                    taken.append(claim.message.id)
+            except Exception:
+                log.exception("could not take up claimed message %s", claim.message.id)
+        return taken
+
+    async def _take(self, claim: Claim) -> bool:
+        """Handle a message this replica claimed: queue it for its sender's worker, unless it
+        stopped Omega MAX_ATTEMPTS times (set aside) or, received elsewhere or by an earlier
+        run, its sender is no longer let in. True when it was queued."""
+        message = claim.message
+        if claim.attempts >= MAX_ATTEMPTS:
+            await self._give_up(message)
+        elif message.id not in self._handled and (
+            denial := await ingress.refusal(self.deps, message)
+        ):  # kept by an older Omega, or the allow-list changed: not handled
+            await self.deps.store.call(self.deps.store.inbox_finish, message.id)
+            await ingress.deny(self.deps, message, denial, self)
+        else:
+            self._enqueue(message)
+            return True
+        self.claims.settled(message.id)
+        return False
+
+    async def _give_up(self, message: IncomingMessage) -> None:
+        """Set aside a message that stopped Omega MAX_ATTEMPTS times: failed, its sender told,
+        the owner alerted (otherwise it would be replayed forever)."""
+        reason = f"Omega stopped while handling it {MAX_ATTEMPTS} times"
+        log.error("message %s from %s given up: %s", message.id, message.sender_id, reason)
+        await self.deps.store.call(self.deps.store.inbox_finish, message.id, reason)
+        language = await self._language(message)
+        await self.send(message.answer(i18n.message("error_poison", language), "error"))
+        await self.send(
+            owner_alert(
+                f"⚠️ A message from {message.channel}:{message.sender_id} stopped Omega "
+                f"{MAX_ATTEMPTS} times and was set aside: {message.text[:200]!r}"
+            )
+        )
+
+    def _enqueue(self, message: IncomingMessage) -> None:
+        key = (message.channel, message.sender_id)
+        self._queues.setdefault(key, deque()).append(message)
+        if key not in self._workers:
+            self._workers[key] = asyncio.create_task(self._serve_sender(key), name=f"sender:{key}")
 
     async def _should_acknowledge(self, message: IncomingMessage) -> bool:
         """A queued message gets "Got it" unless it is a command (its answer is the
@@ -178,17 +243,41 @@ class Gateway:
                     handled = self._handled.pop(message.id, None)
                     if handled is not None and not handled.done():
                         handled.set_result(None)
+                await self._claim_next(key)
         finally:
             self._workers.pop(key, None)
             self._queues.pop(key, None)
 
+    async def _claim_next(self, key: SenderKey) -> None:
+        """Claim the sender's next message, if any (at once: no wait for the poll)."""
+        while claims := await self.claims.claim(1, key):
+            if await self._take_all(claims):
+                return
+
     async def _handle(self, message: IncomingMessage) -> None:
-        """One message through the pipeline, then its inbox row settled."""
-        error = ""
+        """One message through the pipeline (its claim renewed meanwhile), then its inbox row
+        settled; skipped when another replica took the claim over."""
+        held = message.id in self.claims.held
         try:
-            await self.deps.store.call(self.deps.store.inbox_begin, message.id)
+            if held:
+                if await self.claims.start(message.id) is None:
+                    log.warning("message %s was taken over by another replica", message.id)
+                    self.claims.settled(message.id)
+                    return
+            else:
+                await self.deps.store.call(self.deps.store.inbox_begin, message.id)
         except Exception:
             log.exception("could not count the attempt at message %s", message.id)
+        self._in_flight.add(message.id)
+        try:
+            with self.claims.kept(message.id) if held else contextlib.nullcontext():
+                await self._run(message)
+        finally:
+            self._in_flight.discard(message.id)
+            self.claims.settled(message.id)
+
+    async def _run(self, message: IncomingMessage) -> None:
+        error = ""
         try:
             stored = await self.deps.store.call(self.deps.store.inbox_stored_reply, message.id)
         except Exception:
@@ -346,35 +435,45 @@ class Gateway:
             log.debug("typing indicator on %s failed: %s", channel_name, exc)
 
     async def replay_inbox(self) -> int:
-        """Dispatch messages left unfinished by an earlier run, in arrival order.
+        """Take up messages left unfinished by an earlier run (or by a replica of this host
+        that died), in arrival order; a live replica's claims are left to it. Return how
+        many were queued.
 
         A message that was being handled when Omega died MAX_ATTEMPTS times is not tried again:
         it is marked failed, its sender is told, and the owner is alerted."""
         store = self.deps.store
-        reason = f"Omega stopped while handling it {MAX_ATTEMPTS} times"
-        for message in await store.call(store.inbox_give_up, MAX_ATTEMPTS, reason):
-            log.error("message %s from %s given up: %s", message.id, message.sender_id, reason)
-            language = await self._language(message)
-            await self.send(message.answer(i18n.message("error_poison", language), "error"))
-            await self.send(
-                owner_alert(
-                    f"⚠️ A message from {message.channel}:{message.sender_id} stopped Omega "
-                    f"{MAX_ATTEMPTS} times and was set aside: {message.text[:200]!r}"
-                )
-            )
         await store.call(store.inbox_prune)
-        pending = await self.deps.store.call(self.deps.store.inbox_pending)
+        await self.claims.adopt_dead()
         replayed = 0
-        for message in pending:
-            denial = await ingress.refusal(self.deps, message)
-            if denial:  # kept by an older Omega, or the allow-list changed: not handled
-                await store.call(store.inbox_finish, message.id)
-                await ingress.deny(self.deps, message, denial, self)
-                continue
-            log.info("replaying unfinished message %s from %s", message.id, message.sender_id)
-            await self._dispatch(message, acknowledge=False)
-            replayed += 1
+        while claims := await self.claims.claim(limit=100):
+            taken = await self._take_all(claims)
+            for message_id in taken:
+                log.info("replaying unfinished message %s", message_id)
+            replayed += len(taken)
         return replayed
+
+    async def _poll(self, every: float) -> None:
+        """Take up what other replicas received (or left behind when they died), and settle
+        the submitted messages that another replica answered."""
+        while True:
+            await asyncio.sleep(every)
+            try:
+                await self._take_all(await self.claims.claim())
+                await self._settle_elsewhere()
+            except Exception:
+                log.exception("looking for inbox messages failed")
+
+    async def _settle_elsewhere(self) -> None:
+        queued = {m.id for queue in self._queues.values() for m in queue}
+        local = self.claims.held | self._in_flight | queued
+        waiting = [i for i, h in self._handled.items() if not h.done() and i not in local]
+        if not waiting:
+            return
+        store = self.deps.store
+        for message_id in await store.call(store.inbox_settled, waiting):
+            handled = self._handled.pop(message_id, None)
+            if handled is not None and not handled.done():
+                handled.set_result(None)
 
     def unfinished(self) -> list[str]:
         """The ids of accepted messages not yet handled completely (buffered or in flight)."""
@@ -421,6 +520,9 @@ class Gateway:
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
         ]
+        poller = asyncio.create_task(
+            self._poll(self.deps.config.omega.inbox_poll_secs), name="inbox-poll"
+        )
         if on_ready is not None:
             on_ready()
         if stop is None:
@@ -439,11 +541,15 @@ class Gateway:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 log.error("channel %s stopped with an error: %r", name, task.exception())
             task.cancel()
+        poller.cancel()
+        await asyncio.gather(poller, return_exceptions=True)
         if grace is None:
             grace = self.deps.config.omega.shutdown_grace_secs
         if self._workers:  # (wait_for(..., 0) times out even on nothing to wait for)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.drain(), None if math.isinf(grace) else grace)
+        # What is not being handled now goes back to the other replicas (or the next start).
+        await self.claims.release(keep=set(self._in_flight))
         left = await self.unanswered()
         if left:  # an answer already sent is no loss, whatever work followed it
             log.warning("%d messages were not answered in time; they stay in the inbox", len(left))

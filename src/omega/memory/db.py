@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import os
 import re
 import sqlite3
@@ -62,6 +63,20 @@ def redacted_location(location: Path | str) -> str:
     return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)
 
 
+@contextmanager
+def _migrating(path: Path) -> Iterator[None]:
+    """Hold memory.db's migration lock: replicas started together migrate one at a time (the
+    others then find every migration applied). A lock file of its own: closing any descriptor
+    of memory.db itself would drop SQLite's locks on it. (PostgreSQL: an advisory lock.)"""
+    lock = path.with_name(path.name + "-migrate.lock")
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 class Database:
     """One store connection: migrated at open, used from one thread at a time.
 
@@ -101,7 +116,8 @@ class Database:
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
             self._conn.execute("PRAGMA busy_timeout=10000")
-            migrate(self._conn)
+            with _migrating(path):
+                migrate(self._conn)
         except Exception:
             self._conn.close()
             raise

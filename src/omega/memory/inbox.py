@@ -32,7 +32,8 @@ class OwnerAlert:
     text: str
 
 
-def _inbox_message(message_id: str, payload: str) -> IncomingMessage:
+def inbox_message(message_id: str, payload: str) -> IncomingMessage:
+    """The incoming message kept in an inbox row's payload."""
     data = json.loads(payload)
     attachments = [
         Attachment(
@@ -64,9 +65,10 @@ class Inbox(Database):
     # twice is answered once), or 'failed'. The answer is stored with the row before it is
     # sent (`inbox_store_reply`): a restart re-sends it instead of asking the provider again.
 
-    def inbox_put(self, message: IncomingMessage) -> bool:
-        """Persist an incoming message before it is processed; False when its id is already
-        known (pending, done or failed): a duplicate that must not be handled again."""
+    def inbox_put(self, message: IncomingMessage, received_by: str = "") -> bool:
+        """Persist an incoming message before it is processed (`received_by`: the replica that
+        accepted it); False when its id is already known (pending, done or failed): a
+        duplicate that must not be handled again."""
         payload = json.dumps(
             {
                 "channel": message.channel,
@@ -89,9 +91,9 @@ class Inbox(Database):
         )
         with self._tx() as conn:
             cursor = conn.execute(
-                "INSERT OR IGNORE INTO inbox (id, channel, sender_id, payload, received_at) "
-                "VALUES (?, ?, ?, ?, ?)",
-                (message.id, message.channel, message.sender_id, payload, utc_now()),
+                "INSERT INTO inbox (id, channel, sender_id, payload, received_at, received_by) "
+                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
+                (message.id, message.channel, message.sender_id, payload, utc_now(), received_by),
             )
             return cursor.rowcount == 1
 
@@ -103,11 +105,12 @@ class Inbox(Database):
         return int(row[0]) if row else 0
 
     def inbox_release(self, message_id: str) -> None:
-        """Take back an attempt that was stopped by a shutdown, not by a crash."""
+        """Take back an attempt that was stopped by a shutdown, not by a crash, and its claim
+        (another replica, or the next start, takes the message up)."""
         with self._tx() as conn:
             conn.execute(
-                "UPDATE inbox SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END "
-                "WHERE id = ? AND status = 'pending'",
+                "UPDATE inbox SET attempts = CASE WHEN attempts > 0 THEN attempts - 1 ELSE 0 END, "
+                "claimed_by = NULL, lease_until = NULL WHERE id = ? AND status = 'pending'",
                 (message_id,),
             )
 
@@ -169,13 +172,15 @@ class Inbox(Database):
             if error:
                 conn.execute(
                     "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ?, "
-                    "reply = NULL WHERE id = ? AND status = 'pending'",
+                    "reply = NULL, claimed_by = NULL, lease_until = NULL "
+                    "WHERE id = ? AND status = 'pending'",
                     (utc_now(), redact(scrub(error)), message_id),
                 )
             else:
                 conn.execute(
                     "UPDATE inbox SET status = 'done', finished_at = ?, payload = '{}', "
-                    "reply = NULL WHERE id = ? AND status = 'pending'",
+                    "reply = NULL, claimed_by = NULL, lease_until = NULL "
+                    "WHERE id = ? AND status = 'pending'",
                     (utc_now(), message_id),
                 )
                 self._prune_done(conn)
@@ -187,23 +192,6 @@ class Inbox(Database):
             " SELECT seq FROM inbox WHERE status = 'done' ORDER BY seq DESC LIMIT 1 OFFSET ?)",
             (INBOX_DONE_KEPT,),
         )
-
-    def inbox_give_up(self, max_attempts: int, reason: str) -> list[IncomingMessage]:
-        """Mark failed the pending messages already tried `max_attempts` times; return them.
-
-        A message whose handling kills the process is otherwise replayed forever."""
-        with self._tx() as conn:
-            rows = conn.execute(
-                "SELECT id, payload FROM inbox WHERE status = 'pending' AND attempts >= ? "
-                "ORDER BY seq",
-                (max_attempts,),
-            ).fetchall()
-            conn.execute(
-                "UPDATE inbox SET status = 'failed', finished_at = ?, last_error = ?, "
-                "reply = NULL WHERE status = 'pending' AND attempts >= ?",
-                (utc_now(), reason, max_attempts),
-            )
-        return [_inbox_message(row[0], row[1]) for row in rows]
 
     def inbox_prune(self, older_than_days: float = 30) -> int:
         """Delete failed and handled rows older than this (and handled ones past the newest
@@ -219,7 +207,7 @@ class Inbox(Database):
     def inbox_pending(self) -> list[IncomingMessage]:
         """Messages received but never finished, in arrival order."""
         rows = self._query("SELECT id, payload FROM inbox WHERE status = 'pending' ORDER BY seq")
-        return [_inbox_message(row["id"], row["payload"]) for row in rows]
+        return [inbox_message(row["id"], row["payload"]) for row in rows]
 
     def denial_due(self, channel: str, sender_id: str, every_secs: float) -> tuple[bool, int]:
         """Whether a sender who is not allowed should be answered (and audited) now: True at

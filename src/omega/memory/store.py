@@ -9,6 +9,7 @@ people.py        identities (channel id -> person) and facts
 tasks.py         scheduled reminders and actions
 audit.py         the audit log and tool calls
 inbox.py         the durable inbox, denials, alerts kept for the owner
+claims.py        replicas' claims on the inbox (leases, one sender in order)
 access.py        allowed people and owners added at run time
 pairing.py       strangers' pairing requests and the codes the owner enters
 leases.py        the replicas sharing this database and the leases they hold
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 from omega.memory.access import Access
 from omega.memory.audit import AuditLog
+from omega.memory.claims import InboxClaims
 from omega.memory.conversations import Conversations
 from omega.memory.inbox import Inbox
 from omega.memory.leases import Leases
@@ -35,7 +37,17 @@ __all__ = ["Store"]
 
 
 class Store(
-    Conversations, People, Tasks, AuditLog, Inbox, Access, Pairing, Leases, Relay, WebSessions
+    Conversations,
+    People,
+    Tasks,
+    AuditLog,
+    Inbox,
+    InboxClaims,
+    Access,
+    Pairing,
+    Leases,
+    Relay,
+    WebSessions,
 ):
     """Omega's memory.db."""
 

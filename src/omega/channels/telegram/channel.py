@@ -78,6 +78,9 @@ def message_id(message: Message) -> str:
 class TelegramChannel:
     """Long-polls the Bot API and hands each message to the gateway; sends replies as HTML."""
 
+    # Any replica of Omega can send on the Bot API (issue 30), whichever one polled.
+    answers_from_any_replica = True
+
     def __init__(
         self,
         config: TelegramConfig,
@@ -88,6 +91,7 @@ class TelegramChannel:
         self._token = config.bot_token.get_secret_value().strip()
         self._api_url = config.api_url.rstrip("/")
         self._poll_timeout = poll_timeout
+        self._receive = config.poll
         self._max_download = max_download_bytes
         self._health = HealthReporter(
             health_file, lambda: f"@{self.username}" if self.username else ""
@@ -114,7 +118,12 @@ class TelegramChannel:
         try:
             if not await self._start():
                 return
-            await self._poll(submit)
+            if self._receive:
+                await self._poll(submit)
+            else:  # another replica polls (one getUpdates consumer): this one only sends
+                self.healthy = True
+                self._health.report("sending only")
+                await self._stop.wait()
             self._health.report("stopped")
         finally:
             self.healthy = False
