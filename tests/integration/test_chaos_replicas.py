@@ -4,8 +4,9 @@ answered, each sender's replies come in the order sent, and a message is answere
 in the window no database can close: the wire accepted the reply and the replica died before
 its row was marked sent (each such repeat must follow a kill; the test counts them).
 
-One replica polls getUpdates (Telegram allows one consumer per bot); the other two send only
-(`[channel.telegram] poll = false`) and take their share through claims on the inbox. The
+The three replicas are started alike: the one holding the lease `channel:telegram` polls
+getUpdates (Telegram allows one consumer per bot), and when it is killed another takes the lease
+over and polls; every replica takes its share through claims on the inbox. The
 provider is the OpenAI-compatible double answering at once with "echo: <the message>".
 
 The suite runs 30 senders and 300 messages; OMEGA_CHAOS_FULL=1 runs the issue's full size
@@ -19,6 +20,7 @@ import signal
 import subprocess
 import time
 from collections import Counter
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import IO
 
@@ -79,7 +81,7 @@ class Replica:
         return code
 
 
-def replica_env(telegram: FakeTelegram, provider: FakeOpenAI, polls: bool) -> dict[str, str]:
+def replica_env(telegram: FakeTelegram, provider: FakeOpenAI) -> dict[str, str]:
     users = ", ".join(str(FIRST_USER + n) for n in range(SENDERS))
     return openai_env(
         provider,
@@ -87,7 +89,7 @@ def replica_env(telegram: FakeTelegram, provider: FakeOpenAI, polls: bool) -> di
         OMEGA_CHANNEL__TELEGRAM__ENABLED="true",
         OMEGA_CHANNEL__TELEGRAM__API_URL=telegram.api_url,
         OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=f"[{users}]",
-        OMEGA_CHANNEL__TELEGRAM__POLL="true" if polls else "false",
+        OMEGA_STORE__LEASE_SECONDS=str(LEASE_SECS),
         OMEGA_MEMORY__IDLE_MINUTES="600",
         OMEGA_OMEGA__INBOX_LEASE_SECS=str(LEASE_SECS),
         OMEGA_OMEGA__INBOX_POLL_SECS="0.3",
@@ -118,6 +120,40 @@ def bursts(rng: random.Random) -> list[tuple[int, str]]:
     return script
 
 
+REMINDED = FIRST_USER  # the sender whose reminders fire during the chaos
+REMINDERS = 20
+
+
+def schedule_reminders(home: Path) -> list[str]:
+    """REMINDERS one-shot reminders falling due one a second while the replicas are killed."""
+    store = Store(home / "memory.db")
+    texts = [f"chaos reminder {k:02d}" for k in range(REMINDERS)]
+    now = datetime.now(UTC)
+    try:
+        for k, text in enumerate(texts):
+            store.create_task(
+                channel="telegram",
+                sender_id=str(REMINDED),
+                reply_target=str(REMINDED),
+                description=text,
+                due_at=now + timedelta(seconds=10 + k),
+            )
+    finally:
+        store.close()
+    return texts
+
+
+def pending_reminders(home: Path) -> int:
+    store = Store(home / "memory.db")
+    try:
+        [(count,)] = store.query(
+            "SELECT COUNT(*) FROM scheduled_tasks WHERE status IN ('pending', 'delivering')"
+        )
+        return int(count)
+    finally:
+        store.close()
+
+
 def pending_rows(home: Path) -> int:
     store = Store(home / "memory.db")
     try:
@@ -134,10 +170,9 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
     rng = random.Random(30)
     fake_openai.default_delay = 0.05  # turns overlap kills, and one sender's bursts queue
     script = bursts(rng)
+    reminders = schedule_reminders(isolated_env)
     with FakeTelegram() as telegram:
-        replicas = [
-            Replica(n, replica_env(telegram, fake_openai, polls=n == 0), tmp_path) for n in range(3)
-        ]
+        replicas = [Replica(n, replica_env(telegram, fake_openai), tmp_path) for n in range(3)]
         kills: list[float] = []
         row_of: dict[str, str] = {}  # message text -> its inbox id
         try:
@@ -163,14 +198,24 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
                     next_kill = time.monotonic() + rng.uniform(*KILL_EVERY)
                 time.sleep(0.1)
             # A reply sent by a replica killed before it marked the row: sent again by another.
-            while pending_rows(isolated_env):
-                assert time.monotonic() < deadline, "messages still pending"
+            while pending_rows(isolated_env) or pending_reminders(isolated_env):
+                assert time.monotonic() < deadline, "messages or reminders still pending"
                 time.sleep(0.2)
             elapsed = time.monotonic() - started
         finally:
             codes = [replica.stop() for replica in replicas]
         assert codes == [0, 0, 0]
         answered = echoes(telegram)
+        fired = Counter(
+            reminder
+            for sent in telegram.texts(REMINDED)
+            for reminder in reminders
+            if reminder in sent
+        )
+            for reminder in reminders
+            if reminder in text
+            for text in [reminder]
+        )
     expected: dict[int, list[str]] = {}
     for user, text in script:
         expected.setdefault(user, []).append(text)
@@ -203,6 +248,12 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
     finally:
         conn.close()
     assert (pending or 0, failed or 0) == (0, 0)
+    # Every scheduled task fired once: never twice, whichever replica held the scheduler.
+    assert [r for r in reminders if fired[r] > 1] == []
+    lost = [r for r in reminders if fired[r] == 0]
+    # A reminder is settled as sent when its scheduler died between claiming and sending it
+    # (at most once): possible only in a kill's instant, never more often than kills.
+    assert len(lost) <= len(kills), f"reminders never sent: {lost}"
     # The window: from the wire accepting a reply to its row marked sent (wall clock).
     wall = time.time() - time.monotonic()
     last_sent = {text: at + wall for _, text, at in answered}
@@ -211,6 +262,8 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
     print(
         f"\nchaos: {MESSAGES} messages from {SENDERS} senders in {elapsed:.1f} s, "
         f"{len(kills)} kills, {len(repeats)} answered twice (killed between the wire and "
-        f"the inbox), {sum(counts.values())} replies; reply-to-marked window p50 "
+        f"the inbox), {len(reminders) - len(lost)}/{len(reminders)} reminders fired once ("
+        f"{len(lost)} settled unsent by a kill), {sum(counts.values())} replies; "
+        f"reply-to-marked window p50 "
         f"{p50:.1f} ms, p99 {p99:.1f} ms"
     )

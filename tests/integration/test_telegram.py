@@ -470,15 +470,16 @@ def test_a_replica_that_does_not_poll_answers_what_another_replica_received(
     from omega.types import IncomingMessage
 
     store = Store(isolated_env / "memory.db")  # the polling replica, on another machine
+    assert store.lease_acquire("channel:telegram", "poller-host:7:0123abcd", 600)
     message = IncomingMessage("telegram", str(ANA), "from the poller", reply_target=str(ANA))
     assert store.inbox_put(message, "poller-host/1/7/0123abcd")
     store.close()
-    env = telegram_env(telegram, fake_openai, OMEGA_CHANNEL__TELEGRAM__POLL="false", **OWNER)
+    env = telegram_env(telegram, fake_openai, **OWNER)
     omega = start(env)
     telegram.wait_for(lambda: "echo: from the poller" in telegram.texts(ANA))
     result = subprocess.run(
         [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
     )
-    assert "@omega_test_bot, sending only" in result.stdout
+    assert "channel:telegram" in result.stdout and "poller-host:7:0123abcd" in result.stdout
     assert omega.terminate()[0] == 0
-    assert telegram.calls_of("getUpdates") == []  # one consumer per bot: the other replica
+    assert telegram.calls_of("getUpdates") == []  # one consumer per bot: the lease holder

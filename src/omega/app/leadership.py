@@ -26,9 +26,13 @@ Rebuild = Callable[[], Channel]
 class LedChannel:
     """`inner`'s receiving under the lease `channel:<name>`; its sending everywhere.
 
+    Every replica can answer on a led channel (itself or through the leader's relay), so the
+    inbox lets any replica claim its messages (`answers_from_any_replica`).
     A channel stopped because its lease was lost cannot be run again: `rebuild` (the
     plug-in's factory) makes a fresh one to wait with; without it, this replica no longer
     receives on that channel (another does)."""
+
+    answers_from_any_replica = True
 
     def __init__(
         self,

@@ -48,9 +48,6 @@ class TelegramConfig(DmPolicySection):
     # Every call goes to {api_url}/bot{token}/{method}, files to {api_url}/file/bot{token}/{path}:
     # a self-hosted Bot API server (or a test double) works.
     api_url: str = "https://api.telegram.org"
-    # false: this replica only sends; another one (with true) polls getUpdates, which allows
-    # one consumer per bot (several replicas on one database, issue 30).
-    poll: bool = True
     # The original Omega's key for voice transcription; accepted and kept (voice notes are not
     # transcribed yet).
     whisper_api_key: SecretStr = SecretStr("")

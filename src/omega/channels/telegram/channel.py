@@ -91,7 +91,6 @@ class TelegramChannel:
         self._token = config.bot_token.get_secret_value().strip()
         self._api_url = config.api_url.rstrip("/")
         self._poll_timeout = poll_timeout
-        self._receive = config.poll
         self._max_download = max_download_bytes
         self._health = HealthReporter(
             health_file, lambda: f"@{self.username}" if self.username else ""
@@ -118,12 +117,7 @@ class TelegramChannel:
         try:
             if not await self._start():
                 return
-            if self._receive:
-                await self._poll(submit)
-            else:  # another replica polls (one getUpdates consumer): this one only sends
-                self.healthy = True
-                self._health.report("sending only")
-                await self._stop.wait()
+            await self._poll(submit)
             self._health.report("stopped")
         finally:
             self.healthy = False
