@@ -212,10 +212,6 @@ def test_three_replicas_killed_at_random_answer_every_message_once_and_in_order(
             for reminder in reminders
             if reminder in sent
         )
-            for reminder in reminders
-            if reminder in text
-            for text in [reminder]
-        )
     expected: dict[int, list[str]] = {}
     for user, text in script:
         expected.setdefault(user, []).append(text)
