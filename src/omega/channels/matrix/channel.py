@@ -338,7 +338,8 @@ class MatrixChannel:
             pieces = split_text(message.text, MAX_MESSAGE_UNITS)
             for index, content in enumerate(text_contents(pieces)):
                 await self._send_content(room_id, content, transaction_id(message.id, str(index)))
-        await self._until_stopped(self.client.room_typing(room_id, False))
+        if message.kind in ("reply", "error"):  # the answer: done typing (not after a welcome)
+            await self._until_stopped(self.client.room_typing(room_id, False))
 
     async def _send_photo(self, room_id: str, data: bytes, message_id: str) -> None:
         import io
