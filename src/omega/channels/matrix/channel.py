@@ -95,6 +95,20 @@ def transaction_id(message_id: str, part: str) -> str:
     return f"omega-{hashlib.sha256(message_id.encode()).hexdigest()[:32]}-{part}"
 
 
+def since_invited(sources: list[Mapping[str, Any]], user_id: str) -> int | None:
+    """Where the events of a room Omega has just joined start to be for it: after its
+    invitation (what came before is the room's history), else after its join; None when the
+    events are of a room joined earlier."""
+    cut = None
+    for index, source in enumerate(sources):
+        if source.get("type") == "m.room.member" and source.get("state_key") == user_id:
+            membership = (source.get("content") or {}).get("membership")
+            before = ((source.get("unsigned") or {}).get("prev_content") or {}).get("membership")
+            if membership == "invite" or (membership == "join" != before and cut is None):
+                cut = index + 1  # a join after a join is a change of Omega's name or picture
+    return cut
+
+
 class MatrixChannel:
     """Syncs with the homeserver and hands each message for Omega to the gateway."""
 
@@ -177,11 +191,13 @@ class MatrixChannel:
                 await self._invited(room_id, info.invite_state)
             if not first:  # the first sync is history from before Omega: not answered
                 for room_id, joined in answer.rooms.join.items():
-                    events = joined.timeline.events
-                    if joined.timeline.limited and joined.timeline.prev_batch:
-                        events = [*await self._gap(room_id, joined.timeline.prev_batch), *events]
-                    for event in events:
-                        await self._event(room_id, event.source, submit)
+                    sources = [event.source for event in joined.timeline.events]
+                    new_room = since_invited(sources, self.client.user_id) is not None
+                    if joined.timeline.limited and joined.timeline.prev_batch and not new_room:
+                        gap = await self._gap(room_id, joined.timeline.prev_batch)
+                        sources = [*(event.source for event in gap), *sources]
+                    for source in sources[since_invited(sources, self.client.user_id) or 0 :]:
+                        await self._event(room_id, source, submit)
             async with self._lock:
                 self.state.next_batch = answer.next_batch
                 await asyncio.to_thread(self.state.save)
