@@ -84,6 +84,9 @@ def _configure(directory: Path, port: int) -> dict[str, Any]:
         enable_metrics=False,
         report_stats=False,
         presence={"enabled": False},
+        # No cached /sync answers: a restarted client gets what is true now, so a test can
+        # tell whether the client resumed from its saved token.
+        caches={"sync_response_cache_duration": 0},
         rc_message=_UNLIMITED,
         rc_registration=_UNLIMITED,
         rc_admin_redaction=_UNLIMITED,
