@@ -86,9 +86,17 @@ def next_batch(home: Path) -> str:
     return str(data.get("next_batch") or "")
 
 
-def room_with_omega(person: MatrixUser, omega: MatrixUser, *others: MatrixUser, **kw: bool) -> str:
+def room_with_omega(
+    person: MatrixUser,
+    omega: MatrixUser,
+    *others: MatrixUser,
+    name: str = "",
+    encrypted: bool = False,
+    direct: bool = False,
+) -> str:
     """A room `person` makes and invites Omega (and `others`) to, once they all joined."""
-    room = person.create_room([omega.user_id, *(o.user_id for o in others)], **kw)
+    invite = [omega.user_id, *(o.user_id for o in others)]
+    room = person.create_room(invite, name=name, encrypted=encrypted, direct=direct)
     for other in others:
         other.join(room)
     wait_until(lambda: omega.user_id in person.members(room), what="Omega to join")

@@ -84,7 +84,7 @@ class MatrixSendError(OmegaError):
     """The homeserver refused a message or an upload."""
 
 
-class StoppedError(Exception):
+class StoppedError(OmegaError):
     """`stop` was called while waiting on the homeserver."""
 
 
