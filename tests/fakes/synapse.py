@@ -254,6 +254,11 @@ class MatrixUser:
         """Join a room this user was invited to."""
         self._api("POST", f"/join/{_q(room_id)}", {})
 
+    def invitations(self) -> list[str]:
+        """The rooms this user is invited to and has not joined."""
+        answer = self._api("GET", "/sync?timeout=0")
+        return list(answer.get("rooms", {}).get("invite", {}))
+
     def members(self, room_id: str) -> list[str]:
         """Who has joined the room."""
         return list(self._api("GET", f"/rooms/{_q(room_id)}/joined_members")["joined"])

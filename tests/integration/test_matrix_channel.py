@@ -150,6 +150,8 @@ def test_a_direct_chat_is_answered_with_typing_and_a_stranger_gets_one_denial(
         status = run_omega("status", env=env)
         assert status.returncode == 0, status.stderr
         assert f"ok - {people.omega.user_id} on {synapse.url}" in status.stdout
+        rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
+        assert f"plug-in, {people.omega.user_id}, syncing" in rows["matrix"]
     finally:
         code, err = omega.terminate()
     assert code == 0, err
@@ -166,7 +168,8 @@ def test_a_stranger_is_offered_pairing_under_the_pairing_policy(
 ) -> None:
     people = cast(synapse)
     configure(isolated_env, synapse, people, 'dm_policy = "pairing"')
-    omega = start(openai_env(fake_openai), isolated_env)
+    owner = {"OMEGA_AUTH__OWNERS": f'["matrix:{people.ana.user_id}"]'}
+    omega = start(openai_env(fake_openai, **owner), isolated_env)
     try:
         room = room_with_omega(people.eve, people.omega)
         people.eve.say(room, "may I talk to you?")
@@ -174,6 +177,15 @@ def test_a_stranger_is_offered_pairing_under_the_pairing_policy(
         (offer,) = people.eve.texts(room, people.omega.user_id)
         assert "pair" in offer.lower() or "code" in offer.lower()
         assert not any("may I talk" in json.dumps(r.body) for r in fake_openai.requests)
+        # The owner is told in a direct room Omega opens with them (there was none).
+        wait_until(people.ana.invitations, what="Omega's invitation to the owner")
+        (direct,) = people.ana.invitations()
+        people.ana.join(direct)
+        assert sorted(people.ana.members(direct)) == sorted(
+            [people.ana.user_id, people.omega.user_id]
+        )
+        wait_until(lambda: people.ana.texts(direct, people.omega.user_id), what="the alert")
+        assert "asks to talk to you" in people.ana.texts(direct, people.omega.user_id)[0]
     finally:
         code, err = omega.terminate()
     assert code == 0, err
@@ -333,3 +345,29 @@ def test_an_encrypted_room_gets_one_notice_and_is_not_answered(
     finally:
         code, err = omega.terminate()
     assert code == 0, err
+
+
+def test_a_refused_login_is_reported_without_the_password_and_the_others_run(
+    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
+) -> None:
+    people = cast(synapse)
+    people.omega.password = "not-the-password-0123"
+    configure(isolated_env, synapse, people)
+    env = openai_env(fake_openai)
+    omega = Running(env)
+    try:
+        health = isolated_env / "matrix.health.json"
+        wait_until(
+            lambda: health.exists() and "login refused" in health.read_text(encoding="utf-8"),
+            what="the refusal reported",
+        )
+        omega.say("still there?")  # the terminal channel still answers
+        omega.wait_for("reply")
+        status = run_omega("status", env=env)
+        assert "login refused" in status.stdout and "M_FORBIDDEN" in status.stdout
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    log = (isolated_env / "omega.log").read_text(encoding="utf-8")
+    assert "the homeserver refused the login" in log
+    assert "not-the-password-0123" not in err + log + status.stdout

@@ -387,7 +387,7 @@ class MatrixChannel:
         if not target.startswith("@"):
             return target
         known = self.state.direct.get(target)
-        if known and known in self.client.rooms:
+        if known:  # made by Omega, perhaps not synced yet
             return known
         for room_id, room in self.client.rooms.items():
             if room.member_count == 2 and target in room.users:
