@@ -14,9 +14,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from omega.channels.matrix import PLUGIN, MatrixConfig
-from omega.channels.matrix.channel import since_invited, transaction_id
 from omega.channels.matrix.checks import check_matrix
-from omega.channels.matrix.events import addressed, strip_reply_fallback, text_contents
+from omega.channels.matrix.events import (
+    addressed,
+    since_invited,
+    strip_reply_fallback,
+    text_contents,
+    transaction_id,
+)
 from omega.channels.matrix.state import SyncState
 from omega.channels.plugin import ChannelUnavailableError
 from omega.channels.registry import bind_section, make_context

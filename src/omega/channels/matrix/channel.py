@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hashlib
 import logging
-import uuid
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -32,8 +30,10 @@ from omega.channels.matrix.config import MAX_MESSAGE_UNITS, MatrixConfig
 from omega.channels.matrix.events import (
     addressed,
     image_content,
+    since_invited,
     strip_reply_fallback,
     text_contents,
+    transaction_id,
 )
 from omega.channels.matrix.session import (
     HomeserverError,
@@ -86,27 +86,6 @@ class MatrixSendError(OmegaError):
 
 class StoppedError(OmegaError):
     """`stop` was called while waiting on the homeserver."""
-
-
-def transaction_id(message_id: str, part: str) -> str:
-    """The transaction id of one part of a message: the same for the same message re-sent."""
-    if not message_id:
-        return uuid.uuid4().hex
-    return f"omega-{hashlib.sha256(message_id.encode()).hexdigest()[:32]}-{part}"
-
-
-def since_invited(sources: list[Mapping[str, Any]], user_id: str) -> int | None:
-    """Where the events of a room Omega has just joined start to be for it: after its
-    invitation (what came before is the room's history), else after its join; None when the
-    events are of a room joined earlier."""
-    cut = None
-    for index, source in enumerate(sources):
-        if source.get("type") == "m.room.member" and source.get("state_key") == user_id:
-            membership = (source.get("content") or {}).get("membership")
-            before = ((source.get("unsigned") or {}).get("prev_content") or {}).get("membership")
-            if membership == "invite" or (membership == "join" != before and cut is None):
-                cut = index + 1  # a join after a join is a change of Omega's name or picture
-    return cut
 
 
 class MatrixChannel:

@@ -1,13 +1,16 @@
 """Matrix message contents, read and written: whether a room message is addressed to Omega,
-the reply fallback stripped, and Markdown sent as Matrix's HTML (`org.matrix.custom.html`)
-with the plain text beside it.
+the reply fallback stripped, where a new room's events start to be for Omega, Markdown sent as
+Matrix's HTML (`org.matrix.custom.html`) with the plain text beside it, and transaction ids.
 
 Pure functions on the JSON contents, so they are tested (and fuzzed) without a homeserver."""
 
 from __future__ import annotations
 
+import hashlib
 import re
+import uuid
 from collections.abc import Mapping
+from typing import Any
 from urllib.parse import unquote
 
 from omega.channels.telegram.format import render_html  # the same small tag set Matrix allows
@@ -86,3 +89,24 @@ def image_content(mxc: str, data: bytes, name: str, mime: str) -> dict[str, obje
         "url": mxc,
         "info": {"mimetype": mime, "size": len(data)},
     }
+
+
+def transaction_id(message_id: str, part: str) -> str:
+    """The transaction id of one part of a message: the same for the same message re-sent."""
+    if not message_id:
+        return uuid.uuid4().hex
+    return f"omega-{hashlib.sha256(message_id.encode()).hexdigest()[:32]}-{part}"
+
+
+def since_invited(sources: list[Mapping[str, Any]], user_id: str) -> int | None:
+    """Where the events of a room Omega has just joined start to be for it: after its
+    invitation (what came before is the room's history), else after its join; None when the
+    events are of a room joined earlier."""
+    cut = None
+    for index, source in enumerate(sources):
+        if source.get("type") == "m.room.member" and source.get("state_key") == user_id:
+            membership = (source.get("content") or {}).get("membership")
+            before = ((source.get("unsigned") or {}).get("prev_content") or {}).get("membership")
+            if membership == "invite" or (membership == "join" != before and cut is None):
+                cut = index + 1  # a join after a join is a change of Omega's name or picture
+    return cut
