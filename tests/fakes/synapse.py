@@ -259,6 +259,11 @@ class MatrixUser:
         answer = self._api("GET", "/sync?timeout=0")
         return list(answer.get("rooms", {}).get("invite", {}))
 
+    def membership(self, room_id: str, user_id: str) -> str:
+        """`user_id`'s membership of the room ("invite", "join", "leave"...)."""
+        path = f"/rooms/{_q(room_id)}/state/m.room.member/{_q(user_id)}"
+        return str(self._api("GET", path).get("membership") or "")
+
     def members(self, room_id: str) -> list[str]:
         """Who has joined the room."""
         return list(self._api("GET", f"/rooms/{_q(room_id)}/joined_members")["joined"])

@@ -1,7 +1,8 @@
 """The Matrix channel through `omega start`, against a real Synapse on loopback (started once
 per session, see tests/fakes/synapse.py): a direct chat answered with typing shown, strangers
 refused or offered pairing, a room answered only when Omega is mentioned, a long reply split,
-a picture in and a photo out, and encrypted rooms refused with one notice."""
+encrypted rooms refused with one notice, invitations limited to allowed people, and a refused
+login reported. Files in and out are test_matrix_media.py; restarts test_matrix_restarts.py."""
 
 from __future__ import annotations
 
@@ -9,16 +10,13 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import MatrixUser, Synapse, wait_until
 from tests.integration.test_start import Running
-from tests.integration.test_tool_loop import tool_call
 
 DENIAL = "Sorry, I'm not able to talk with you. Ask my owner to add you."
-PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 
 
 @dataclass
@@ -258,64 +256,6 @@ def test_a_10000_character_reply_arrives_in_pieces_that_join_back_exactly(
     assert all(piece.endswith("\n\n") for piece in pieces[:-1])
 
 
-def test_a_picture_reaches_the_model_and_an_image_made_comes_back_as_a_photo(
-    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
-) -> None:
-    people = cast(synapse)
-    configure(isolated_env, synapse, people)
-    fake_openai.script = [
-        Step(text="A test pattern.", match="what is this"),
-        Step(
-            tool_calls=[tool_call("c1", "write_file", path="chart.png", content="PNGDATA")],
-            match="draw",
-        ),
-        Step(text="Here is your chart."),
-    ]
-    env = openai_env(
-        fake_openai,
-        OMEGA_MEMORY__IDLE_MINUTES="600",
-        OMEGA_PROVIDER__OPENAI__VISION="true",
-        OMEGA_AUTH__OWNERS=f'["matrix:{people.ana.user_id}"]',
-    )
-    omega = start(env, isolated_env)
-    try:
-        room = room_with_omega(people.ana, people.omega)
-        mxc = people.ana.upload(PNG, "image/png", "pattern.png")
-        people.ana.send(
-            room,
-            {
-                "msgtype": "m.image",
-                "body": "what is this?",
-                "filename": "pattern.png",
-                "url": mxc,
-                "info": {"mimetype": "image/png", "size": len(PNG)},
-            },
-        )
-        said(people.ana, room, people.omega, "A test pattern.")
-        asked = next(r for r in fake_openai.requests if "what is this" in r.last_user_text)
-        assert "[Attached file:" in asked.last_user_text
-        assert "image_url" in json.dumps(asked.body)  # the picture itself, for a vision model
-
-        people.ana.say(room, "draw a chart")
-        said(people.ana, room, people.omega, "Here is your chart.")
-
-        def images() -> list[dict[str, Any]]:
-            return [
-                e["content"]
-                for e in people.ana.messages(room, people.omega.user_id)
-                if e["content"].get("msgtype") == "m.image"
-            ]
-
-        wait_until(images, what="the photo")
-        time.sleep(0.5)
-        (image,) = images()
-        assert image["info"]["size"] == len(b"PNGDATA")
-        assert people.ana.download(image["url"]) == b"PNGDATA"
-    finally:
-        code, err = omega.terminate()
-    assert code == 0, err
-
-
 def test_an_encrypted_room_gets_one_notice_and_is_not_answered(
     fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
 ) -> None:
@@ -371,3 +311,22 @@ def test_a_refused_login_is_reported_without_the_password_and_the_others_run(
     log = (isolated_env / "omega.log").read_text(encoding="utf-8")
     assert "the homeserver refused the login" in log
     assert "not-the-password-0123" not in err + log + status.stdout
+
+
+def test_with_invites_allowed_only_allowed_peoples_rooms_are_joined(
+    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
+) -> None:
+    people = cast(synapse)
+    configure(isolated_env, synapse, people, 'invites = "allowed"')
+    omega = start(openai_env(fake_openai), isolated_env)
+    try:
+        declined = people.eve.create_room([people.omega.user_id])
+        room_with_omega(people.ana, people.omega)  # joined: Ana is allowed
+        wait_until(
+            lambda: people.eve.membership(declined, people.omega.user_id) == "leave",
+            what="the stranger's invitation declined",
+        )
+        assert people.omega.user_id not in people.eve.members(declined)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err

@@ -47,6 +47,7 @@ PLUGIN = ChannelPlugin(
     capabilities=Capabilities(
         typing=True,
         photos=True,
+        voice=True,
         groups=True,
         max_message_length=MAX_MESSAGE_UNITS,
         markdown="html",

@@ -63,9 +63,10 @@ ENCRYPTED_NOTICE = (
 MEDIA: dict[str, Literal["image", "document", "audio", "video"]] = {
     "m.image": "image",
     "m.file": "document",
-    "m.audio": "audio",
+    "m.audio": "audio",  # a voice message when it carries VOICE
     "m.video": "video",
 }
+VOICE = "org.matrix.msc3245.voice"  # what marks an m.audio as a recorded voice message
 SYNC_FILTER = {
     "presence": {"not_types": ["*"]},
     "account_data": {"not_types": ["*"]},
@@ -271,6 +272,8 @@ class MatrixChannel:
         if msgtype not in MEDIA:
             return strip_reply_fallback(body), []
         kind = MEDIA[msgtype]
+        if kind == "audio" and VOICE not in content:
+            kind = "document"  # a music or audio file: kept as a file, not transcribed
         filename = str(content.get("filename") or body or "file")
         caption = body if content.get("filename") and body != filename else ""
         info = content.get("info")
