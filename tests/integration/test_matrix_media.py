@@ -71,9 +71,13 @@ def test_a_picture_reaches_the_model_and_an_image_made_comes_back_as_a_photo(
             },
         )
         said(people.ana, room, people.omega, "Got your notes.")
-        asked = [r for r in fake_openai.requests if "[Attached file:" in r.last_user_text]
-        assert len(asked) == 2 and "image_url" not in json.dumps(asked[1].body)
-        assert asked[1].last_user_text.endswith(".txt]")  # its declared type kept
+        file_turns = [
+            r
+            for r in fake_openai.requests
+            if "[Attached file:" in r.last_user_text and "what is this" not in r.last_user_text
+        ]
+        assert file_turns and "image_url" not in json.dumps(file_turns[0].body)
+        assert file_turns[0].last_user_text.endswith(".txt]")  # its declared type kept
 
         people.ana.say(room, "draw a chart")
         said(people.ana, room, people.omega, "Here is your chart.")
