@@ -96,3 +96,30 @@ def test_a_crash_before_the_reply_is_answered_once_and_restarts_repeat_nothing(
         ids = [row[0] for row in conn.execute("SELECT id FROM inbox")]
     assert ids and all(ident.startswith("matrix:$") for ident in ids)
     assert len(ids) == len(set(ids)) == 4
+
+
+def test_more_events_than_one_sync_carries_while_omega_is_down_lose_nothing(
+    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
+) -> None:
+    people = cast(synapse)
+    bob = synapse.register("bob")
+    configure(isolated_env, synapse, people)
+    env = openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600")
+    omega = start(env, isolated_env)
+    try:
+        room = room_with_omega(people.ana, people.omega, bob, name="Busy")
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    # While Omega is down: a mention, then more chatter than a sync's timeline holds (50).
+    people.ana.say(room, "omega, are you there after all this?")
+    for number in range(60):
+        bob.say(room, f"chatter {number}")
+    fake_openai.script = [Step(text="Still here.", match="after all this")]
+    omega = start(env, isolated_env)
+    try:
+        said(people.ana, room, people.omega, "Still here.")
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    assert not any("chatter" in r.last_user_text for r in fake_openai.requests)

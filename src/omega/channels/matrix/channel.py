@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 NAME = "matrix"
 RETRY_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failure, the last repeated
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024
+LOGIN_WAIT_SECS = 60.0  # how long a send waits for the login (a reply replayed at start)
 TIMELINE_LIMIT = 50  # events per room per sync; a longer gap is fetched with /messages
 ENCRYPTED_NOTICE = (
     "This room is end-to-end encrypted, and I cannot read encrypted messages (my Matrix "
@@ -108,6 +109,7 @@ class MatrixChannel:
         self.client: AsyncClient = new_client(config, state)
         self.display_name = ""
         self._stop = asyncio.Event()
+        self._ready = asyncio.Event()  # logged in: sends wait for it (a replay comes early)
         self._lock = asyncio.Lock()  # the state is saved by the sync loop and by sends
 
     # -- receiving ---------------------------------------------------------------------------
@@ -122,6 +124,7 @@ class MatrixChannel:
                 try:
                     self.health.report("logging in")
                     await self._until_stopped(log_in(self.client, self.config, self.state))
+                    self._ready.set()
                     await self._learn_own_name()
                     await self._sync_forever(submit)
                 except StoppedError:
@@ -329,6 +332,10 @@ class MatrixChannel:
 
     async def send(self, message: OutgoingMessage) -> None:
         """Send a reply (split when long, as Matrix HTML) and its picture to the room."""
+        try:
+            await asyncio.wait_for(self._until_stopped(self._ready.wait()), LOGIN_WAIT_SECS)
+        except TimeoutError:
+            raise MatrixSendError("not logged in to the homeserver (yet)") from None
         room_id = await self._room_for(message.target)
         if message.photo is not None:
             await self._send_photo(room_id, message.photo, message.id)
@@ -389,7 +396,7 @@ class MatrixChannel:
 
     async def send_typing(self, target: str) -> None:
         """Show Omega typing in the room (for 30 s, or until its reply)."""
-        if self.client.access_token:
+        if self._ready.is_set():
             room_id = await self._room_for(target)
             await self._until_stopped(self.client.room_typing(room_id, True, timeout=30_000))
 
