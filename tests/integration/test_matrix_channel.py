@@ -11,10 +11,15 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import MatrixUser, Synapse, wait_until
 from tests.integration.test_start import Running
+
+# Each runs `omega start` against Synapse (and the first starts Synapse): several seconds.
+pytestmark = pytest.mark.slow
 
 DENIAL = "Sorry, I'm not able to talk with you. Ask my owner to add you."
 

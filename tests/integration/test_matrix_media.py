@@ -10,12 +10,17 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import Synapse, wait_until
 from tests.fakes.whisper_server import FakeWhisper
 from tests.integration.test_matrix_channel import cast, configure, room_with_omega, said, start
 from tests.integration.test_tool_loop import tool_call
+
+# Each runs `omega start` against Synapse (and the first starts Synapse): several seconds.
+pytestmark = pytest.mark.slow
 
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8
 

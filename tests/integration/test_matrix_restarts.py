@@ -10,6 +10,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import Synapse, wait_until
@@ -21,6 +23,9 @@ from tests.integration.test_matrix_channel import (
     said,
     start,
 )
+
+# Each runs `omega start` against Synapse (and the first starts Synapse): several seconds.
+pytestmark = pytest.mark.slow
 
 
 def test_a_crash_before_the_reply_is_answered_once_and_restarts_repeat_nothing(
