@@ -16,6 +16,10 @@ MAX_MESSAGE_UNITS = 4000
 class MatrixConfig(PluginChannelConfig):
     """The Matrix channel's settings; `allowed_users` are Matrix ids such as @ana:example.org."""
 
+    allowed_users: list[str] = Field(
+        default_factory=list,
+        description="The Matrix ids allowed to talk to Omega, e.g. @ana:example.org",
+    )
     homeserver: str = Field(
         "",
         description="The homeserver's address, e.g. https://matrix.example.org",
