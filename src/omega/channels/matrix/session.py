@@ -9,9 +9,12 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
+from pydantic import SecretStr
+
 from omega.channels.matrix.config import MatrixConfig
 from omega.channels.matrix.state import SyncState
 from omega.errors import OmegaError
+from omega.logs import register_secret
 
 if TYPE_CHECKING:
     from nio import AsyncClient
@@ -45,6 +48,16 @@ def new_client(config: MatrixConfig, state: SyncState) -> AsyncClient:
 
 async def log_in(client: AsyncClient, config: MatrixConfig, state: SyncState) -> None:
     """Make `client` logged in; raises LoginRefusedError or HomeserverError."""
+    try:
+        await _log_in(client, config, state)
+    finally:
+        for secret in (client.access_token, state.access_token, config.password):
+            value = secret.get_secret_value() if isinstance(secret, SecretStr) else secret
+            if value:
+                register_secret(value)  # never in a log line, whatever logs it
+
+
+async def _log_in(client: AsyncClient, config: MatrixConfig, state: SyncState) -> None:
     token = config.access_token.get_secret_value().strip()
     if token:
         await _adopt(client, token)
