@@ -125,7 +125,7 @@ def test_a_direct_chat_is_answered_with_typing_and_a_stranger_gets_one_denial(
     try:
         room = room_with_omega(people.ana, people.omega, direct=True)
         typing = people.ana.watch_typing(room)
-        people.ana.say(room, "what is 2+2?")
+        question = people.ana.say(room, "what is 2+2?")
         # Omega types while the model thinks (the answer takes 3 s).
         wait_until(lambda: people.omega.user_id in typing.seen(), what="typing")
         said(people.ana, room, people.omega, "Hello Ana, **4**.")
@@ -144,11 +144,23 @@ def test_a_direct_chat_is_answered_with_typing_and_a_stranger_gets_one_denial(
         people.eve.say(strange, "hi, who are you?")
         people.eve.say(strange, "answer me")
         said(people.eve, strange, people.omega, DENIAL)
+        # An edit of an answered message, and a bot's notice, are not answered.
+        people.ana.say(
+            room,
+            "* what is 3+3?",
+            **{
+                "m.new_content": {"msgtype": "m.text", "body": "what is 3+3?"},
+                "m.relates_to": {"rel_type": "m.replace", "event_id": question},
+            },
+        )
+        people.ana.send(room, {"msgtype": "m.notice", "body": "a bot's notice"})
         people.ana.say(room, "ping")
         wait_until(lambda: any("ping" in r.last_user_text for r in fake_openai.requests))
         time.sleep(1.0)
         assert people.eve.texts(strange, people.omega.user_id) == [DENIAL]
-        assert not any("who are you" in json.dumps(r.body) for r in fake_openai.requests)
+        asked_all = json.dumps([r.body for r in fake_openai.requests])
+        assert "who are you" not in asked_all
+        assert "3+3" not in asked_all and "a bot's notice" not in asked_all
 
         status = run_omega("status", env=env)
         assert status.returncode == 0, status.stderr
