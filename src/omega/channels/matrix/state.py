@@ -1,0 +1,62 @@
+"""What the Matrix channel keeps across restarts, in a small JSON file (0600) under
+$OMEGA_HOME: the sync token of the last sync whose events were all handed to Omega, the
+device a password login made (with its access token, so a restart is the same device and
+the homeserver's transaction ids still recognise a re-sent reply), the encrypted rooms
+already told that Omega cannot read them, and the direct room opened with each person."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass
+class SyncState:
+    """The channel's durable state; `save` writes it atomically, readable by the owner only."""
+
+    path: Path
+    next_batch: str = ""  # "" : never synced (the first sync only marks where to start)
+    user_id: str = ""  # the account the device below belongs to
+    device_id: str = ""
+    access_token: str = ""  # from a password login; a configured token is never written here
+    told_encrypted: list[str] = field(default_factory=list)  # room ids
+    direct: dict[str, str] = field(default_factory=dict)  # user id -> room id
+
+    @classmethod
+    def load(cls, path: Path) -> SyncState:
+        """The saved state, or a fresh one when there is none (or it is unreadable)."""
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            return cls(
+                path,
+                str(data.get("next_batch") or ""),
+                str(data.get("user_id") or ""),
+                str(data.get("device_id") or ""),
+                str(data.get("access_token") or ""),
+                [str(room) for room in data.get("told_encrypted") or []],
+                {str(k): str(v) for k, v in (data.get("direct") or {}).items()},
+            )
+        except (OSError, ValueError, TypeError, AttributeError):
+            return cls(path)
+
+    def save(self) -> None:
+        """Write the state atomically (a crash leaves the old file or the new one)."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        data = {
+            "next_batch": self.next_batch,
+            "user_id": self.user_id,
+            "device_id": self.device_id,
+            "access_token": self.access_token,
+            "told_encrypted": self.told_encrypted,
+            "direct": self.direct,
+        }
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            json.dump(data, out)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(tmp, 0o600)  # O_CREAT's mode is not applied to a file left by a crash
+        os.replace(tmp, self.path)
