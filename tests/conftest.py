@@ -23,8 +23,8 @@ from omega.turn import PipelineDeps
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
-from tests.postgres import BACKEND_ENV, PostgresServer, running_server
 from tests.fakes.synapse import Synapse
+from tests.postgres import BACKEND_ENV, PostgresServer, running_server
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",

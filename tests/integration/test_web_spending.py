@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import re
 from contextlib import closing
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from omega.memory.audit import AuditEntry
+from omega.memory.db import to_db_time
 from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI
@@ -42,7 +44,8 @@ def seed_spending(home: Path) -> None:
         call("exchange", 5.0)  # yesterday's, moved below
         with store.transaction() as conn:
             conn.execute(
-                "UPDATE audit_log SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-1 days')"
+                "UPDATE audit_log SET created_at = ?",
+                (to_db_time(datetime.now(UTC) - timedelta(days=1)),),
             )
         for event, usd in TODAY.items():
             call(event, usd)

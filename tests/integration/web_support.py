@@ -14,6 +14,7 @@ from pathlib import Path
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
 from omega.memory.audit import AuditEntry
+from omega.memory.db import to_db_time
 from omega.memory.store import Store
 from omega.types import ToolCall
 from tests.conftest import OMEGA_BIN
@@ -148,11 +149,14 @@ def seed(home: Path) -> dict[str, object]:
                 )
             )
         with store.transaction() as conn:  # spread over the last days, for the charts
-            conn.execute(
-                "UPDATE audit_log SET created_at = "
-                "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-' || (id % 5) || ' days') "
-                "WHERE provider != ''"
-            )
+            now = datetime.now(UTC)
+            for (row_id,) in conn.execute(
+                "SELECT id FROM audit_log WHERE provider != ''"
+            ).fetchall():
+                conn.execute(
+                    "UPDATE audit_log SET created_at = ? WHERE id = ?",
+                    (to_db_time(now - timedelta(days=int(row_id) % 5)), row_id),
+                )
         store.record_tool_calls(
             [
                 ToolCall("read_file", {"path": "notes.txt"}, True, "ok", 12),

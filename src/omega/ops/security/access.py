@@ -105,7 +105,9 @@ def granted_owners(ctx: AuditContext) -> set[str]:
     (memory.db, read-only)."""
     from omega.ops.security.pins import read_rows
 
-    rows = read_rows(ctx.paths.db, "SELECT channel FROM access_grants WHERE role = 'owner'")
+    rows = read_rows(
+        ctx.paths.db, "SELECT channel FROM access_grants WHERE role = 'owner'", ctx.store_url
+    )
     return {str(row[0]) for row in rows}
 
 

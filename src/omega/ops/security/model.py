@@ -66,6 +66,13 @@ class AuditContext:
     euid: int = field(default_factory=lambda: os.geteuid() if hasattr(os, "geteuid") else -1)
     status: SandboxStatus | None = None  # probed once, on first use, when not given
 
+    @property
+    def store_url(self) -> str:
+        """The PostgreSQL store's URL when memory is there ('' : memory.db)."""
+        from omega.memory.db import STORE_URL_ENV
+
+        return self.environ.get(STORE_URL_ENV, "").strip() or self.config.store.url
+
     @cached_property
     def sandbox(self) -> SandboxStatus:
         """The configured sandbox mode and the walls that enforce it here."""

@@ -14,9 +14,11 @@ from omega.skills import SKILL_FILE, Skill, SkillCatalog, SkillError, parse_skil
 from omega.skills.guarded import bundled_dir
 
 
-def read_rows(db: Path, sql: str) -> list[tuple[object, ...]]:
-    """Rows of one query on memory.db, opened read-only; [] when there is no database or the
-    query fails (a database too old to have that table)."""
+def read_rows(db: Path, sql: str, url: str = "") -> list[tuple[object, ...]]:
+    """Rows of one query on memory.db, opened read-only (or on the PostgreSQL store at `url`);
+    [] when there is no database or the query fails (a database too old to have that table)."""
+    if url:
+        return _read_postgresql(url, sql)
     if not db.is_file():
         return []
     # Read-only; and with no -wal beside it (Omega is not running) immutable too, so SQLite
@@ -35,9 +37,24 @@ def read_rows(db: Path, sql: str) -> list[tuple[object, ...]]:
         conn.close()
 
 
-def read_pins(db: Path) -> dict[tuple[str, str], str]:
+def _read_postgresql(url: str, sql: str) -> list[tuple[object, ...]]:
+    from omega.memory.postgres import PgConnection, StoreUnavailableError
+
+    try:
+        conn = PgConnection(url)
+    except StoreUnavailableError:
+        return []
+    try:
+        return [tuple(row) for row in conn.execute(sql).fetchall()]
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def read_pins(db: Path, url: str = "") -> dict[tuple[str, str], str]:
     """(kind, path relative to the home) -> pinned sha256; empty when there is no database."""
-    rows = read_rows(db, "SELECT kind, path, sha256 FROM artefacts")
+    rows = read_rows(db, "SELECT kind, path, sha256 FROM artefacts", url)
     return {(str(kind), str(path)): str(sha) for kind, path, sha in rows}
 
 
@@ -71,7 +88,7 @@ def verdict(ctx: AuditContext, pins: dict[tuple[str, str], str], kind: str, path
 
 def check_pins(ctx: AuditContext) -> list[Finding]:
     """Every skill and tool under $OMEGA_HOME is pinned, and still holds what was pinned."""
-    pins = read_pins(ctx.paths.db)
+    pins = read_pins(ctx.paths.db, ctx.store_url)
     found: list[Finding] = []
     for kind, name, path in artefacts(ctx):
         why = verdict(ctx, pins, kind, path)
@@ -105,7 +122,7 @@ def check_pins(ctx: AuditContext) -> list[Finding]:
 def loaded_skills(ctx: AuditContext) -> list[Skill]:
     """The skills that load now: the bundled ones and the pinned, unchanged folders."""
     skills = list(SkillCatalog(bundled_dir()).skills())
-    pins = read_pins(ctx.paths.db)
+    pins = read_pins(ctx.paths.db, ctx.store_url)
     for kind, _name, path in artefacts(ctx):
         if kind != "skill" or verdict(ctx, pins, kind, path):
             continue
