@@ -32,8 +32,9 @@ OMEGA = str(Path(sys.executable).with_name("omega"))
 FIRST_USER = 7_000_001
 
 
-def replica_env(home: Path, url: str, telegram: FakeTelegram, provider: FakeOpenAI, senders: int
-                ) -> dict[str, str]:
+def replica_env(
+    home: Path, url: str, telegram: FakeTelegram, provider: FakeOpenAI, senders: int
+) -> dict[str, str]:
     users = ", ".join(str(FIRST_USER + n) for n in range(senders))
     return dict(
         os.environ,
@@ -55,39 +56,55 @@ def replica_env(home: Path, url: str, telegram: FakeTelegram, provider: FakeOpen
     )
 
 
-def run(replicas: int, delay: float, messages: int, senders: int) -> tuple[float, list[float]]:
-    """Messages per second and per-message latencies (ms) for one configuration."""
-    with running_server() as server, FakeTelegram() as telegram, FakeOpenAI() as provider, \
-            tempfile.TemporaryDirectory() as folder:
+def run(
+    replicas: int, delay: float, messages: int, senders: int, sqlite: bool = False
+) -> tuple[float, list[float]]:
+    """Messages per second and per-message latencies (ms) for one configuration (`sqlite`:
+    one replica on memory.db instead, the baseline)."""
+    with (
+        running_server() as server,
+        FakeTelegram() as telegram,
+        FakeOpenAI() as provider,
+        tempfile.TemporaryDirectory() as folder,
+    ):
         provider.default_delay = delay
         url = server.new_database()
         procs = []
         for n in range(replicas):
             home = Path(folder) / f"replica-{n}"
             env = replica_env(home, url, telegram, provider, senders)
-            procs.append(subprocess.Popen([OMEGA, "start"], env=env, stdin=subprocess.DEVNULL,
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+            if sqlite:
+                del env["OMEGA_STORE_URL"]
+            procs.append(
+                subprocess.Popen(
+                    [OMEGA, "start"],
+                    env=env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                )
+            )
         try:
             telegram.wait_for(lambda: telegram.calls_of("getUpdates"), timeout=120)
             time.sleep(2.0)  # every replica up and polling the inbox
-            arrived: dict[int, float] = {}
-            first = len(telegram.sent())
+            arrived: dict[str, float] = {}
             started = time.monotonic()
             for i in range(messages):
-                user = FIRST_USER + i % senders
-                arrived[user * 100_000 + i // senders] = time.monotonic()
-                telegram.private(user, f"bench {i}")
-            telegram.wait_for(lambda: len(telegram.sent()) - first >= messages, timeout=600)
-            elapsed = time.monotonic() - started
-            answers: dict[int, list[float]] = {}
-            for call in telegram.sent()[first:]:
-                answers.setdefault(int(call.params["chat_id"]), []).append(call.at)
-            latencies = []
-            for user, times in answers.items():
-                for k, at in enumerate(sorted(times)):
-                    sent = arrived.get(user * 100_000 + k)
-                    if sent is not None:
-                        latencies.append((at - sent) * 1000)
+                arrived[f"bench {i}"] = time.monotonic()
+                telegram.private(FIRST_USER + i % senders, f"bench {i}")
+
+            def answered() -> dict[str, float]:
+                found: dict[str, float] = {}
+                for call in telegram.sent():
+                    text = str(call.params.get("_visible", ""))
+                    if text.startswith("echo: bench "):
+                        found.setdefault(text[len("echo: ") :], call.at)
+                return found
+
+            telegram.wait_for(lambda: len(answered()) >= messages, timeout=900)
+            replies = answered()
+            elapsed = max(replies.values()) - started
+            latencies = [(at - arrived[text]) * 1000 for text, at in replies.items()]
             return messages / elapsed, latencies
         finally:
             for proc in procs:
@@ -109,6 +126,11 @@ def main() -> None:
     messages = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     senders = int(sys.argv[2]) if len(sys.argv) > 2 else 100
     for label, delay in (("instant", 0.0), ("1 s", 1.0)):
+        rate, latencies = run(1, delay, messages, senders, sqlite=True)
+        print(
+            f"{label} provider, 1 process on SQLite (baseline): {rate:.1f} messages/s, "
+            f"{describe(latencies)}"
+        )
         for replicas in (1, 2, 3):
             rate, latencies = run(replicas, delay, messages, senders)
             print(

@@ -8,8 +8,10 @@ import datetime as dt
 import http.client
 import os
 import re
+import sqlite3
 import subprocess
 import time
+from collections import Counter
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -170,3 +172,44 @@ def _open_conversations(home: Path) -> int:
     with connect_db(home / "memory.db") as conn:
         query = "SELECT COUNT(*) FROM conversations WHERE status = 'active'"
         return int(conn.execute(query).fetchone()[0])
+
+
+def test_the_replica_polling_telegram_shares_a_burst_with_the_others(
+    telegram: FakeTelegram,
+    fake_openai: FakeOpenAI,
+    start: type[Omega],
+    isolated_env: Path,
+) -> None:
+    senders = [ANA + n for n in range(40)]
+    fake_openai.default_delay = 0.5  # turns overlap: the burst piles up on the receiver
+    env = telegram_env(
+        telegram,
+        fake_openai,
+        OMEGA_STORE__LEASE_SECONDS=str(LEASE),
+        OMEGA_PROVIDER__CLASSIFY="false",
+    )
+    env["OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS"] = f"[{', '.join(map(str, senders))}]"
+    start(env), start(env)
+
+    def led() -> bool:
+        try:
+            return "channel:telegram" in _leases(isolated_env)
+        except sqlite3.Error:  # not created yet
+            return False
+
+    _wait(led)
+    time.sleep(6)  # each replica has seen the other alive (it looks every 5 s)
+    for sender in senders:
+        telegram.private(sender, f"burst from {sender}")
+    claimed: dict[str, str] = {}  # message id -> the pid of the replica that claimed it
+
+    def every_one_answered() -> bool:
+        with connect_db(isolated_env / "memory.db") as conn:
+            rows = conn.execute("SELECT id, claimed_by FROM inbox WHERE claimed_by IS NOT NULL")
+            claimed.update((str(i), str(by).split("/")[2]) for i, by in rows.fetchall())
+        return sum(t.startswith("echo: burst") for t in telegram.texts()) >= len(senders)
+
+    _wait(every_one_answered, timeout=60)
+    # Both replicas took a fair part of the burst, though only one of them received it.
+    shares = Counter(claimed.values())
+    assert len(shares) == 2 and min(shares.values()) >= len(senders) // 4, shares

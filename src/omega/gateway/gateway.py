@@ -34,6 +34,11 @@ from omega.turn import PipelineDeps, granted_role, is_owner
 from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
+
+# With other replicas alive, a replica answering this many messages leaves a new sender's
+# message to the fleet's polls instead of claiming it at once (alone, it claims everything).
+SHARE_WHEN_PEERS = 4
+PEERS_CHECK_SECS = 5.0  # how often the poll loop looks at which replicas are alive
 ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
@@ -80,6 +85,8 @@ class Gateway:
         self._handled: dict[str, asyncio.Future[None]] = {}
         self._interrupted: list[str] = []  # ids whose handling was cancelled part-way
         self._in_flight: set[str] = set()  # ids being handled now
+        self._peers_alive = False  # other replicas share this database (see _dispatch)
+        self._peers_checked = -PEERS_CHECK_SECS
         self.claims = Claims(deps.store, self.channels, deps.config.omega.inbox_lease_secs)
         self._alert_times: deque[float] = deque()
         self._digest: list[str] = []
@@ -142,15 +149,24 @@ class Gateway:
 
     async def _dispatch(self, message: IncomingMessage, durable: bool) -> None:
         """Claim the sender's next message at once (this one, unless an earlier one of theirs
-        is still being answered here or by another replica: then it waits, acknowledged)."""
+        is still being answered here or by another replica: then it waits, acknowledged).
+
+        With other replicas alive, a replica already handling its share leaves a new sender's
+        message to the fleet: the one receiving a channel (Telegram's poller) would otherwise
+        answer every message itself, and more replicas would add nothing."""
         key = (message.channel, message.sender_id)
         busy = key in self._workers
-        if durable:
+        shared_out = False
+        if durable and not busy and self._peers_alive and self._own_load() >= SHARE_WHEN_PEERS:
+            taken: list[str] = []
+            shared_out = True  # claimed by whichever replica polls first (this one too)
+        elif durable:
             taken = await self._take_all(await self.claims.claim(1, key))
         else:  # not in the inbox: handled here, unclaimed
             self._enqueue(message)
             taken = [message.id]
-        if (busy or message.id not in taken) and await self._should_acknowledge(message):
+        waits = busy or (message.id not in taken and not shared_out)
+        if waits and await self._should_acknowledge(message):
             await self.send(
                 message.answer(
                     i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
@@ -452,12 +468,28 @@ class Gateway:
             replayed += len(taken)
         return replayed
 
+    def _own_load(self) -> int:
+        """Messages this replica is answering or has queued."""
+        return len(self._in_flight) + sum(len(queue) for queue in self._queues.values())
+
+    async def _look_for_peers(self) -> None:
+        """Whether other replicas are alive now (read at most every PEERS_CHECK_SECS)."""
+        now = asyncio.get_running_loop().time()
+        if now - self._peers_checked < PEERS_CHECK_SECS:
+            return
+        self._peers_checked = now
+        store = self.deps.store
+        ttl = self.deps.config.store.lease_seconds
+        alive = [r for r in await store.call(store.replicas, ttl) if r.alive]
+        self._peers_alive = len(alive) > 1
+
     async def _poll(self, every: float) -> None:
         """Take up what other replicas received (or left behind when they died), and settle
         the submitted messages that another replica answered."""
         while True:
             await asyncio.sleep(every)
             try:
+                await self._look_for_peers()
                 await self._take_all(await self.claims.claim())
                 await self._settle_elsewhere()
             except Exception:
