@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 # message to the fleet's polls instead of claiming it at once (alone, it claims everything).
 SHARE_WHEN_PEERS = 4
 PEERS_CHECK_SECS = 5.0  # how often the poll loop looks at which replicas are alive
+POLL_BATCH = 16  # what one poll claims at most
 ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
@@ -472,6 +473,13 @@ class Gateway:
         """Messages this replica is answering or has queued."""
         return len(self._in_flight) + sum(len(queue) for queue in self._queues.values())
 
+    def _poll_share(self) -> int:
+        """How many messages one poll claims: alone, a batch; beside other replicas, what
+        keeps this one near its share (at least one, so the fleet always makes progress)."""
+        if not self._peers_alive:
+            return POLL_BATCH
+        return max(1, 2 * SHARE_WHEN_PEERS - self._own_load())
+
     async def _look_for_peers(self) -> None:
         """Whether other replicas are alive now (read at most every PEERS_CHECK_SECS)."""
         now = asyncio.get_running_loop().time()
@@ -490,7 +498,7 @@ class Gateway:
             await asyncio.sleep(every)
             try:
                 await self._look_for_peers()
-                await self._take_all(await self.claims.claim())
+                await self._take_all(await self.claims.claim(self._poll_share()))
                 await self._settle_elsewhere()
             except Exception:
                 log.exception("looking for inbox messages failed")
