@@ -30,6 +30,7 @@ TELEGRAM_TOKEN = SECRETS[1]  # the token the fake Telegram takes
 # Questions asked whatever the channels (answered when they show up).
 OTHERS = {
     r"Transcribe voice messages": "n",
+    r"Talk with Omega on (discord|slack|matrix) \(": "n",  # the other built-in plug-ins
     r"Run `[^`]*` now\?": "n",  # bubblewrap's install, offered to root
 }
 
@@ -316,11 +317,12 @@ def test_telegram_keeps_its_own_questions_and_a_refused_token_is_asked_again(
             ),
             Answer(r"Bot token from @BotFather .*:", TELEGRAM_TOKEN, hidden=True),
             Answer(r"Your Telegram user id .*:", "4242"),
-            Answer(r"Telegram bot: @omega_bot Talk with Omega on email .*\?", "n"),
+            Answer(r"Talk with Omega on email .*\?", "n"),
         ],
         optional=OTHERS,
     )
     assert session.code == 0, session.screen[-3000:]
+    assert "Telegram bot: @omega_bot" in session.screen  # the second token passed getMe
     assert TELEGRAM_TOKEN not in session.screen and "999:wrong-token" not in session.screen
     assert telegram.paths == ["/bot999:wrong-token/getMe", f"/bot{TELEGRAM_TOKEN}/getMe"]
     config = tomllib.loads((isolated_env / "config.toml").read_text())

@@ -112,12 +112,14 @@ class Database:
             path, check_same_thread=False, isolation_level=None, timeout=10.0
         )
         try:
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA busy_timeout=10000")
+            # Under the migration lock too: switching a fresh file to WAL takes its exclusive
+            # lock, which a replica opening it at the same moment may be refused.
+            with _migrating(path):
+                self._conn.execute("PRAGMA journal_mode=WAL")
+                migrate(self._conn)
             self._conn.execute("PRAGMA synchronous=NORMAL")
             self._conn.execute("PRAGMA foreign_keys=ON")
-            self._conn.execute("PRAGMA busy_timeout=10000")
-            with _migrating(path):
-                migrate(self._conn)
         except Exception:
             self._conn.close()
             raise
