@@ -75,9 +75,17 @@ claude-cli:
 # The suite runs twice: on SQLite (the default store), then on PostgreSQL (a throwaway server
 # the tests start from Debian's `postgresql` binaries; every test gets its own database).
 # Tests about the SQLite file itself are marked sqlite_only and left out of the second run.
+# The two runs go side by side (most tests wait on processes and sockets, not the CPU); the
+# PostgreSQL run's report is printed after the SQLite one's.
 unit: dev claude-cli
-	$(BIN)/pytest -q -rs --durations=25
-	OMEGA_TEST_STORE=postgresql $(BIN)/pytest -q -rs --durations=10 -m "not sqlite_only"
+	sqlite=0; postgresql=0; \
+	OMEGA_TEST_STORE=postgresql $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only" \
+	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
+	$(BIN)/pytest -q -rfEs --durations=25 --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
+	wait $$pg || postgresql=$$?; \
+	echo "== the same suite on PostgreSQL (OMEGA_TEST_STORE=postgresql)"; \
+	cat .pytest-postgresql.log; \
+	test $$sqlite -eq 0 && test $$postgresql -eq 0
 
 test: lint typecheck unit
 
