@@ -6,7 +6,6 @@ across a crash and restarts."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.discord_server import (
     BOT_ID,
     GUILD_CHANNEL_ID,
@@ -132,9 +132,16 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
     assert discord.texts(GUILD_CHANNEL_ID) == ["Paris."]
     assert discord.identifies == 1
 
-    status = run_omega("status", env=env)
-    assert status.returncode == 0, status.stderr
-    rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
+    # discord.py calls on_ready once the guilds listed in READY arrived or after its 2 s wait
+    # for them: "connecting" until then, however quickly messages are answered.
+    deadline = time.monotonic() + 20
+    while True:
+        status = run_omega("status", env=env)
+        assert status.returncode == 0, status.stderr
+        rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
+        if "running" in rows["discord"] or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
     assert "plug-in, omega_bot, running" in rows["discord"]
     assert "check discord" in status.stdout and "ok - omega_bot: running" in status.stdout
     code, err = omega.terminate()
@@ -273,7 +280,7 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     message = discord.dm(ANA, "a slow question")
     discord.wait_for(lambda: asked(fake_openai, "a slow question"))
     db = isolated_env / "memory.db"
-    with sqlite3.connect(db) as conn:  # durable before the model was asked
+    with connect_db(db) as conn:  # durable before the model was asked
         assert conn.execute("SELECT status FROM inbox").fetchall()
     first.kill()  # kill -9: no reply was sent
     assert not [text for text in dm_texts(discord, ANA) if "Omega" not in text]  # a welcome
@@ -309,7 +316,7 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     assert "too late" not in texts
     assert len(asked(fake_openai, "a slow question")) == 2
     assert (isolated_env / "discord.state.json").stat().st_mode & 0o777 == 0o600
-    with sqlite3.connect(db) as conn:
+    with connect_db(db) as conn:
         rows = dict(conn.execute("SELECT id, status FROM inbox").fetchall())
     assert rows[f"discord:{message}"] == "done"
 

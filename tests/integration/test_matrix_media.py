@@ -5,7 +5,6 @@ message is transcribed and answered as words."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import Synapse, wait_until
 from tests.fakes.whisper_server import FakeWhisper
@@ -156,6 +156,6 @@ def test_a_voice_message_is_transcribed_and_an_audio_file_is_kept_as_a_file(
         if "[Attached file:" in r.last_user_text and "weather" not in r.last_user_text
     ]
     assert song_turns and not any("[Voice message]" in text for text in song_turns)
-    with sqlite3.connect(isolated_env / "memory.db") as conn:
+    with connect_db(isolated_env / "memory.db") as conn:
         rows = conn.execute("SELECT status FROM audit_log WHERE event = 'transcription'")
         assert rows.fetchall() == [("ok",)]

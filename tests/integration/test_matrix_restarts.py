@@ -6,13 +6,13 @@ account's history is never answered."""
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from pathlib import Path
 
 import pytest
 
 from tests.conftest import openai_env
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.synapse import Synapse, wait_until
 from tests.integration.test_matrix_channel import (
@@ -97,7 +97,7 @@ def test_a_crash_before_the_reply_is_answered_once_and_restarts_repeat_nothing(
     assert not any("are you there" in t or "while you were away" in t for t in later)
     everything = json.dumps([r.body for r in fake_openai.requests])
     assert "an old message from before Omega" not in everything
-    with sqlite3.connect(isolated_env / "memory.db") as conn:
+    with connect_db(isolated_env / "memory.db") as conn:
         ids = [row[0] for row in conn.execute("SELECT id FROM inbox")]
     assert ids and all(ident.startswith("matrix:$") for ident in ids)
     assert len(ids) == len(set(ids)) == 4

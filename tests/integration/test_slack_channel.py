@@ -7,7 +7,6 @@ event acknowledged within Slack's deadline, retried and re-delivered events answ
 from __future__ import annotations
 
 import json
-import sqlite3
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import openai_env, run_omega
+from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
 from tests.integration.test_start import Running
@@ -297,7 +297,7 @@ def test_a_stranger_is_offered_pairing_under_the_pairing_policy(
         assert "pair" in offer.lower() or "code" in offer.lower()
         assert not _asked(fake_openai, "may I talk")
         db = isolated_env / "memory.db"
-        with sqlite3.connect(db) as conn:
+        with connect_db(db) as conn:
             rows = conn.execute(
                 "SELECT sender_id FROM pairing_requests WHERE channel = 'slack'"
             ).fetchall()

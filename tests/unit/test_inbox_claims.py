@@ -143,6 +143,9 @@ def test_any_interleaving_keeps_each_senders_messages_in_order(
     ops: list[tuple[str, int, int]],
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, two_replicas(Path(tmp) / "memory.db") as stores:
+        # Each example starts empty (on the PostgreSQL run every example shares one database).
+        with stores[0].transaction() as conn:
+            conn.execute("DELETE FROM inbox")
         names = ["A", "B"]
         sent: dict[str, list[str]] = {}  # per sender, in arrival order
         done: dict[str, list[str]] = {}
