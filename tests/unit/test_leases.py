@@ -139,7 +139,7 @@ def test_the_leases_of_a_dead_process_on_this_host_are_released(two: tuple[Store
     assert a.lease_acquire("job:scheduler", "host:1:aa", 15)
     assert a.lease_acquire("job:critic", "other:1:cc", 15)
     b.replica_register("host:2:bb", "host", 2, "0.1.0")
-    assert b.replica_forget_dead("host", live_pids={2}, keep="host:2:bb") == ["host:1:aa"]
+    assert b.replica_forget_dead("host", lambda pid: pid == 2, keep="host:2:bb") == ["host:1:aa"]
     # Only that host's dead process: another machine's replica keeps its lease.
     assert [lease.name for lease in b.leases()] == ["job:critic"]
 

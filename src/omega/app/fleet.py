@@ -72,12 +72,7 @@ class Fleet:
     def register(self) -> None:
         """Write this replica's row; release the leases of dead replicas on this machine."""
         self.store.replica_register(self.id, self.host, self.pid, __version__)
-        live = {
-            replica.pid
-            for replica in self.store.replicas(self.ttl)
-            if replica.host == self.host and _pid_alive(replica.pid)
-        }
-        for dead in self.store.replica_forget_dead(self.host, live, keep=self.id):
+        for dead in self.store.replica_forget_dead(self.host, _pid_alive, keep=self.id):
             log.info("replica %s is gone; its leases are released", dead)
 
     async def others_alive(self) -> int:

@@ -35,9 +35,6 @@ from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
-# With other replicas alive, a replica answering this many messages leaves a new sender's
-# message to the fleet's polls instead of claiming it at once (alone, it claims everything).
-SHARE_WHEN_PEERS = 4
 PEERS_CHECK_SECS = 5.0  # how often the poll loop looks at which replicas are alive
 POLL_BATCH = 16  # what one poll claims at most
 ALERT_WINDOW_SECS = 3600.0
@@ -87,6 +84,10 @@ class Gateway:
         self._interrupted: list[str] = []  # ids whose handling was cancelled part-way
         self._in_flight: set[str] = set()  # ids being handled now
         self._peers_alive = False  # other replicas share this database (see _dispatch)
+        # With other replicas alive, a replica answering this many messages leaves a new
+        # sender's message to the fleet's polls instead of claiming it at once (alone, it
+        # claims everything): half of what it may ask of its provider at once.
+        self._share = max(1, deps.config.limits.max_concurrent_provider_calls // 2)
         self._peers_checked = -PEERS_CHECK_SECS
         self.claims = Claims(deps.store, self.channels, deps.config.omega.inbox_lease_secs)
         self._alert_times: deque[float] = deque()
@@ -158,7 +159,7 @@ class Gateway:
         key = (message.channel, message.sender_id)
         busy = key in self._workers
         shared_out = False
-        if durable and not busy and self._peers_alive and self._own_load() >= SHARE_WHEN_PEERS:
+        if durable and not busy and self._peers_alive and self._own_load() >= self._share:
             taken: list[str] = []
             shared_out = True  # claimed by whichever replica polls first (this one too)
         elif durable:
@@ -478,7 +479,7 @@ class Gateway:
         keeps this one near its share (at least one, so the fleet always makes progress)."""
         if not self._peers_alive:
             return POLL_BATCH
-        return max(1, 2 * SHARE_WHEN_PEERS - self._own_load())
+        return max(1, 2 * self._share - self._own_load())
 
     async def _look_for_peers(self) -> None:
         """Whether other replicas are alive now (read at most every PEERS_CHECK_SECS)."""

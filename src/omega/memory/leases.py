@@ -9,6 +9,7 @@ takes); the taker then reads back who holds it."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
@@ -105,9 +106,12 @@ class Leases(Database):
                 (moment, moment, replica_id),
             )
 
-    def replica_forget_dead(self, host: str, live_pids: set[int], keep: str) -> list[str]:
-        """Release the leases of replicas on `host` whose process is gone (not in
-        `live_pids`), so a restart on the same machine need not wait for them to expire."""
+    def replica_forget_dead(
+        self, host: str, is_alive: Callable[[int], bool], keep: str
+    ) -> list[str]:
+        """Release the leases of replicas on `host` whose process is gone (`is_alive(pid)`
+        false, asked of the rows read in this transaction: a replica registering meanwhile is
+        never taken for dead), so a restart on the same machine need not wait for expiry."""
         moment = to_db_time(datetime.now(UTC))
         dead = []
         with self._tx() as conn:
@@ -115,7 +119,7 @@ class Leases(Database):
                 "SELECT id, pid FROM replicas WHERE host = ? AND stopped_at IS NULL AND id <> ?",
                 (host, keep),
             ).fetchall():
-                if int(pid) in live_pids:
+                if is_alive(int(pid)):
                     continue
                 dead.append(str(replica_id))
                 conn.execute("DELETE FROM leases WHERE holder = ?", (replica_id,))
