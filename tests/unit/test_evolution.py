@@ -368,3 +368,19 @@ def test_timeline_is_readable() -> None:
         '1. ✅ read_file(path="/a")\n   → 200 lines\n2. ❌ bash(not json)\n   → FAILED'
     )
     assert Config().evolution.autonomy_mode == "manual"  # spec 004's default
+
+
+def test_introspection_runs_once_across_replicas(make_deps: MakeDeps) -> None:
+    provider = evaluator(EVALUATION)
+    deps = evo_deps(make_deps, provider, "passive")
+    deps.store.record_tool_calls(CALLS, agent="openai", channel="terminal", sender_id="ana")
+    # Another replica sharing the store is evaluating these calls: this one leaves them.
+    assert deps.store.lease_acquire("job:introspection:openai", "other-host:7", 600)
+    assert asyncio.run(maybe_introspect(deps, Recorder(), "openai")) is None
+    assert provider.prompts == []
+    # Once it is done (released), the calls still pending are evaluated here, once.
+    assert deps.store.lease_release("job:introspection:openai", "other-host:7")
+    result = asyncio.run(maybe_introspect(deps, Recorder(), "openai"))
+    assert result is not None and result.status == "ok"
+    assert len(provider.prompts) == 1
+    assert deps.store.leases() == []  # released after the cycle

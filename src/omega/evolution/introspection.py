@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import socket
 from typing import Any
 
 from omega.evolution.analysis import submit
@@ -20,6 +22,8 @@ from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)
 PREVIEW = 160
+# How long a replica may take to evaluate a batch before another may (it is released at once).
+INTROSPECTION_LEASE_SECS = 600.0
 
 EVALUATION_PROMPT = """Analyse these actions of yours. What worked? What failed?
 Are there patterns that keep repeating? Should a skill handle this better next time?
@@ -136,6 +140,28 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
     rows = await store.call(pending_calls, store, agent)
     if len(rows) < evo.introspect_interval:
         return None
+    # Once across the replicas sharing the store: the one holding this lease evaluates these
+    # calls; another that counted the same calls leaves them (they wait for the next cycle).
+    lease, holder = f"job:introspection:{agent}", _this_process()
+    if not await store.call(store.lease_acquire, lease, holder, INTROSPECTION_LEASE_SECS):
+        return None
+    try:
+        rows = await store.call(pending_calls, store, agent)  # what is still pending, now
+        if len(rows) < evo.introspect_interval:
+            return None
+        return await _evaluate_all(deps, out, agent, rows)
+    finally:
+        await store.call(store.lease_release, lease, holder)
+
+
+def _this_process() -> str:
+    """This process among the replicas (host and pid)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+async def _evaluate_all(
+    deps: PipelineDeps, out: Outbox, agent: str, rows: list[dict[str, Any]]
+) -> LoopResult | None:
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
         groups.setdefault(scope_of(str(row["channel"]), str(row["sender_id"])), []).append(row)
