@@ -18,7 +18,6 @@ import socket
 import subprocess
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -175,13 +174,3 @@ def running_server() -> Iterator[PostgresServer]:
         yield server
     finally:
         server.stop()
-
-
-def wait_until(predicate: object, timeout: float = 10.0) -> None:  # pragma: no cover - helper
-    """Poll a callable until it returns true."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if callable(predicate) and predicate():
-            return
-        time.sleep(0.05)
-    raise TimeoutError("condition not met")
