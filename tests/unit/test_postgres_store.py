@@ -251,3 +251,14 @@ def test_a_lost_connection_is_opened_again_between_transactions(
     store.close()
     with pytest.raises(sqlite3.ProgrammingError):
         store.facts("ana")  # closed by us: stays closed
+
+
+def test_a_store_url_of_another_engine_is_refused_with_the_key_named(tmp_path: Path) -> None:
+    from omega.config import ConfigError, load_config
+
+    config = tmp_path / "config.toml"
+    config.write_text('[store]\nurl = "mysql://root@localhost/omega"\n')
+    with pytest.raises(ConfigError, match=r"store\.url"):
+        load_config(config, environ={})
+    config.write_text('[store]\nurl = "  "\n')
+    assert load_config(config, environ={}).store.url == ""  # blank: memory.db
