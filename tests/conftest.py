@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Mapping
@@ -25,6 +26,11 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 from tests.fakes.synapse import Synapse
 from tests.postgres import BACKEND_ENV, PostgresServer, running_server
+
+# A suite started in the background by a shell (`make unit` runs the PostgreSQL suite with `&`)
+# inherits SIGINT ignored, and so would every `omega` it starts: tests that interrupt Omega
+# with Ctrl-C need the ordinary disposition back (exec resets a handled signal to the default).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 CREDENTIAL_VARS = (
     "ANTHROPIC_API_KEY",
