@@ -52,6 +52,10 @@ class IncomingMessage:
     # The channel's own id of the sender when `sender_id` was replaced by their person key
     # (memory is keyed by person; allow-lists and ownership by the channel id).
     origin_id: str = ""
+    # The thread this message belongs to when the channel keeps threads as conversations of
+    # their own (a Slack thread, a mail thread): the channel's key of it. "" for the chat itself.
+    # History, /new and the conversation's summary follow it; the person stays the same.
+    thread: str = ""
 
     @property
     def target(self) -> str:
@@ -124,6 +128,7 @@ class Context:
     max_tokens: int | None = None
     sender_id: str = ""
     channel: str = ""
+    thread: str = ""  # the message's thread (IncomingMessage.thread): its conversation
     mcp_servers: tuple[McpServer, ...] = ()  # attached for this call (matching skills)
     # Tools only where a person is being answered (replies, plan steps, action tasks): every
     # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.

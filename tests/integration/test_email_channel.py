@@ -294,3 +294,53 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     assert [_text(m) for _, m in smtp.mail].count("Yes, here.") == 1
     assert "<old@example.org>" not in answered  # mail from before the first start
     assert not any("are you there" in r.last_user_text for r in fake_openai.requests[asked:])
+
+
+def test_each_mail_thread_is_a_conversation_of_its_own(
+    fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
+) -> None:
+    _configure(isolated_env, imap, smtp)
+    fake_openai.script = [
+        Step(text="Dinner is at eight.", match="when is dinner"),
+        Step(text="The train is booked.", match="book the train"),
+        Step(text="Dessert is a cake.", match="and dessert"),
+    ]
+    env = openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600")
+    omega = _start(env, isolated_env)
+    try:
+        imap.deliver(_mail("ana@example.org", "Plans", "when is dinner?", "<a1@example.org>"))
+        [dinner] = _answers(smtp, "<a1@example.org>", "Dinner is at eight.")
+        imap.deliver(_mail("ana@example.org", "Trip", "book the train", "<b1@example.org>"))
+        _answers(smtp, "<b1@example.org>", "The train is booked.")
+        # Ana answers Omega's reply in the first thread, as a mail program does.
+        imap.deliver(
+            _mail(
+                "ana@example.org",
+                "Re: Plans",
+                "and dessert?",
+                "<a2@example.org>",
+                In_Reply_To=dinner["Message-ID"],
+                References=f"<a1@example.org> {dinner['Message-ID']}",
+            )
+        )
+        [dessert] = _answers(smtp, "<a2@example.org>", "Dessert is a cake.")
+        assert dessert["References"].split()[0] == "<a1@example.org>"
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+
+    def history(words: str) -> str:
+        [request] = [r for r in fake_openai.requests if r.last_user_text.endswith(words)]
+        assert request.messages[0]["role"] == "system"  # (recall may cite any conversation)
+        return json.dumps(request.messages[1:])
+
+    # The train's thread starts afresh; the dinner thread goes on with its own history only.
+    assert "Dinner" not in history("book the train")
+    assert "Dinner is at eight." in history("and dessert?")
+    assert "train" not in history("and dessert?")
+    with connect_db(isolated_env / "memory.db") as conn:
+        threads = conn.execute(
+            "SELECT thread, COUNT(*) FROM conversations c JOIN messages m "
+            "ON m.conversation_id = c.id GROUP BY thread ORDER BY thread"
+        ).fetchall()
+    assert [tuple(row) for row in threads] == [("<a1@example.org>", 4), ("<b1@example.org>", 2)]

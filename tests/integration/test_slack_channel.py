@@ -86,6 +86,7 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
         Step(text="Dinner is at **eight** & no later.", match="when is dinner"),
         Step(text="The deploy is green.", match="how is the deploy"),
         Step(text="Still green, nothing new.", match="and now"),
+        Step(text="Still at eight.", match="dinner again"),
     ]
     env = openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600")
     omega = _start(env, isolated_env, slack)
@@ -119,6 +120,18 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
         assert follow.params["thread_ts"] == root
         [request] = [r for r in fake_openai.requests if r.last_user_text == "and now?"]
         assert "The deploy is green." in json.dumps(request.messages)
+
+        # A thread is a conversation of its own: the DM's history stays out of it, and the
+        # thread's out of the DM.
+        assert request.messages[0]["role"] == "system"  # (recall may cite any conversation)
+        assert "Dinner" not in json.dumps(request.messages[1:])
+        [mention] = [r for r in fake_openai.requests if r.last_user_text == "how is the deploy?"]
+        assert "Dinner" not in json.dumps(mention.messages[1:])
+        slack.dm(ANA, "dinner again?")
+        slack.wait_for(lambda: "Still at eight." in slack.texts(ANA_DM))
+        [again] = [r for r in fake_openai.requests if r.last_user_text == "dinner again?"]
+        assert "Dinner is at **eight**" in json.dumps(again.messages)
+        assert "deploy" not in json.dumps(again.messages[1:])
 
         # Channel chatter that neither mentions Omega nor is in a followed thread is not read.
         slack.post(ANA, GENERAL, "lunch anyone?")

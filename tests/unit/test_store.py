@@ -84,6 +84,33 @@ def test_audit_entries_are_written(tmp_path: Path) -> None:
     store.close()
 
 
+def test_a_thread_is_a_conversation_of_its_own(tmp_path: Path) -> None:
+    store = Store(tmp_path / "m.db")
+    store.store_exchange("slack", "ana", "in the DM", "dm answer")
+    store.store_exchange("slack", "ana", "in thread one", "one answer", thread="C1:100.1")
+    store.store_exchange("slack", "ana", "in thread two", "two answer", thread="C1:200.2")
+    assert [m.content for m in store.recent_messages("slack", "ana", 10)] == [
+        "in the DM",
+        "dm answer",
+    ]
+    assert [m.content for m in store.recent_messages("slack", "ana", 10, "C1:100.1")] == [
+        "in thread one",
+        "one answer",
+    ]
+    # /new in one thread closes that thread's conversation only.
+    one = store.active_conversation_id("slack", "ana", "C1:100.1")
+    assert store.close_active_conversation("slack", "ana", "C1:100.1") == one
+    assert store.recent_messages("slack", "ana", 10, "C1:100.1") == []
+    assert len(store.recent_messages("slack", "ana", 10, "C1:200.2")) == 2
+    assert len(store.recent_messages("slack", "ana", 10)) == 2
+    # A message waiting in the inbox keeps its thread across a restart.
+    store.inbox_put(IncomingMessage("slack", "ana", "later", id="m1", thread="C1:200.2"))
+    store.close()
+    store = Store(tmp_path / "m.db")
+    assert [m.thread for m in store.inbox_pending()] == ["C1:200.2"]
+    store.close()
+
+
 def test_inbox_keeps_unfinished_messages_in_order(tmp_path: Path) -> None:
     db = tmp_path / "m.db"
     store = Store(db)

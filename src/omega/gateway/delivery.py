@@ -121,6 +121,7 @@ async def conclude(
         message.sender_id,
         message.text,
         text,
+        message.thread,
     )
     await audit_message(
         deps,

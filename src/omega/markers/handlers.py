@@ -134,7 +134,9 @@ async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
 async def _project_off(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) -> None:
     sender = ctx.message.sender_id
     if await ctx.store.call(ctx.store.delete_fact, sender, "active_project"):
-        await ctx.store.call(ctx.store.close_active_conversation, ctx.message.channel, sender)
+        await ctx.store.call(
+            ctx.store.close_active_conversation, ctx.message.channel, sender, ctx.message.thread
+        )
         out.project_changed = True
     out.applied.append("PROJECT_DEACTIVATE")
 
@@ -147,7 +149,9 @@ async def _project_on(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome
     current = await ctx.store.call(ctx.store.get_fact, sender, "active_project")
     if current != project.name:
         await ctx.store.call(ctx.store.set_fact, sender, "active_project", project.name)
-        await ctx.store.call(ctx.store.close_active_conversation, ctx.message.channel, sender)
+        await ctx.store.call(
+            ctx.store.close_active_conversation, ctx.message.channel, sender, ctx.message.thread
+        )
         out.project_changed = True
     out.applied.append(f"PROJECT_ACTIVATE {project.name}")
 

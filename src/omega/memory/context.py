@@ -78,7 +78,9 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
     sections = [request.system_prompt]
     if store is not None:
         history = fit_history(
-            store.recent_messages(message.channel, message.sender_id, request.max_history),
+            store.recent_messages(
+                message.channel, message.sender_id, request.max_history, message.thread
+            ),
             request.max_history_chars,
         )
         profile = profile_lines(request.facts)
@@ -87,7 +89,7 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         summaries = store.recent_summaries(message.sender_id, 3)
         if summaries:
             sections.append("Earlier conversations:\n" + "\n".join(f"- {s}" for s in summaries))
-        current = store.active_conversation_id(message.channel, message.sender_id)
+        current = store.active_conversation_id(message.channel, message.sender_id, message.thread)
         recalled = store.search_messages(
             message.sender_id,
             message.text,
@@ -123,5 +125,6 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         messages=[*history, ChatMessage(role="user", content=message.text)],
         sender_id=message.sender_id,
         channel=message.channel,
+        thread=message.thread,
         use_tools=True,  # a person is being answered
     )

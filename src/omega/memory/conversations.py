@@ -74,46 +74,53 @@ RECALL_CANDIDATES = 50
 class Conversations(Database):
     """Conversations, messages and summaries."""
 
+    # `thread` (every lookup below): the channel's key of a thread that is a conversation of
+    # its own (a Slack thread, a mail thread); "" for the person's chat itself.
+
     def _active_conversation(
-        self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str
+        self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str, thread: str
     ) -> str:
         row = conn.execute(
-            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? AND thread = ? "
             "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
-            (channel, sender_id),
+            (channel, sender_id, thread),
         ).fetchone()
         if row:
             return str(row[0])
         conversation_id = uuid.uuid4().hex
         conn.execute(
-            "INSERT INTO conversations (id, channel, sender_id, started_at, last_activity) "
-            "VALUES (?, ?, ?, ?, ?)",
-            (conversation_id, channel, sender_id, now, now),
+            "INSERT INTO conversations (id, channel, sender_id, thread, started_at, "
+            "last_activity) VALUES (?, ?, ?, ?, ?, ?)",
+            (conversation_id, channel, sender_id, thread, now, now),
         )
         return conversation_id
 
-    def active_conversation_id(self, channel: str, sender_id: str) -> str | None:
-        """The sender's open conversation on this channel, if any (never creates one)."""
+    def active_conversation_id(self, channel: str, sender_id: str, thread: str = "") -> str | None:
+        """The sender's open conversation on this channel (and thread), if any (never creates
+        one)."""
         rows = self._query(
-            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
+            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? AND thread = ? "
             "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
-            (channel, sender_id),
+            (channel, sender_id, thread),
         )
         return str(rows[0]["id"]) if rows else None
 
-    def active_conversation(self, channel: str, sender_id: str) -> str:
-        """The sender's open conversation on this channel, created if there is none."""
+    def active_conversation(self, channel: str, sender_id: str, thread: str = "") -> str:
+        """The sender's open conversation on this channel (and thread), created if there is
+        none."""
         with self._tx() as conn:
-            return self._active_conversation(conn, channel, sender_id, utc_now())
+            return self._active_conversation(conn, channel, sender_id, utc_now(), thread)
 
-    def store_exchange(self, channel: str, sender_id: str, user_text: str, reply_text: str) -> str:
+    def store_exchange(
+        self, channel: str, sender_id: str, user_text: str, reply_text: str, thread: str = ""
+    ) -> str:
         """Save a user message and Omega's reply in one transaction; return the conversation.
 
         Lone surrogates (a model's JSON can carry them) are replaced, so the exchange is kept."""
         user_text, reply_text = scrub(user_text), scrub(reply_text)
         now = utc_now()
         with self._tx() as conn:
-            conversation_id = self._active_conversation(conn, channel, sender_id, now)
+            conversation_id = self._active_conversation(conn, channel, sender_id, now, thread)
             conn.executemany(
                 "INSERT INTO messages (conversation_id, channel, sender_id, role, content, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",
@@ -127,15 +134,18 @@ class Conversations(Database):
             )
         return conversation_id
 
-    def recent_messages(self, channel: str, sender_id: str, limit: int) -> list[ChatMessage]:
-        """The last `limit` messages of the sender's active conversation, oldest first."""
+    def recent_messages(
+        self, channel: str, sender_id: str, limit: int, thread: str = ""
+    ) -> list[ChatMessage]:
+        """The last `limit` messages of the sender's active conversation (in `thread`), oldest
+        first."""
         if limit <= 0:
             return []
         rows = self._query(
             "SELECT m.role, m.content FROM messages m JOIN conversations c "
             "ON c.id = m.conversation_id WHERE c.channel = ? AND c.sender_id = ? "
-            "AND c.status = 'active' ORDER BY m.id DESC LIMIT ?",
-            (channel, sender_id, limit),
+            "AND c.thread = ? AND c.status = 'active' ORDER BY m.id DESC LIMIT ?",
+            (channel, sender_id, thread, limit),
         )
         return [ChatMessage(role=row["role"], content=row["content"]) for row in reversed(rows)]
 
@@ -246,13 +256,16 @@ class Conversations(Database):
         )
         return [row["summary"] for row in rows]
 
-    def close_active_conversation(self, channel: str, sender_id: str) -> str | None:
-        """Close the sender's open conversation (summary comes later); return its id."""
+    def close_active_conversation(
+        self, channel: str, sender_id: str, thread: str = ""
+    ) -> str | None:
+        """Close the sender's open conversation (in `thread`; summary comes later); return its
+        id."""
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
-                "AND status = 'active'",
-                (channel, sender_id),
+                "AND thread = ? AND status = 'active'",
+                (channel, sender_id, thread),
             ).fetchone()
             if row is None:
                 return None

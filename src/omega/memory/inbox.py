@@ -77,6 +77,7 @@ class Inbox(Database):
                 "text": message.text,
                 "is_group": message.is_group,
                 "reply_target": message.reply_target,
+                "thread": message.thread,
                 "received_at": message.received_at,
                 "attachments": [
                     {

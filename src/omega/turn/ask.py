@@ -127,6 +127,7 @@ async def _record_tool_calls(
             deps.store.active_conversation_id,
             context.channel,
             context.sender_id,
+            context.thread,
         )
     record = functools.partial(
         deps.store.record_tool_calls,

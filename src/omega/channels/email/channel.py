@@ -111,6 +111,8 @@ class EmailChannel:
                 sender_name=mail.name,
                 attachments=mail.attachments,
                 id=ident,
+                # One conversation per mail thread: its first mail's Message-ID names it.
+                thread=mail.references[0] if mail.references else mail.message_id,
             )
             await submit(message)  # returns once the message is durable in the inbox
         elif mail is not None:

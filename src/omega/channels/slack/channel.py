@@ -28,7 +28,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.slack.config import SlackConfig
-from omega.channels.slack.events import Addressed, addressed, parse_target
+from omega.channels.slack.events import Addressed, addressed, conversation_thread, parse_target
 from omega.channels.slack.mrkdwn import split_mrkdwn
 from omega.channels.slack.state import SlackState
 from omega.text import scrub
@@ -233,6 +233,7 @@ class SlackChannel:
             reply_target=found.reply_target,
             attachments=attachments,
             id=found.inbox_id,
+            thread=conversation_thread(found.reply_target),
         )
 
     async def _name_of(self, user: str) -> str:

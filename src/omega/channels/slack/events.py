@@ -44,6 +44,12 @@ def reply_target(channel: str, thread_ts: str = "") -> str:
     return f"{channel}:{thread_ts}" if thread_ts else channel
 
 
+def conversation_thread(target: str) -> str:
+    """The conversation a message answered at `target` belongs to: its thread
+    (`<channel>:<thread_ts>`, a conversation of its own), or "" for a direct chat itself."""
+    return target if parse_target(target)[1] else ""
+
+
 def parse_target(target: str) -> tuple[str, str]:
     """(channel, thread_ts) of a reply target; thread_ts "" for the channel itself."""
     channel, _, thread_ts = target.partition(":")

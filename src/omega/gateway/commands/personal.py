@@ -44,7 +44,8 @@ def _facts(ctx: CommandContext, args: str) -> str:
 
 
 def _forget(ctx: CommandContext, args: str) -> str:
-    closed = ctx.store.close_active_conversation(ctx.message.channel, ctx.message.sender_id)
+    message = ctx.message
+    closed = ctx.store.close_active_conversation(message.channel, message.sender_id, message.thread)
     return (
         "Done: this conversation is closed; we start fresh."
         if closed
@@ -165,14 +166,14 @@ def _project(ctx: CommandContext, args: str) -> str:
         if not active:
             return "No project was active."
         ctx.store.delete_fact(sender, "active_project")
-        ctx.store.close_active_conversation(channel, sender)
+        ctx.store.close_active_conversation(channel, sender, ctx.message.thread)
         return f"Project {active} deactivated."
     project = ctx.projects.get(args)
     if project is None:
         return f"No project named '{args}'. See /projects."
     if project.name != active:
         ctx.store.set_fact(sender, "active_project", project.name)
-        ctx.store.close_active_conversation(channel, sender)
+        ctx.store.close_active_conversation(channel, sender, ctx.message.thread)
     return f"Project {project.name} is active."
 
 
