@@ -336,6 +336,9 @@ def test_each_mail_thread_is_a_conversation_of_its_own(
 
     # The train's thread starts afresh; the dinner thread goes on with its own history only.
     assert "Dinner" not in history("book the train")
+    # The e-mail plug-in's own platform line: no Markdown in a plain-text mail.
+    [train] = [r for r in fake_openai.requests if r.last_user_text.endswith("book the train")]
+    assert "Platform: e-mail. Plain text only" in train.messages[0]["content"]
     assert "Dinner is at eight." in history("and dessert?")
     assert "train" not in history("and dessert?")
     with connect_db(isolated_env / "memory.db") as conn:

@@ -124,6 +124,8 @@ def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(
         # A thread is a conversation of its own: the DM's history stays out of it, and the
         # thread's out of the DM.
         assert request.messages[0]["role"] == "system"  # (recall may cite any conversation)
+        # The plug-in's platform line, made from its Markdown dialect, is in the prompt.
+        assert "Platform: Slack. Markdown is supported" in request.messages[0]["content"]
         assert "Dinner" not in json.dumps(request.messages[1:])
         [mention] = [r for r in fake_openai.requests if r.last_user_text == "how is the deploy?"]
         assert "Dinner" not in json.dumps(mention.messages[1:])

@@ -248,6 +248,9 @@ def test_what_a_plugin_delivers_goes_through_admission_pairing_and_the_inbox(
     assert [(m.target, m.text) for m in replies] == [("ana", "Hi Ana.")]  # once
     assert [p.sender_id for p in pending] == ["mallory"]  # paired, not answered
     assert not any("let me in" in p or "owner now" in p for p in provider.prompts)
+    # A plug-in with no platform line of its own gets one from its capabilities (plain text).
+    [system] = [c.system_prompt for c in provider.contexts if c.prompt == "hello there"]
+    assert "Platform: Loop. Plain text only; no Markdown." in system
     assert any("broken" in a and "cannot reach the wire" in a for a in alerts)
     assert any("loop" in a and "the wire went down" in a for a in alerts)
     health = read_health(runtime.paths.channel_health("loop")) or {}

@@ -49,6 +49,8 @@ class StartedChannels:
     web: WebServer | None = None
     supervised: list[SupervisedChannel] = field(default_factory=list)
     failures: list[PluginFailure] = field(default_factory=list)
+    # The system prompt's platform line of each started plug-in that is not built in.
+    hints: dict[str, str] = field(default_factory=dict)
 
 
 def message_channels(
@@ -141,6 +143,7 @@ def _start(
         return None
     supervised = SupervisedChannel(plugin, channel, ctx)
     started.supervised.append(supervised)
+    started.hints[plugin.name] = plugin.platform_hint()
     if fleet is not None and not plugin.shared:
         started.channels.append(lead(supervised, fleet, sends_anywhere=anywhere))
     else:

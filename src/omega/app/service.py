@@ -70,6 +70,7 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
     if runtime.config.quant.enabled and (why := feed_unavailable()):
         sys.stderr.write(f"omega: warning: [quant] is enabled but {why}; not started\n")
     channels, web = started.channels, started.web
+    deps.state.platform_hints.update(started.hints)
     gateway = Gateway(deps, channels)
     jobs = [fleet.beat_job()]
     jobs += [web_page_job(web, deps, gateway)] if web is not None else []

@@ -153,3 +153,16 @@ class ChannelPlugin:
     # (the Bot API): every replica sends itself. False: a replica that is not the leader hands
     # its messages to the leader through the store (one WhatsApp session).
     sends_anywhere: bool = False
+    # The system prompt's line about the platform ("Platform: ...": what formatting shows);
+    # "" for one made from `capabilities` (platform_hint()).
+    prompt_hint: str = ""
+
+    def platform_hint(self) -> str:
+        """The line the system prompt gets for this channel: the plug-in's own, else one that
+        follows its Markdown dialect (a plain-text platform is told to use none)."""
+        if self.prompt_hint:
+            return self.prompt_hint
+        title = self.name[:1].upper() + self.name[1:]
+        if self.capabilities.markdown == "plain":
+            return f"Platform: {title}. Plain text only; no Markdown."
+        return f"Platform: {title}. Markdown is supported (bold, italic, code blocks; no tables)."

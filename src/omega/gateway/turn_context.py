@@ -43,6 +43,7 @@ def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Prom
     )
     return PromptSituation(
         channel=message.channel,
+        platform_hint=deps.state.platform_hints.get(message.channel, ""),
         is_group=message.is_group,
         project_name=project.name if project else "",
         project_instructions=project.instructions if project else "",

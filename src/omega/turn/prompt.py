@@ -12,7 +12,6 @@ PLATFORM_HINTS = {
     "whatsapp": "Platform: WhatsApp. Avoid Markdown tables and headers; use *bold* and bullets.",
     "terminal": "Platform: terminal. Plain text; no Markdown tables.",
     "web": "Platform: Omega's local web page. Markdown is supported.",
-    "discord": "Platform: Discord. Markdown is supported (bold, italic, code blocks; no tables).",
 }
 
 GROUP_RULES = (
@@ -74,6 +73,9 @@ class PromptSituation:
     skill_instructions: tuple[tuple[str, str], ...] = ()
     timezone: tzinfo | None = None
     extra: tuple[str, ...] = field(default=())
+    # The platform line of a channel plug-in (ChannelPlugin.platform_hint); "" for the
+    # built-in channels, whose lines are PLATFORM_HINTS.
+    platform_hint: str = ""
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ def compose_prompt_parts(
     stable.append(prompts.base_system_prompt)
     if situation.personality:
         stable.append(f"The person asked you to be like this: {situation.personality}")
-    hint = PLATFORM_HINTS.get(situation.channel)
+    hint = situation.platform_hint or PLATFORM_HINTS.get(situation.channel)
     if hint:
         stable.append(hint)
     if situation.is_group:

@@ -56,4 +56,5 @@ PLUGIN = ChannelPlugin(
     checks={"discord": check_discord},
     reports_health=True,
     description="Discord: DMs and @mentions in servers (discord.py)",
+    prompt_hint="Platform: Discord. Markdown is supported (bold, italic, code blocks; no tables).",
 )

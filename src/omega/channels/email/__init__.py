@@ -56,4 +56,8 @@ PLUGIN = ChannelPlugin(
     reports_health=True,
     description="e-mail: IMAP in (IDLE or polling), SMTP out",
     setup=_test_login,
+    prompt_hint=(
+        "Platform: e-mail. Plain text only, no Markdown; the reply is sent as a mail in the "
+        "person's thread, so no subject line and no signature."
+    ),
 )
