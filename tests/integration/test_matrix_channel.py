@@ -118,7 +118,7 @@ def test_a_direct_chat_is_answered_with_typing_and_a_stranger_gets_one_denial(
     fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
 ) -> None:
     people = cast(synapse)
-    configure(isolated_env, synapse, people)
+    configure(isolated_env, synapse, people, 'invites = "anyone"')  # strangers' rooms joined
     fake_openai.script = [Step(text="Hello Ana, **4**.", match="2+2", hang_secs=3)]
     env = openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600")
     omega = start(env, isolated_env)
@@ -330,11 +330,14 @@ def test_a_refused_login_is_reported_without_the_password_and_the_others_run(
     assert "not-the-password-0123" not in err + log + status.stdout
 
 
+@pytest.mark.parametrize("invites", ["", 'invites = "allowed"'], ids=["by-default", "allowed"])
 def test_with_invites_allowed_only_allowed_peoples_rooms_are_joined(
-    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
+    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse, invites: str
 ) -> None:
+    """Under the allow-list (the default DM policy) a stranger's room is not joined: nothing
+    they write there would be read."""
     people = cast(synapse)
-    configure(isolated_env, synapse, people, 'invites = "allowed"')
+    configure(isolated_env, synapse, people, invites)
     omega = start(openai_env(fake_openai), isolated_env)
     try:
         declined = people.eve.create_room([people.omega.user_id])

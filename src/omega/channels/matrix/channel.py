@@ -210,7 +210,8 @@ class MatrixChannel:
         return list(reversed(found))
 
     async def _invited(self, room_id: str, invite_state: list[Any]) -> None:
-        """Join a room Omega is invited to, unless only allowed people's invitations count."""
+        """Join a room Omega is invited to, unless only allowed people's invitations count
+        (`invites`)."""
         inviter = ""
         for event in invite_state:
             source = getattr(event, "source", {})
@@ -220,7 +221,7 @@ class MatrixChannel:
             ):
                 inviter = str(source.get("sender") or "")
         trusted = inviter in self.config.allowed_users or inviter in self.owners
-        if self.config.invites == "allowed" and not trusted:
+        if not trusted and not self.config.invites_from_anyone():
             log.info("matrix: declined %s's invitation to %s", inviter or "someone", room_id)
             await self._until_stopped(self.client.room_leave(room_id))
             return

@@ -39,11 +39,12 @@ class MatrixConfig(PluginChannelConfig):
     device_name: str = Field(
         "Omega", description="The name of the device Omega logs in as, shown in your sessions"
     )
-    invites: Literal["anyone", "allowed"] = Field(
-        "anyone",
+    invites: Literal["auto", "anyone", "allowed"] = Field(
+        "auto",
         description=(
             "Whose room invitations Omega accepts: anyone (strangers are then refused or "
-            "offered pairing when they write) or only allowed users and owners"
+            "offered pairing when they write), only allowed users and owners, or auto: "
+            "allowed under dm_policy = allowlist, anyone under pairing or open"
         ),
     )
     sync_timeout_secs: Annotated[float, Field(gt=0, le=300)] = Field(
@@ -61,3 +62,11 @@ class MatrixConfig(PluginChannelConfig):
     @classmethod
     def _no_trailing_slash(cls, url: str) -> str:
         return url.strip().rstrip("/")
+
+    def invites_from_anyone(self) -> bool:
+        """Whether a stranger's invitation is accepted: `invites`, where "auto" follows the
+        DM policy (a stranger must reach Omega to ask for pairing; under the allow-list
+        nothing they write is read, so their rooms are not joined)."""
+        if self.invites == "auto":
+            return self.dm_policy != "allowlist"
+        return self.invites == "anyone"
