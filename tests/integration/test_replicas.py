@@ -31,7 +31,7 @@ def _leases(home: Path) -> dict[str, str]:
 
 
 def _pid(holder: str) -> int:
-    return int(holder.split(":")[1])
+    return int(holder.split("/")[2])  # host/pid namespace/pid/random
 
 
 def _web_base(omega: Omega) -> str:
@@ -108,7 +108,7 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
     # time, 2 s here; a replica busy starting may beat late, so the page is read again.)
     def both_alive(page: str) -> bool:
         return all(
-            re.search(rf":{omega.proc.pid}:\w+</code></td><td class=\"good\">alive", page)
+            re.search(rf"/{omega.proc.pid}/\w+</code></td><td class=\"good\">alive", page)
             for omega in (first, second)
         )
 
@@ -125,7 +125,7 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
     ).stdout
     replicas = [line for line in shown.splitlines() if line.startswith("replica ")]
     assert len(replicas) == 2 and all("alive" in line for line in replicas), shown
-    assert re.search(r"lease channel:telegram\s+\S+:\d+:\w+, until", shown), shown
+    assert re.search(r"lease channel:telegram\s+\S+/\d+/\w+, until", shown), shown
 
     # kill -9 the replica leading Telegram (it holds the jobs too: it started first).
     leader = _pid(_leases(isolated_env)["channel:telegram"])
@@ -149,7 +149,7 @@ def test_two_replicas_share_the_work_and_the_survivor_takes_over(
     shown = subprocess.run(
         [OMEGA_BIN, "status"], capture_output=True, text=True, env=dict(os.environ, **env)
     ).stdout
-    dead = f":{victim.proc.pid}:"
+    dead = f"/{victim.proc.pid}/"
     assert any(dead in line and "dead" in line for line in shown.splitlines()), shown
 
     # A third joins; the survivor's clean stop hands everything over at once and leaves the

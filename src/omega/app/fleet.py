@@ -13,13 +13,13 @@ import asyncio
 import contextlib
 import logging
 import os
-import secrets
 import socket
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from omega import __version__
 from omega.app.jobs import Job
+from omega.gateway.claims import replica_name
 
 if TYPE_CHECKING:
     from omega.memory import Store
@@ -27,11 +27,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Work = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
-
-
-def new_replica_id() -> str:
-    """`host:pid:random`, unique per process (the random part survives pid reuse)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
 
 
 def _pid_space() -> str:
@@ -60,7 +55,8 @@ class Fleet:
     def __init__(self, store: Store, lease_seconds: float, replica_id: str = "") -> None:
         self.store = store
         self.ttl = lease_seconds
-        self.id = replica_id or new_replica_id()
+        # One name per process, the same the inbox claims carry (gateway.claims).
+        self.id = replica_id or replica_name()
         self.host = _pid_space()
         self.pid = os.getpid()
 
