@@ -450,3 +450,28 @@ def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
         assert BUS_SECRET in found["rwx"]  # the attack is real
     finally:
         shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "rx"])
+def test_a_program_in_a_virtualenv_under_tmp_runs_in_the_namespace(
+    tmp_path: Path, mode: Mode
+) -> None:
+    """A virtualenv below /tmp (which rx covers, then binds the grants below again): its
+    `python` link is shown by the bind, so it is not made a second time (bwrap refused:
+    "Can't make symlink ... File exists", and the MCP server never started)."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    python = venv / "bin" / "python"
+    python.symlink_to(os.path.realpath(sys.executable))
+    home = tmp_path / "home"
+    (home / "workspace").mkdir(parents=True)
+    layout = Layout(str(home), str(home / "workspace"), str(home / "workspace"))
+    policy = build_policy(mode, layout, own=[str(venv), sys.base_prefix])
+    namespace = [bwrap.find(), *bwrap.arguments(policy, program=str(python))]
+    done = subprocess.run(
+        bwrap.wrap(namespace, [str(python), "-c", "print('ran')"]),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.strip() == "ran", done.stderr

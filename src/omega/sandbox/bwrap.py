@@ -90,12 +90,16 @@ class _Builder:
 
     def __init__(self) -> None:
         self.args: list[str] = list(FLAGS)
-        self.bound: list[str] = []
-        self.hidden: list[str] = []
+        # Mounts in the order bwrap makes them: (shown, path). A later mount covers what an
+        # earlier one made visible below it, and a bind below a cover shows its path again.
+        self.layers: list[tuple[bool, str]] = []
 
     def visible(self, path: str) -> bool:
-        covered = any(inside(path, h) for h in self.hidden)
-        return not covered and any(inside(path, b) for b in self.bound)
+        """Whether `path` is shown: the last mount at or above it is a bind."""
+        for shown, mounted in reversed(self.layers):
+            if inside(path, mounted):
+                return shown
+        return False
 
     def bind(self, option: str, path: str) -> None:
         if not path or _own_mount(path) or not os.path.lexists(path):
@@ -106,13 +110,12 @@ class _Builder:
             if self.visible(path) or _own_mount(path):
                 return
         self.args += [option, path, path]
-        self.bound.append(path)
-        self.hidden = [h for h in self.hidden if not inside(h, path)]
+        self.layers.append((True, path))
 
     def hide(self, path: str) -> None:
         if path and not _own_mount(path) and self.visible(path):
             self.args += _hide(path)
-            self.hidden.append(path)
+            self.layers.append((False, path))
 
 
 def arguments(
