@@ -10,7 +10,7 @@ over and polls; every replica takes its share through claims on the inbox. The
 provider is the OpenAI-compatible double answering at once with "echo: <the message>".
 
 The suite runs 30 senders and 300 messages; OMEGA_CHAOS_FULL=1 runs the issue's full size
-(200 senders, 2,000 messages)."""
+(200 senders, 2,000 messages), as `make test`'s PostgreSQL run does."""
 
 from __future__ import annotations
 
