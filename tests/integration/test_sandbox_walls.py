@@ -456,20 +456,24 @@ def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
 def test_a_program_in_a_virtualenv_under_tmp_runs_in_the_namespace(
     tmp_path: Path, mode: Mode
 ) -> None:
-    """A virtualenv below /tmp (which rx covers, then binds the grants below again): its
-    `python` link is shown by the bind, so it is not made a second time (bwrap refused:
-    "Can't make symlink ... File exists", and the MCP server never started)."""
+    """An MCP server installed below /tmp: its virtualenv and its script. rx covers /tmp (its
+    sockets), then shows the grants below it again: the virtualenv's `python` link is shown by
+    the bind, so it is not made a second time (bwrap refused: "Can't make symlink ... File
+    exists"), and the script's folder is shown too (it was covered: "can't open file")."""
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     python = venv / "bin" / "python"
     python.symlink_to(os.path.realpath(sys.executable))
+    server = tmp_path / "server"
+    server.mkdir()
+    (server / "serve.py").write_text("print('ran')\n")
     home = tmp_path / "home"
     (home / "workspace").mkdir(parents=True)
     layout = Layout(str(home), str(home / "workspace"), str(home / "workspace"))
-    policy = build_policy(mode, layout, own=[str(venv), sys.base_prefix])
+    policy = build_policy(mode, layout, own=[str(venv), sys.base_prefix], extra_read=[str(server)])
     namespace = [bwrap.find(), *bwrap.arguments(policy, program=str(python))]
     done = subprocess.run(
-        bwrap.wrap(namespace, [str(python), "-c", "print('ran')"]),
+        bwrap.wrap(namespace, [str(python), str(server / "serve.py")]),
         capture_output=True,
         text=True,
         check=False,

@@ -421,6 +421,19 @@ def test_the_namespace_binds_grants_at_their_paths_and_covers_the_rest(layout: L
     assert rx.index(layout.workspace) > rx.index("/tmp")
 
 
+def test_rx_shows_a_grant_below_tmp_again_but_never_tmp_itself(
+    layout: Layout, tmp_path: Path
+) -> None:
+    server = tmp_path / "server"  # an MCP server's script folder, below /tmp here
+    server.mkdir()
+    rx = bwrap.arguments(build_policy("rx", layout, extra_read=[str(server), "/tmp"]))
+    cover = rx.index("/tmp", rx.index("--tmpfs"))
+    shown = [i for i, a in enumerate(rx) if a == str(server) and rx[i - 1] == "--ro-bind-try"]
+    assert shown and shown[-1] > cover  # bound again after /tmp is covered
+    assert "/tmp" not in rx[cover + 1 :]  # /tmp itself stays covered (its sockets)
+    assert layout.omega_home not in rx[cover:]  # nothing holding $OMEGA_HOME is shown again
+
+
 def test_the_seccomp_program_checks_the_arch_and_the_domain() -> None:
     for arch in ("x86_64", "aarch64"):
         code = seccomp.program(arch)

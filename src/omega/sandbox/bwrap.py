@@ -144,6 +144,18 @@ def arguments(
             build.bind("--ro-bind-try", path)
     for path in policy.exclude:
         build.hide(path)
+    # rx reads "/" and then covers the socket places (/tmp, /run): a command's own grant that
+    # lies in one (an MCP server's script below /tmp) is shown again, as `sandbox` shows it.
+    for path in policy.read:
+        if path == "/" or path in SYSTEM_PATHS or build.visible(path):
+            continue
+        # Never one inside a closed place, nor one holding it or a socket place (/tmp itself
+        # stays covered, as in `sandbox`): that would show them again.
+        held = [*closed, *places]
+        if not any(inside(real(path), c) for c in closed) and not any(
+            inside(h, real(path)) for h in held
+        ):
+            build.bind("--ro-bind-try", path)
     target = real(resolv_conf)
     shown = not any(inside(target, e) for e in policy.exclude) and not build.visible(target)
     if os.path.isfile(target) and shown and any(inside(target, p) for p in places):
