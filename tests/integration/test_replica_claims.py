@@ -10,9 +10,9 @@ import socket
 import subprocess
 from pathlib import Path
 
-from omega.gateway.claims import replica_name
 from omega.gateway.gateway import Gateway
 from omega.memory import Store
+from omega.replica import replica_name
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.conftest import MakeDeps
 from tests.fakes.providers import DIRECT, ScriptedProvider

@@ -350,12 +350,12 @@ def test_a_replica_starting_releases_the_leases_of_a_dead_process_on_its_machine
     import subprocess
     import sys
 
-    from omega.app.fleet import _pid_space
+    from omega.replica import pid_space
 
     store = Store(tmp_path / "memory.db")
     gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], stdout=-1)
     dead_pid, live_pid = int(gone.stdout), os.getppid()
-    here = _pid_space()
+    here = pid_space()
     for replica, pid, host in (("dead", dead_pid, here), ("live", live_pid, here)):
         store.replica_register(replica, host, pid, "0")
         assert store.lease_acquire(f"job:{replica}", replica, 60)

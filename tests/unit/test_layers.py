@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.errors",  # OmegaError, the root every error class of Omega derives from
         "omega.lazy",  # package faces that load a name on first use
         "omega.commands_table",  # the chat commands' names and help (gateway and channels)
+        "omega.replica",  # this process's name among replicas (fleet, claims, introspection)
     ),
     ("omega.memory",),
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills", "omega.quant"),

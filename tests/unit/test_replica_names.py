@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 import subprocess
 
-from omega.gateway.claims import known_dead, replica_name
+from omega.replica import known_dead, replica_name
 
 
 def name_for(pid: int, host: str = "", namespace: str = "") -> str:

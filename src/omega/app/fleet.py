@@ -13,13 +13,12 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
 from omega import __version__
 from omega.app.jobs import Job
-from omega.gateway.claims import replica_name
+from omega.replica import pid_alive, pid_space, replica_name
 
 if TYPE_CHECKING:
     from omega.memory import Store
@@ -29,35 +28,15 @@ log = logging.getLogger(__name__)
 Work = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
 
 
-def _pid_space() -> str:
-    """This machine and PID namespace: replicas with the same one see each other's pids (two
-    containers may share a host name, never a PID namespace)."""
-    try:
-        space = os.readlink("/proc/self/ns/pid")
-    except OSError:
-        space = ""
-    return f"{socket.gethostname()} {space}".strip()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 class Fleet:
     """This replica: registers in the store, beats, and holds leases for work."""
 
     def __init__(self, store: Store, lease_seconds: float, replica_id: str = "") -> None:
         self.store = store
         self.ttl = lease_seconds
-        # One name per process, the same the inbox claims carry (gateway.claims).
+        # One name per process, the same the inbox claims carry.
         self.id = replica_id or replica_name()
-        self.host = _pid_space()
+        self.host = pid_space()
         self.pid = os.getpid()
 
     @property
@@ -68,7 +47,7 @@ class Fleet:
     def register(self) -> None:
         """Write this replica's row; release the leases of dead replicas on this machine."""
         self.store.replica_register(self.id, self.host, self.pid, __version__)
-        for dead in self.store.replica_forget_dead(self.host, _pid_alive, keep=self.id):
+        for dead in self.store.replica_forget_dead(self.host, pid_alive, keep=self.id):
             log.info("replica %s is gone; its leases are released", dead)
 
     async def others_alive(self) -> int:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import socket
 from typing import Any
 
 from omega.evolution.analysis import submit
@@ -17,6 +15,7 @@ from omega.evolution.procedural import ProposalStore, scope_of
 from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.db import utc_now
 from omega.memory.store import Store
+from omega.replica import replica_name
 from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
 from omega.types import ChatMessage, Context, Reply
 
@@ -142,7 +141,7 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
         return None
     # Once across the replicas sharing the store: the one holding this lease evaluates these
     # calls; another that counted the same calls leaves them (they wait for the next cycle).
-    lease, holder = f"job:introspection:{agent}", _this_process()
+    lease, holder = f"job:introspection:{agent}", replica_name()
     if not await store.call(store.lease_acquire, lease, holder, INTROSPECTION_LEASE_SECS):
         return None
     try:
@@ -152,11 +151,6 @@ async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopR
         return await _evaluate_all(deps, out, agent, rows)
     finally:
         await store.call(store.lease_release, lease, holder)
-
-
-def _this_process() -> str:
-    """This process among the replicas (host and pid)."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 async def _evaluate_all(

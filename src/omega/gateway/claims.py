@@ -10,55 +10,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
-import os
-import secrets
-import socket
 from collections.abc import Iterator, Mapping
 
 from omega.channels.base import Channel
 from omega.memory import Claim, Store
+from omega.replica import known_dead, replica_name
 
 log = logging.getLogger(__name__)
 
 SenderKey = tuple[str, str]
-
-
-def _pid_namespace() -> str:
-    """This process's pid namespace (two containers may share a host name, never this)."""
-    try:
-        return str(os.stat("/proc/self/ns/pid").st_ino)
-    except OSError:
-        return ""
-
-
-@functools.cache
-def replica_name() -> str:
-    """This process's name among the replicas (one per process, whatever Gateway asks): host,
-    pid namespace, pid, and a random part (a pid is reused; a name never is)."""
-    host = socket.gethostname().replace("/", "-")
-    return f"{host}/{_pid_namespace()}/{os.getpid()}/{secrets.token_hex(4)}"
-
-
-def known_dead(name: str) -> bool:
-    """Whether a replica's process is certainly gone: only a replica of this host and pid
-    namespace can be checked (any other is alive until its leases run out)."""
-    parts = name.split("/")
-    if len(parts) != 4 or not parts[2].isdigit():
-        return False
-    host, namespace, pid, _ = parts
-    if host != socket.gethostname().replace("/", "-") or namespace != _pid_namespace():
-        return False
-    if int(pid) == os.getpid():
-        return False  # this process: another Gateway of ours (tests), or this very one
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except OSError:  # alive, another user's
-        return False
-    return False
 
 
 def answers_anywhere(channel: Channel) -> bool:
