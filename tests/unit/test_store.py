@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 
 from omega.memory import AuditEntry, Store
@@ -103,6 +104,15 @@ def test_a_thread_is_a_conversation_of_its_own(tmp_path: Path) -> None:
     assert store.recent_messages("slack", "ana", 10, "C1:100.1") == []
     assert len(store.recent_messages("slack", "ana", 10, "C1:200.2")) == 2
     assert len(store.recent_messages("slack", "ana", 10)) == 2
+    # A hostile mail's Message-ID of any length is still a thread key (PostgreSQL's index
+    # refuses entries past ~2.7 kB): the exchange is kept and found again.
+    huge = "<" + secrets.token_hex(10_000) + "@evil.example>"  # (random: not compressible)
+    store.store_exchange("email", "ana", "long id", "kept", thread=huge)
+    assert [m.content for m in store.recent_messages("email", "ana", 10, huge)] == [
+        "long id",
+        "kept",
+    ]
+    assert store.recent_messages("email", "ana", 10, huge[:-1]) == []
     # A message waiting in the inbox keeps its thread across a restart.
     store.inbox_put(IncomingMessage("slack", "ana", "later", id="m1", thread="C1:200.2"))
     store.close()

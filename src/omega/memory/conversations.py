@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 import unicodedata
@@ -66,6 +67,17 @@ def _folded_words(text: str) -> set[str]:
     return set(_FTS_TOKEN.findall(plain))
 
 
+MAX_THREAD_KEY = 200  # a longer key (a hostile mail's Message-ID) is stored as its digest
+
+
+def thread_key(thread: str) -> str:
+    """The key a thread is stored under: itself, or past MAX_THREAD_KEY characters its
+    sha256 (an index entry has a size limit on PostgreSQL; the key only has to be equal)."""
+    if len(thread) <= MAX_THREAD_KEY:
+        return thread
+    return "sha256:" + hashlib.sha256(thread.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 # Recall ranks the newest matches of one person in code: FTS5's bm25 counts every row holding
 # each term across all people on every query (15 ms at 100k messages, growing with the table).
 RECALL_CANDIDATES = 50
@@ -80,6 +92,7 @@ class Conversations(Database):
     def _active_conversation(
         self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str, thread: str
     ) -> str:
+        thread = thread_key(thread)
         row = conn.execute(
             "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? AND thread = ? "
             "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
@@ -101,7 +114,7 @@ class Conversations(Database):
         rows = self._query(
             "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? AND thread = ? "
             "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
-            (channel, sender_id, thread),
+            (channel, sender_id, thread_key(thread)),
         )
         return str(rows[0]["id"]) if rows else None
 
@@ -145,7 +158,7 @@ class Conversations(Database):
             "SELECT m.role, m.content FROM messages m JOIN conversations c "
             "ON c.id = m.conversation_id WHERE c.channel = ? AND c.sender_id = ? "
             "AND c.thread = ? AND c.status = 'active' ORDER BY m.id DESC LIMIT ?",
-            (channel, sender_id, thread, limit),
+            (channel, sender_id, thread_key(thread), limit),
         )
         return [ChatMessage(role=row["role"], content=row["content"]) for row in reversed(rows)]
 
@@ -265,7 +278,7 @@ class Conversations(Database):
             row = conn.execute(
                 "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? "
                 "AND thread = ? AND status = 'active'",
-                (channel, sender_id, thread),
+                (channel, sender_id, thread_key(thread)),
             ).fetchone()
             if row is None:
                 return None
