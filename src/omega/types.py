@@ -26,6 +26,22 @@ OutgoingKind = Literal[
 ]
 
 
+# How a channel knows who sent a message (ARCHITECTURE §12a). Only the first three prove the
+# sender; owner rights, owner commands and tools need one of them (turn.privileges).
+#   "platform":    the platform authenticated the account (Telegram, WhatsApp, Slack, Discord,
+#                  Matrix: its homeserver signs for its users);
+#   "mail_server": the receiving mail server's DMARC or aligned-DKIM pass, read from the
+#                  topmost Authentication-Results of the authserv-id the owner configured;
+#   "local":       the person at this machine (the terminal) or the web page's login;
+#   "stored":      Omega's own record of a sender proven when the record was made (a
+#                  scheduled task firing with its creator's kept role);
+#   "unverified":  the channel cannot prove the sender (e-mail without a trusted authserv-id,
+#                  a plug-in that does not say): allowed people may talk, without tools;
+#   "refuted":     the channel checked and the check failed (a forged From): a stranger.
+Assurance = Literal["platform", "mail_server", "local", "stored", "unverified", "refuted"]
+VERIFIED: frozenset[str] = frozenset({"platform", "mail_server", "local", "stored"})
+
+
 @dataclass(frozen=True)
 class Attachment:
     """A file that came with a message; `name` is untrusted and never used as a path."""
@@ -56,6 +72,15 @@ class IncomingMessage:
     # their own (a Slack thread, a mail thread): the channel's key of it. "" for the chat itself.
     # History, /new and the conversation's summary follow it; the person stays the same.
     thread: str = ""
+    # How the channel knows the sender (see Assurance): "unverified" unless the channel says,
+    # so a channel that does not prove its senders never lends anyone the owner's rights.
+    assurance: Assurance = "unverified"
+    assurance_detail: str = ""  # why, for the audit ("dmarc=fail from mx.example.org")
+
+    @property
+    def verified(self) -> bool:
+        """Whether the channel proved who sent this message."""
+        return self.assurance in VERIFIED
 
     @property
     def target(self) -> str:

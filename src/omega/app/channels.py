@@ -18,6 +18,7 @@ from omega.app.fleet import Fleet
 from omega.app.leadership import lead
 from omega.app.runtime import Runtime
 from omega.channels.plugin import (
+    locally_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
@@ -197,5 +198,6 @@ WEB = ChannelPlugin(
     # [web] enabled turns the page on; a factory needs the runtime (not given to status).
     enabled=lambda ctx: ctx.config.web.enabled and ctx.root is not None,
     description="the local web page ([web])",
+    sender_assurance=locally_proven,
     shared=True,  # every replica serves it (its sessions are in the store)
 )

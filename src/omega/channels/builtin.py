@@ -12,6 +12,8 @@ from pydantic import BaseModel
 
 from omega.channels.base import Channel
 from omega.channels.plugin import (
+    locally_proven,
+    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
@@ -84,6 +86,7 @@ TERMINAL = ChannelPlugin(
     capabilities=Capabilities(photos=True, max_message_length=1_000_000),
     enabled=lambda ctx: ctx.jsonl,  # `omega chat` builds the terminal itself
     description="JSON lines on stdin/stdout (omega start --jsonl)",
+    sender_assurance=locally_proven,
     shared=True,  # each replica's own stdin
 )
 TELEGRAM = ChannelPlugin(
@@ -96,6 +99,7 @@ TELEGRAM = ChannelPlugin(
     checks={"telegram": check_telegram},
     reports_health=True,
     description="Telegram Bot API, long polling",
+    sender_assurance=platform_proven,
     setup=_test_telegram,
     sends_anywhere=True,  # sendMessage works from any replica; only getUpdates is one's
 )
@@ -109,4 +113,5 @@ WHATSAPP = ChannelPlugin(
     checks={"whatsapp": check_whatsapp},
     reports_health=True,
     description="WhatsApp Web multi-device (neonize)",
+    sender_assurance=platform_proven,
 )

@@ -24,6 +24,7 @@ from omega.config import Config
 from omega.config.channels import DmPolicySection
 from omega.errors import OmegaError
 from omega.paths import OmegaPaths
+from omega.types import Assurance
 
 if TYPE_CHECKING:
     from omega.memory import Store
@@ -37,6 +38,8 @@ __all__ = [
     "MarkdownDialect",
     "PluginChannelConfig",
     "SetupTest",
+    "locally_proven",
+    "platform_proven",
 ]
 
 GROUP = "omega.channels"  # the entry point group channels are found through
@@ -116,6 +119,20 @@ def _enabled_by_section(ctx: ChannelContext) -> bool:
     return bool(getattr(ctx.section, "enabled", False))
 
 
+def _unproven(section: BaseModel) -> Assurance:
+    return "unverified"
+
+
+def platform_proven(section: BaseModel) -> Assurance:
+    """For a platform that authenticates every account it delivers a message from."""
+    return "platform"
+
+
+def locally_proven(section: BaseModel) -> Assurance:
+    """For a channel only the person at this machine (or its web login) can write to."""
+    return "local"
+
+
 @dataclass(frozen=True)
 class ChannelPlugin:
     """One channel as Omega finds it through the `omega.channels` entry point group."""
@@ -156,6 +173,10 @@ class ChannelPlugin:
     # The system prompt's line about the platform ("Platform: ...": what formatting shows);
     # "" for one made from `capabilities` (platform_hint()).
     prompt_hint: str = ""
+    # How the channel knows its senders under this section (omega.types.Assurance): what its
+    # messages' `assurance` will be at best. "unverified" unless the plug-in says: then its
+    # owners are refused (`omega start` warns) and `omega security audit` reports it as high.
+    sender_assurance: Callable[[BaseModel], Assurance] = _unproven
 
     def platform_hint(self) -> str:
         """The line the system prompt gets for this channel: the plug-in's own, else one that

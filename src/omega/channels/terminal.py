@@ -137,6 +137,7 @@ def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
         text=scrub(text),
         is_group=is_group,
         attachments=_attachments(data.get("attachments", [])),
+        assurance="local",  # whoever types at this machine's terminal
     )
     given = data.get("id")
     if given is not None:
@@ -299,7 +300,9 @@ class InteractiveChannel:
             if text in ("/quit", "/exit"):
                 break
             handled = await submit(
-                IncomingMessage(channel="terminal", sender_id=self._sender, text=text)
+                IncomingMessage(
+                    channel="terminal", sender_id=self._sender, text=text, assurance="local"
+                )
             )
             outcome = await self._wait_handled(handled, lines, held, interactive)
             if outcome == "leave":

@@ -144,6 +144,7 @@ class WebChannel:
                 sender_name="owner",
                 text=text,
                 attachments=attachments,
+                assurance="local",  # the page's login token
             )
         )
         return event

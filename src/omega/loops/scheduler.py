@@ -135,6 +135,7 @@ class Scheduler:
             reply_target=task.reply_target,
             text=f"[Scheduled action, due now] {task.description}",
             origin_id=task.origin_id,  # the creator's rights, as their channel knows them
+            assurance="stored",  # the creator was proven when the task was made
         )
         if task.repeat == "once":
             # One message id across retries, so its markers count once (a self-heal

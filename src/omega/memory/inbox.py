@@ -15,6 +15,7 @@ from omega.logs import redact
 from omega.memory.db import Database, to_db_time, utc_now
 from omega.text import scrub
 from omega.types import (
+    Assurance,
     Attachment,
     IncomingMessage,
     OutgoingKind,
@@ -44,6 +45,10 @@ def inbox_message(message_id: str, payload: str) -> IncomingMessage:
         )
         for a in data.pop("attachments", [])
     ]
+    # A row kept by an Omega before senders carried an assurance (or an unknown value) is
+    # unverified: fail closed.
+    if data.get("assurance") not in get_args(Assurance):
+        data["assurance"] = "unverified"
     return IncomingMessage(id=message_id, attachments=attachments, **data)
 
 
@@ -78,6 +83,10 @@ class Inbox(Database):
                 "is_group": message.is_group,
                 "reply_target": message.reply_target,
                 "thread": message.thread,
+                # How the channel knew the sender travels with the message: a replay (on this
+                # replica or another) decides its rights exactly as the first attempt did.
+                "assurance": message.assurance,
+                "assurance_detail": message.assurance_detail,
                 "received_at": message.received_at,
                 "attachments": [
                     {

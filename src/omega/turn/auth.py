@@ -72,13 +72,24 @@ def check_auth(
 
     Every channel uses its own allow-list: `"*"` admits anyone, an empty list admits nobody;
     an id memory.db grants (`granted`) is admitted too. A channel without a config section
-    admits nobody.
+    admits nobody. A sender the channel's check refuted (a forged mail) is a stranger; one the
+    channel cannot prove at all is one too when the id they give is an owner's (a claim is not
+    a proof).
     """
     if not config.auth.enabled:
         return None
     users = allowed_users(config, message.channel)
     if users is None:
         return f"channel {message.channel!r} has no allow-list in the config"
+    if message.assurance == "refuted":
+        why = f" ({message.assurance_detail})" if message.assurance_detail else ""
+        return f"{message.channel} sender {message.channel_id!r} failed verification{why}"
+    if not message.verified and names_owner(config, message, granted):
+        why = f" ({message.assurance_detail})" if message.assurance_detail else ""
+        return (
+            f"{message.channel} sender {message.channel_id!r} names an owner but is not "
+            f"verified{why}: owner rights need a proven sender"
+        )
     if "*" in users or message.channel_id in users or granted is not None:
         return None
     if not users:
@@ -94,16 +105,29 @@ def local_owner_id() -> str:
         return "owner"
 
 
-def is_owner(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> bool:
-    """Whether the sender is the owner: an id in `[auth] owners` ("channel:id") or made an
-    owner in memory.db (`granted`), the heartbeat target, the web page, or at the terminal the
-    local user (unless `[auth] owners` names terminal ids, then exactly those). Only the owner
-    may resolve, approve or reject."""
+def names_owner(
+    config: Config, message: IncomingMessage, granted: GrantRole | None = None
+) -> bool:
+    """Whether the sender's channel id is one the owner's rights belong to (`[auth] owners`,
+    a granted owner, the heartbeat's target), whether or not the channel proved it."""
     channel, sender = message.channel, message.channel_id
-    if channel == OWNER or f"{channel}:{sender}" in config.auth.owners or granted == "owner":
+    if f"{channel}:{sender}" in config.auth.owners or granted == "owner":
         return True
     hb = config.heartbeat
-    if hb.reply_target and channel == hb.channel and sender == hb.reply_target:
+    return bool(hb.reply_target and channel == hb.channel and sender == hb.reply_target)
+
+
+def is_owner(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> bool:
+    """Whether the sender is the owner: a proven sender (message.verified) whose id is in
+    `[auth] owners` ("channel:id") or made an owner in memory.db (`granted`), or the heartbeat
+    target; the web page; or at the terminal the local user (unless `[auth] owners` names
+    terminal ids, then exactly those). Only the owner may resolve, approve or reject."""
+    channel, sender = message.channel, message.channel_id
+    if channel == OWNER:
+        return True
+    if not message.verified:
+        return False
+    if names_owner(config, message, granted):
         return True
     if channel == "web":
         return True

@@ -25,8 +25,11 @@ from omega.owner import OWNER
 from omega.turn.auth import check_auth, is_owner
 from omega.types import IncomingMessage
 
-Role = Literal["owner", "person", "group", "stranger"]
-_RANK: dict[Role, int] = {"stranger": 0, "group": 1, "person": 2, "owner": 3}
+# "guest": an allowed person whose channel cannot prove who they are (e-mail without a trusted
+# authserv-id): they may talk, with no tool and no marker beyond SILENT; their reply goes to
+# the address they named, so a forger does not read it.
+Role = Literal["owner", "person", "group", "guest", "stranger"]
+_RANK: dict[Role, int] = {"stranger": 0, "guest": 1, "group": 2, "person": 3, "owner": 4}
 
 # The least role that may use each marker; a marker not named here is the owner's.
 MARKER_ROLES: dict[str, Role] = {
@@ -34,7 +37,7 @@ MARKER_ROLES: dict[str, Role] = {
     "CANCEL_TASK": "group",
     "UPDATE_TASK": "group",
     "LANG_SWITCH": "group",
-    "SILENT": "group",
+    "SILENT": "guest",
     "SCHEDULE_ACTION": "person",
     "PROJECT_ACTIVATE": "person",
     "PROJECT_DEACTIVATE": "person",
@@ -82,6 +85,8 @@ def role_of(config: Config, message: IncomingMessage, granted: GrantRole | None 
         return "stranger"
     if is_owner(config, message, granted):
         return "owner"
+    if not message.verified:
+        return "guest"
     return "group" if message.is_group else "person"
 
 
@@ -109,7 +114,9 @@ def creator_role(config: Config, task: Task) -> Role:
     kept = as_role(task.creator_role)
     if kept is not None:
         return kept
-    creator = IncomingMessage(task.channel, task.sender_id, "", origin_id=task.origin_id)
+    creator = IncomingMessage(
+        task.channel, task.sender_id, "", origin_id=task.origin_id, assurance="stored"
+    )
     return role_of(config, creator)
 
 
@@ -136,7 +143,7 @@ def allowed_tools(config: Config, role: Role) -> frozenset[str] | None:
         return frozenset(config.auth.people_tools)
     if role == "group":
         return frozenset(config.auth.group_tools)
-    return frozenset()
+    return frozenset()  # a guest and a stranger call no tool
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")

@@ -9,6 +9,7 @@ from omega.channels.discord.checks import check_discord
 from omega.channels.discord.config import DiscordConfig
 from omega.channels.discord.pieces import MAX_MESSAGE_CHARS
 from omega.channels.plugin import (
+    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
@@ -56,5 +57,6 @@ PLUGIN = ChannelPlugin(
     checks={"discord": check_discord},
     reports_health=True,
     description="Discord: DMs and @mentions in servers (discord.py)",
+    sender_assurance=platform_proven,
     prompt_hint="Platform: Discord. Markdown is supported (bold, italic, code blocks; no tables).",
 )

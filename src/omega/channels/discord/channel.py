@@ -274,6 +274,7 @@ class DiscordChannel:
             reply_target=f"{CHANNEL_TARGET}{message.channel.id}" if in_guild else "",
             attachments=attachments,
             id=message_id(message),
+            assurance="platform",  # Discord authenticated the account
         )
 
     @staticmethod

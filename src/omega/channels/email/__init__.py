@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
+from omega.types import Assurance
+
 from omega.channels.base import Channel
 from omega.channels.email.checks import check_email, missing_settings
 from omega.channels.email.config import EmailConfig
@@ -32,6 +34,11 @@ def _build(ctx: ChannelContext) -> Channel:
     return EmailChannel(ctx.section, state, ctx.health(lambda: ctx.section.sender()))  # type: ignore[attr-defined]
 
 
+def _proof(section: BaseModel) -> Assurance:
+    """Proven by the receiving mail server once its authserv-id is configured, else not."""
+    return "mail_server" if getattr(section, "authserv_id", "") else "unverified"
+
+
 def _test_login(section: BaseModel) -> tuple[bool, str] | None:
     """`omega init`'s test of the answers: the settings complete, and an IMAP login."""
     from omega.channels.email.imap import ImapSession, MailboxError
@@ -56,6 +63,7 @@ PLUGIN = ChannelPlugin(
     reports_health=True,
     description="e-mail: IMAP in (IDLE or polling), SMTP out",
     setup=_test_login,
+    sender_assurance=_proof,
     prompt_hint=(
         "Platform: e-mail. Plain text only, no Markdown; the reply is sent as a mail in the "
         "person's thread, so no subject line and no signature."

@@ -48,6 +48,20 @@ class EmailConfig(PluginChannelConfig):
     from_address: str = Field(
         "", description="Address Omega's mail comes from (Enter: the IMAP user)"
     )
+    # Who vouches for a sender: the authserv-id of the receiving mail server (the mailbox
+    # provider's: mx.google.com for Gmail, outlook.com for Microsoft 365 and Outlook.com,
+    # mx.icloud.com ...). Only the topmost Authentication-Results header with this id is read;
+    # a sender is proven by its DMARC pass, or a DKIM pass aligned with the From domain. ""
+    # (the default): nobody's mail is proven, owners are refused and allowed people talk
+    # without tools (README, e-mail: who is speaking).
+    authserv_id: str = Field(
+        "",
+        description=(
+            "Your mail provider's authserv-id, the name in its Authentication-Results header "
+            "(mx.google.com for Gmail, outlook.com for Microsoft, mx.icloud.com for iCloud; "
+            "Enter: none, and owners cannot use e-mail)"
+        ),
+    )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
     timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
     # A stranger's mail is not answered with a refusal: most are spam with forged senders,
@@ -59,6 +73,11 @@ class EmailConfig(PluginChannelConfig):
     def _addresses_lower_case(cls, users: list[str]) -> list[str]:
         # The channel id is the sender's address lower-cased: the list must match it.
         return [user.strip().lower() for user in users]
+
+    @field_validator("authserv_id")
+    @classmethod
+    def _authserv_lower_case(cls, value: str) -> str:
+        return value.strip().lower()
 
     def imap_port_or_default(self) -> int:
         """The IMAP port, the usual one for its security when 0."""

@@ -10,6 +10,7 @@ from omega.channels.base import Channel
 from omega.channels.matrix.checks import STATE_FILE, check_matrix, missing_settings
 from omega.channels.matrix.config import MAX_MESSAGE_UNITS, MatrixConfig
 from omega.channels.plugin import (
+    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
@@ -55,4 +56,5 @@ PLUGIN = ChannelPlugin(
     checks={"matrix": check_matrix},
     reports_health=True,
     description="Matrix: rooms and direct chats on any homeserver (no end-to-end encryption)",
+    sender_assurance=platform_proven,
 )

@@ -266,6 +266,7 @@ class MatrixChannel:
             reply_target=room_id,
             attachments=attachments,
             id=f"matrix:{source.get('event_id')}",
+            assurance="platform",  # the sender's homeserver signs for its users
         )
         await submit(message)  # returns once the message is durable in the inbox
 

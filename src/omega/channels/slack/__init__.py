@@ -8,6 +8,7 @@ import os
 
 from omega.channels.base import Channel
 from omega.channels.plugin import (
+    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
@@ -63,4 +64,5 @@ PLUGIN = ChannelPlugin(
     checks={"slack": check_slack},
     reports_health=True,
     description="Slack: Socket Mode in, Web API out (DMs, mentions, threads)",
+    sender_assurance=platform_proven,
 )

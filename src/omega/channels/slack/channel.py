@@ -234,6 +234,7 @@ class SlackChannel:
             attachments=attachments,
             id=found.inbox_id,
             thread=conversation_thread(found.reply_target),
+            assurance="platform",  # Slack authenticated the member
         )
 
     async def _name_of(self, user: str) -> str:

@@ -237,6 +237,7 @@ class TelegramChannel:
             is_group=is_group,
             reply_target=str(message.chat_id),
             attachments=attachments,
+            assurance="platform",  # the Bot API names the account that sent it
         )
         incoming.id = message_id(message)
         return incoming

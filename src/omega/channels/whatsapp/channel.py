@@ -484,6 +484,7 @@ class WhatsAppChannel:
             is_group=message.is_group,
             reply_target=message.chat,
             attachments=attachments,
+            assurance="platform",  # WhatsApp's end-to-end session names the sender
         )
         incoming.id = inbox_id(message)
         return incoming
