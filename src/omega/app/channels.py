@@ -14,18 +14,21 @@ import sys
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from pydantic import BaseModel
+
 from omega.app.fleet import Fleet
 from omega.app.leadership import lead
 from omega.app.runtime import Runtime
 from omega.channels.plugin import (
-    locally_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
     ChannelUnavailableError,
+    locally_proven,
 )
 from omega.config.channels import WebChannelConfig
 from omega.errors import OmegaError
+from omega.types import VERIFIED
 
 if TYPE_CHECKING:
     from omega.channels.base import Channel
@@ -135,6 +138,7 @@ def _start(
         return PluginFailure(plugin.name, f"could not start: {exc!r}")
     if web := ctx.products.get("web"):
         started.web = web  # type: ignore[assignment]
+    _warn_unproven_owners(runtime, plugin, section)
     anywhere = plugin.sends_anywhere
     if builtin:
         rebuild = lambda: plugin.factory(ctx)  # noqa: E731 - a fresh one after a lost lease
@@ -151,6 +155,27 @@ def _start(
         started.channels.append(supervised)
     log.info("channel plug-in %s started (%s)", plugin.name, plugin.capabilities.describe())
     return None
+
+
+def _warn_unproven_owners(runtime: Runtime, plugin: ChannelPlugin, section: BaseModel) -> None:
+    """A channel that cannot prove its senders gives nobody the owner's rights: say so at
+    start when `[auth] owners` names someone there (they would be refused)."""
+    if plugin.sender_assurance(section) in VERIFIED:
+        return
+    named = [o for o in runtime.config.auth.owners if o.partition(":")[0].strip() == plugin.name]
+    if not named:
+        return
+    hint = (
+        " (set [channel.email] authserv_id to your mail provider's, e.g. mx.google.com)"
+        if plugin.name == "email"
+        else ""
+    )
+    warning = (
+        f"omega: warning: {plugin.name} cannot prove who sends a message{hint}: "
+        f"{', '.join(named)} in [auth] owners will be refused there, not given owner rights\n"
+    )
+    sys.stderr.write(warning)
+    log.warning(warning.strip())
 
 
 def _fail(runtime: Runtime, started: StartedChannels, failure: PluginFailure) -> None:

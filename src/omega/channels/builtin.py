@@ -12,12 +12,12 @@ from pydantic import BaseModel
 
 from omega.channels.base import Channel
 from omega.channels.plugin import (
-    locally_proven,
-    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
     ChannelUnavailableError,
+    locally_proven,
+    platform_proven,
 )
 from omega.config.channels import TelegramConfig, TerminalConfig, WhatsAppConfig
 from omega.ops.selfcheck import check_telegram, check_whatsapp

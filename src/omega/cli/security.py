@@ -5,11 +5,15 @@ writing first (both would quietly repair file modes and hide what the audit is f
 
 from __future__ import annotations
 
-from typing import Annotated
+import contextlib
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from omega.cli.support import fail
+
+if TYPE_CHECKING:
+    from omega.config import Config
 
 security_app = typer.Typer(help="Check how safely Omega is set up.", no_args_is_help=True)
 
@@ -58,7 +62,7 @@ def security_audit(
         config = load_config(paths.config)
     except ConfigError as exc:
         fail(str(exc))
-    report = audit(AuditContext(config, paths), fix=fix)
+    report = audit(AuditContext(config, paths, proofs=_plugin_proofs(config)), fix=fix)
     if as_json:
         typer.echo(dumps(report, threshold))
     else:
@@ -66,3 +70,16 @@ def security_audit(
             typer.echo(line)
     if report.at_or_above(threshold):
         raise typer.Exit(EXIT_FINDINGS)
+
+
+def _plugin_proofs(config: Config) -> dict[str, str]:
+    """How each installed channel plug-in says it knows its senders (its sender_assurance
+    under its section); a plug-in that fails to load or bind is left to the audit's default
+    (unverified)."""
+    from omega.channels.registry import bind_section, discover
+
+    proofs: dict[str, str] = {}
+    for name, plugin in discover().plugins.items():
+        with contextlib.suppress(Exception):  # an invalid section: the audit's default
+            proofs[name] = plugin.sender_assurance(bind_section(config, plugin))
+    return proofs

@@ -105,9 +105,7 @@ def local_owner_id() -> str:
         return "owner"
 
 
-def names_owner(
-    config: Config, message: IncomingMessage, granted: GrantRole | None = None
-) -> bool:
+def names_owner(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> bool:
     """Whether the sender's channel id is one the owner's rights belong to (`[auth] owners`,
     a granted owner, the heartbeat's target), whether or not the channel proved it."""
     channel, sender = message.channel, message.channel_id

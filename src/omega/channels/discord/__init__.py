@@ -9,11 +9,11 @@ from omega.channels.discord.checks import check_discord
 from omega.channels.discord.config import DiscordConfig
 from omega.channels.discord.pieces import MAX_MESSAGE_CHARS
 from omega.channels.plugin import (
-    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
     ChannelUnavailableError,
+    platform_proven,
 )
 
 __all__ = ["PLUGIN", "DiscordConfig"]

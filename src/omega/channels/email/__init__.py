@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from omega.types import Assurance
-
 from omega.channels.base import Channel
 from omega.channels.email.checks import check_email, missing_settings
 from omega.channels.email.config import EmailConfig
@@ -17,6 +15,7 @@ from omega.channels.plugin import (
     ChannelPlugin,
     ChannelUnavailableError,
 )
+from omega.types import Assurance
 
 __all__ = ["PLUGIN", "EmailConfig"]
 

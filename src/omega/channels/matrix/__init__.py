@@ -10,11 +10,11 @@ from omega.channels.base import Channel
 from omega.channels.matrix.checks import STATE_FILE, check_matrix, missing_settings
 from omega.channels.matrix.config import MAX_MESSAGE_UNITS, MatrixConfig
 from omega.channels.plugin import (
-    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
     ChannelUnavailableError,
+    platform_proven,
 )
 
 __all__ = ["PLUGIN", "MatrixConfig"]

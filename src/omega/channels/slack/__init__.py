@@ -8,11 +8,11 @@ import os
 
 from omega.channels.base import Channel
 from omega.channels.plugin import (
-    platform_proven,
     Capabilities,
     ChannelContext,
     ChannelPlugin,
     ChannelUnavailableError,
+    platform_proven,
 )
 from omega.channels.slack.checks import check_slack, missing_settings
 from omega.channels.slack.config import SlackConfig

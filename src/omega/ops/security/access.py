@@ -111,6 +111,83 @@ def granted_owners(ctx: AuditContext) -> set[str]:
     return {str(row[0]) for row in rows}
 
 
+# How the channels shipped with Omega know their senders (their plug-ins' sender_assurance;
+# the audit reads config tables without loading plug-ins). A plug-in not named here proves
+# nothing unless the caller says otherwise (AuditContext.proofs).
+PLATFORM_PROVEN = frozenset({"telegram", "whatsapp", "slack", "discord", "matrix"})
+LOCAL = frozenset({"terminal", "web"})
+
+
+def sender_proof(ctx: AuditContext, name: str, section: object) -> str:
+    """How channel `name` knows who writes to it: "platform", "mail_server", "local" or
+    "unverified" (e-mail without a trusted authserv-id, an unknown plug-in)."""
+    if name in ctx.proofs:
+        return ctx.proofs[name]
+    if name in PLATFORM_PROVEN:
+        return "platform"
+    if name in LOCAL:
+        return "local"
+    if name == "email":
+        return "mail_server" if str(_setting(section, "authserv_id", "")).strip() else "unverified"
+    return "unverified"
+
+
+def check_sender_proof(ctx: AuditContext) -> list[Finding]:
+    """No owner or allowed person is named on a channel that cannot prove its senders: there a
+    name is only a claim (anyone can write `From: you@...`), so the owner is refused and an
+    allowed person talks without tools; naming them suggests a protection that is not there."""
+    plugins = dict(getattr(ctx.config.channel, "model_extra", None) or {})
+    granted = granted_identities(ctx)
+    found = []
+    for name in (*REMOTE_CHANNELS, *sorted(plugins)):
+        section = plugins[name] if name in plugins else getattr(ctx.config.channel, name)
+        if not bool(_setting(section, "enabled", False)):
+            continue
+        if sender_proof(ctx, name, section) != "unverified":
+            continue
+        owners = [
+            ident.strip()
+            for channel, _, ident in (o.partition(":") for o in ctx.config.auth.owners)
+            if channel.strip() == name
+        ]
+        users = _setting(section, "allowed_users", [])
+        allowed = [str(u).strip() for u in users] if isinstance(users, list) else []
+        named = [*owners, *allowed, *granted.get(name, [])]
+        if not named:
+            continue
+        fix = (
+            "set [channel.email] authserv_id to your mail provider's authserv-id "
+            "(mx.google.com for Gmail; see the README's e-mail section)"
+            if name == "email"
+            else f"use a channel that authenticates its senders, or remove them from {name}"
+        )
+        found.append(
+            Finding(
+                "sender-proof",
+                "high",
+                f"{name} cannot prove who is writing",
+                f"{name} names {len(named)} owner or allowed identit"
+                f"{'y' if len(named) == 1 else 'ies'} ({', '.join(repr(n) for n in named[:5])}), "
+                "but nothing proves a sender there: anyone can claim those ids, so owners are "
+                "refused and allowed people get no tools",
+                fix,
+                subject=name,
+            )
+        )
+    return found
+
+
+def granted_identities(ctx: AuditContext) -> dict[str, list[str]]:
+    """Ids memory.db lets in at run time (pairing, `omega people allow`), by channel."""
+    from omega.ops.security.pins import read_rows
+
+    rows = read_rows(ctx.paths.db, "SELECT channel, sender_id FROM access_grants", ctx.store_url)
+    found: dict[str, list[str]] = {}
+    for channel, sender in rows:
+        found.setdefault(str(channel), []).append(str(sender))
+    return found
+
+
 def check_owners(ctx: AuditContext) -> list[Finding]:
     """Every enabled remote channel has an owner ([auth] owners, or one let in at run time
     with `omega people allow --owner`), so approvals and alerts can reach them."""

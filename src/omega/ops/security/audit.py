@@ -30,6 +30,7 @@ CHECKS: tuple[CheckSpec, ...] = (
     CheckSpec("web-bind", "the web page stays on loopback", access.check_web),
     CheckSpec("dm-policy", "who may talk to Omega", access.check_dm_policy),
     CheckSpec("owners", "an owner on every enabled channel", access.check_owners),
+    CheckSpec("sender-proof", "owners only where senders are proven", access.check_sender_proof),
     CheckSpec("pins", "skills and tools match their pins", pins.check_pins),
     CheckSpec("mcp-servers", "what MCP servers may write and reach", walls.check_mcp_servers),
     CheckSpec("autonomy", "autonomy mode and manual approval", policy.check_autonomy),

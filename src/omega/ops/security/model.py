@@ -65,6 +65,9 @@ class AuditContext:
     environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     euid: int = field(default_factory=lambda: os.geteuid() if hasattr(os, "geteuid") else -1)
     status: SandboxStatus | None = None  # probed once, on first use, when not given
+    # How plug-in channels know their senders, by name (their sender_assurance), where the
+    # caller loaded them; the shipped channels are known without (access.sender_proof).
+    proofs: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def store_url(self) -> str:
@@ -91,7 +94,7 @@ class AuditContext:
             config = load_config(self.paths.config, self.environ)
         except ConfigError:
             config = self.config
-        return AuditContext(config, self.paths, self.environ, self.euid, self.status)
+        return AuditContext(config, self.paths, self.environ, self.euid, self.status, self.proofs)
 
     @property
     def user_home(self) -> Path | None:
