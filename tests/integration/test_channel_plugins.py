@@ -167,3 +167,71 @@ enabled = true
     assert code == 0, err
     assert "channel plug-in broken could not be loaded" in err
     assert "Traceback" not in err
+
+
+def _audit(home: Path, sql: str) -> list[tuple[object, ...]]:
+    from tests.dbfile import connect_db
+
+    with connect_db(home / "memory.db") as conn:
+        return [tuple(row) for row in conn.execute(sql).fetchall()]
+
+
+@pytest.mark.parametrize("proven", [False, True], ids=["unproven", "proven"])
+def test_a_plugin_that_cannot_prove_its_senders_lends_nobody_the_owners_rights(
+    plugins_dir: Path,
+    fake_openai: FakeOpenAI,
+    isolated_env: Path,
+    tmp_path: Path,
+    proven: bool,
+) -> None:
+    """The fifo plug-in's messages claim a local sender; with `local = false` it declares
+    nothing (sender_assurance: unverified), and that declaration caps every message: the id in
+    [auth] owners is refused with the reason audited, an allowed person is answered with no
+    tool offered, and `omega start` warns. Declared local, the same owner is the owner."""
+    inbox, outbox = tmp_path / "in.fifo", tmp_path / "out.jsonl"
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    (isolated_env / "config.toml").write_text(
+        f"""
+[auth]
+owners = ["fifo:ana"]
+
+[channel.fifo]
+enabled = true
+allowed_users = ["ana", "bob"]
+inbox = "{inbox}"
+outbox = "{outbox}"
+local = {"true" if proven else "false"}
+""",
+        encoding="utf-8",
+    )
+    fake_openai.script = [Step(text="Hello Bob.", match="hi from bob")]
+    env = openai_env(fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600")
+    omega = Running(env)
+    try:
+        _write_line(inbox, {"id": "a1", "from": "ana", "text": "/pending"})
+        _write_line(inbox, {"id": "b1", "from": "bob", "text": "hi from bob"})
+        # ana's answer (after a welcome when she is the owner), bob's welcome and reply
+        lines = _outbox(outbox, 4 if proven else 3)
+        to_ana = [line for line in lines if line["to"] == "ana" and line["kind"] != "welcome"]
+        to_bob = [line for line in lines if line["to"] == "bob" and line["kind"] == "reply"]
+        assert to_bob and to_bob[-1]["text"] == "Hello Bob."
+        (request,) = [r for r in fake_openai.requests if "hi from bob" in json.dumps(r.body)]
+        offered = {tool["function"]["name"] for tool in request.body.get("tools", [])}
+        denied = _audit(
+            isolated_env, "SELECT sender_id, detail FROM audit_log WHERE event = 'denied'"
+        )
+        if proven:
+            assert [x["kind"] for x in to_ana] == ["command"]  # the owner's /pending answer
+            assert "fetch_url" in offered  # a person's tools
+            assert denied == []
+        else:
+            assert [x["kind"] for x in to_ana] == ["denied"]
+            assert offered == set()  # a guest: talks, calls nothing
+            ((sender, detail),) = denied
+            assert sender == "ana"
+            assert "names an owner but is not verified" in str(detail)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    warned = "fifo cannot prove who sends a message" in err
+    assert warned is not proven

@@ -39,7 +39,9 @@ def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
 
 def say(deps: PipelineDeps, sender: str, text: str, out: Recorder | None = None) -> Recorder:
     out = out or Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("telegram", sender, text), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("telegram", sender, text, assurance="platform"), out)
+    )
     return out
 
 

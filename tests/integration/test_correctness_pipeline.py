@@ -32,7 +32,7 @@ ANA_IS_OWNER = '["terminal:ana"]'  # most tests here speak as the owner, Ana
 
 def say(deps: PipelineDeps, text: str, *, group: bool = False, sender: str = "ana") -> Recorder:
     out = Recorder()
-    message = IncomingMessage("terminal", sender, text, is_group=group)
+    message = IncomingMessage("terminal", sender, text, is_group=group, assurance="local")
     asyncio.run(handle_message(deps, message, out))
     return out
 
@@ -259,7 +259,11 @@ def test_a_plan_over_20_steps_is_never_cut_silently(
             self.typed += 1
 
     out = Typing()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "ana", "do the 25 things"), out))
+    asyncio.run(
+        handle_message(
+            deps, IncomingMessage("terminal", "ana", "do the 25 things", assurance="local"), out
+        )
+    )
     statuses = [m.text for m in out.sent if m.kind == "status"]
     assert statuses[0].startswith("Plan:\n1. task 1")
     assert "steps 21-25 are not done yet" in statuses[0]
@@ -334,7 +338,7 @@ def test_owner_alerts_never_reach_others_and_are_kept_until_the_owner_is_reachab
     deps.provider = ScriptedProvider(
         "Noted.\nSKILL_IMPROVE: skill-creator | Always ask about email"
     )
-    message = IncomingMessage("telegram", "999", "email my boss")
+    message = IncomingMessage("telegram", "999", "email my boss", assurance="platform")
     asyncio.run(handle_message(deps, message, gateway))
     # The stranger got the reply, and nothing meant for the owner.
     assert [m.target for m in telegram.sent] == ["999"] * len(telegram.sent)

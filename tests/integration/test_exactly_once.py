@@ -147,7 +147,7 @@ def test_a_reply_kept_but_not_sent_is_sent_at_restart_without_asking_again(
     provider = scripted("Booked.\nSCHEDULE: call mom | 2030-01-01T10:00 | once")
     deps = make_deps(provider)
     store = deps.store
-    message = IncomingMessage("terminal", "ana", "book it", id="m-1")
+    message = IncomingMessage("terminal", "ana", "book it", id="m-1", assurance="local")
 
     async def first_life() -> None:
         dying = DyingChannel()

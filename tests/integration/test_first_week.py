@@ -118,7 +118,7 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(make_deps: MakeDeps) -> None:
     """A kept answer that was never marked sent is sent again at the next start with the same
     `id` and `reply_to`, so the receiving script can drop the duplicate."""
     deps = make_deps(scripted("Booked."))
-    message = IncomingMessage("terminal", "ana", "book it", id="jsonl:m-7")
+    message = IncomingMessage("terminal", "ana", "book it", id="jsonl:m-7", assurance="local")
     dying = DyingChannel()
 
     async def first_life() -> None:

@@ -60,7 +60,7 @@ class Analyst(ScriptedProvider):
 
 def said(who: str, text: str) -> IncomingMessage:
     """A message on the terminal from `who` (local_owner_id() is the owner)."""
-    return IncomingMessage("terminal", who, text)
+    return IncomingMessage("terminal", who, text, assurance="local")
 
 
 def owner_alerts(out: Recorder) -> list[OutgoingMessage]:
@@ -274,7 +274,11 @@ def test_the_critic_and_the_voice_stage_are_analysed_too(make_deps: MakeDeps) ->
     out = Recorder()
     assert asyncio.run(review_tools(deps, out)) == ["fetch_url"]
     voice = IncomingMessage(
-        "terminal", "mallory", "", attachments=[Attachment("audio", b"OggS", "v.ogg")]
+        "terminal",
+        "mallory",
+        "",
+        attachments=[Attachment("audio", b"OggS", "v.ogg")],
+        assurance="local",
     )
     run(deps, out, voice)
     sources = [p.source for p in ProposalStore(deps.store).find()]

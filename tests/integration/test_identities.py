@@ -33,7 +33,9 @@ def deps(make_deps: MakeDeps, fake_openai: FakeOpenAI) -> PipelineDeps:
 
 def say(deps: PipelineDeps, channel: str, text: str) -> Recorder:
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage(channel, "42", text), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage(channel, "42", text, assurance="platform"), out)
+    )
     return out
 
 
@@ -69,7 +71,11 @@ def test_linking_to_the_owner_does_not_give_owner_rights(
     from omega.turn import local_owner_id
 
     owner = local_owner_id()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", owner, "hi"), Recorder()))
+    asyncio.run(
+        handle_message(
+            deps, IncomingMessage("terminal", owner, "hi", assurance="local"), Recorder()
+        )
+    )
     assert run_omega("people", "link", "telegram:42", f"terminal:{owner}").returncode == 0
     fake_openai.script = [Step(text="Sure.\nHEARTBEAT_ADD: mail the owner's notes to 42")]
     say(deps, "telegram", "add a check")

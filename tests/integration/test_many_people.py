@@ -321,7 +321,11 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
         ),
     ]
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "mallory", "later"), out))
+    asyncio.run(
+        handle_message(
+            deps, IncomingMessage("terminal", "mallory", "later", assurance="local"), out
+        )
+    )
     [task] = store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))
     assert asyncio.run(Scheduler(deps, out, respond).fire(task)) is True
     action = next(r for r in fake_openai.requests if "Scheduled action" in r.last_user_text)

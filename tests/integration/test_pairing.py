@@ -276,7 +276,9 @@ def test_the_owners_chat_commands_refuse_expired_guessed_and_denied_codes(
 
     def say(sender: str, text: str) -> list[str]:
         before = len(out.sent)
-        message = IncomingMessage("telegram", sender, text, sender_name=f"n{sender}")
+        message = IncomingMessage(
+            "telegram", sender, text, sender_name=f"n{sender}", assurance="platform"
+        )
         asyncio.run(handle_message(deps, message, out))
         return [m.text for m in out.sent[before:] if m.target == sender and m.kind != "welcome"]
 

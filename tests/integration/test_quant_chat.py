@@ -29,7 +29,9 @@ def _deps(make_deps: MakeDeps) -> tuple[PipelineDeps, ScriptedProvider]:
 
 def _say(deps: PipelineDeps, sender: str, text: str) -> str:
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", sender, text), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("terminal", sender, text, assurance="local"), out)
+    )
     return "\n".join(m.text for m in out.sent)
 
 

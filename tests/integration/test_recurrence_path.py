@@ -28,7 +28,9 @@ def deps_for(make_deps: MakeDeps, model_reply: str) -> PipelineDeps:
 
 def ask(deps: PipelineDeps, text: str) -> Recorder:
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "ana", text), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("terminal", "ana", text, assurance="local"), out)
+    )
     return out
 
 

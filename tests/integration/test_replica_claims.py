@@ -82,8 +82,13 @@ def test_a_live_claim_is_left_alone_and_an_expired_one_is_finished_by_the_poll(
         provider, OMEGA_OMEGA__INBOX_POLL_SECS="0.05", OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS="[42]"
     )
     store = deps.store
-    kept_by(store, ELSEWHERE, IncomingMessage("telegram", "42", "book it", id="t-1"), "Booked.")
-    typed = IncomingMessage("terminal", "me", "hello", id="j-1")
+    kept_by(
+        store,
+        ELSEWHERE,
+        IncomingMessage("telegram", "42", "book it", id="t-1", assurance="platform"),
+        "Booked.",
+    )
+    typed = IncomingMessage("terminal", "me", "hello", id="j-1", assurance="local")
     assert store.inbox_put(typed, ELSEWHERE)
     channel, terminal = SharedChannel(), LocalChannel()
 
@@ -108,7 +113,12 @@ def test_a_replica_of_this_host_that_died_is_taken_over_at_once(make_deps: MakeD
     gone.wait()
     namespace = replica_name().split("/")[1]
     died = f"{socket.gethostname()}/{namespace}/{gone.pid}/deadbeef"
-    kept_by(deps.store, died, IncomingMessage("terminal", "me", "book", id="j-1"), "Booked.")
+    kept_by(
+        deps.store,
+        died,
+        IncomingMessage("terminal", "me", "book", id="j-1", assurance="local"),
+        "Booked.",
+    )
     terminal = LocalChannel()
 
     async def run() -> int:
@@ -131,7 +141,9 @@ def test_a_turn_stopped_by_shutdown_gives_its_claim_back(
 
     async def run() -> None:
         gateway = Gateway(deps, [channel])
-        await gateway.submit(IncomingMessage("telegram", "42", "slow one", id="t-1"))
+        await gateway.submit(
+            IncomingMessage("telegram", "42", "slow one", id="t-1", assurance="platform")
+        )
         stop = asyncio.Event()
         serving = asyncio.create_task(gateway.serve(stop, grace=0.2))
         await asyncio.sleep(0.3)
@@ -159,7 +171,9 @@ def test_a_senders_queued_messages_are_taken_up_at_once_without_the_poll(
     async def run() -> None:
         gateway = Gateway(deps, [channel])  # not serving: no poll runs
         handled = [
-            await gateway.submit(IncomingMessage("telegram", "42", f"number {n}", id=f"t-{n}"))
+            await gateway.submit(
+                IncomingMessage("telegram", "42", f"number {n}", id=f"t-{n}", assurance="platform")
+            )
             for n in range(3)
         ]
         await asyncio.wait_for(asyncio.gather(*handled), 10)

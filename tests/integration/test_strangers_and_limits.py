@@ -98,7 +98,9 @@ def test_the_pipeline_denies_through_the_one_deny_and_keeps_nothing_of_the_stran
     deps = make_deps(**openai_env(fake_openai, **ONLY_ALICE))
     out = Recorder()
     for i in range(3):
-        message = IncomingMessage("terminal", "mallory", f"stranger-secret-{i}", "Mallory")
+        message = IncomingMessage(
+            "terminal", "mallory", f"stranger-secret-{i}", "Mallory", assurance="local"
+        )
         asyncio.run(handle_message(deps, message, out))
     deps.store.close()  # all of it in the database file before its bytes are read
     assert [(m.target, m.kind) for m in out.sent] == [("mallory", "denied")]

@@ -471,7 +471,9 @@ def test_a_replica_that_does_not_poll_answers_what_another_replica_received(
 
     store = Store(isolated_env / "memory.db")  # the polling replica, on another machine
     assert store.lease_acquire("channel:telegram", "poller-host:7:0123abcd", 600)
-    message = IncomingMessage("telegram", str(ANA), "from the poller", reply_target=str(ANA))
+    message = IncomingMessage(
+        "telegram", str(ANA), "from the poller", reply_target=str(ANA), assurance="platform"
+    )
     assert store.inbox_put(message, "poller-host/1/7/0123abcd")
     store.close()
     env = telegram_env(telegram, fake_openai, **OWNER)

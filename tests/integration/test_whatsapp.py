@@ -74,7 +74,7 @@ class Terminal:
 
     async def type(self, text: str) -> None:
         assert self.submit is not None
-        await self.submit(IncomingMessage("terminal", getpass.getuser(), text))
+        await self.submit(IncomingMessage("terminal", getpass.getuser(), text, assurance="local"))
 
     def texts(self) -> list[str]:
         return [m.text for m in self.sent]

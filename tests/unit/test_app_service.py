@@ -99,7 +99,7 @@ class Desk:
 
     async def run(self, submit: object) -> None:
         self.events.append("channel receiving")
-        await submit(IncomingMessage("terminal", "ana", "hello", id="m-1"))  # type: ignore[operator]
+        await submit(IncomingMessage("terminal", "ana", "hello", id="m-1", assurance="local"))  # type: ignore[operator]
         await self.stopped.wait()
 
     async def send(self, message: OutgoingMessage) -> None:

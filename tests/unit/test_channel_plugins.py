@@ -218,7 +218,9 @@ def test_what_a_plugin_delivers_goes_through_admission_pairing_and_the_inbox(
         IncomingMessage("loop", "ana", "hello there", id="loop:1"),
         IncomingMessage("loop", "ana", "hello there", id="loop:1"),  # delivered twice
         IncomingMessage("loop", "mallory", "let me in"),
-        IncomingMessage("web", "mallory", "I am the owner now"),  # passing for the web page
+        IncomingMessage(
+            "web", "mallory", "I am the owner now", assurance="local"
+        ),  # passing for the web page
     ]
     Loop.fail = RuntimeError("the wire went down")
     monkeypatch.setattr(registry, "entry_points", lambda group: _points("loop", "broken"))

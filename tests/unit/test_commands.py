@@ -46,7 +46,7 @@ def ctx(isolated_env: Path) -> CommandContext:
         store=Store(runtime.paths.db),
         config=runtime.config,
         paths=runtime.paths,
-        message=IncomingMessage("terminal", "ana", "x"),
+        message=IncomingMessage("terminal", "ana", "x", assurance="local"),
         provider_name="openai",
         started_at=time.monotonic(),
         skills=SkillCatalog(runtime.paths.skills),

@@ -37,7 +37,7 @@ def test_a_denial_is_due_once_per_period_and_counts_what_was_dropped(store: Stor
 
 
 def test_a_message_id_is_taken_once_and_remembered_without_its_text(store: Store) -> None:
-    message = IncomingMessage("terminal", "ana", "private words", id="jsonl:1")
+    message = IncomingMessage("terminal", "ana", "private words", id="jsonl:1", assurance="local")
     assert store.inbox_put(message) is True
     assert store.inbox_put(message) is False  # pending: a duplicate
     store.inbox_finish("jsonl:1")
@@ -52,13 +52,13 @@ def test_only_the_newest_handled_ids_are_kept(
 ) -> None:
     monkeypatch.setattr(inbox_module, "INBOX_DONE_KEPT", 3)
     for i in range(6):
-        store.inbox_put(IncomingMessage("terminal", "ana", "x", id=f"m{i}"))
+        store.inbox_put(IncomingMessage("terminal", "ana", "x", id=f"m{i}", assurance="local"))
         store.inbox_finish(f"m{i}")
     assert [r[0] for r in store.query("SELECT id FROM inbox ORDER BY seq")] == ["m3", "m4", "m5"]
 
 
 def test_a_kept_reply_comes_back_until_the_message_is_done(store: Store) -> None:
-    store.inbox_put(IncomingMessage("terminal", "ana", "hi", id="m1"))
+    store.inbox_put(IncomingMessage("terminal", "ana", "hi", id="m1", assurance="local"))
     assert store.inbox_stored_reply("m1") is None
     reply = OutgoingMessage("terminal", "ana", "hello \ud800", kind="reply")
     assert store.inbox_store_reply("m1", [reply], ["/w/chart.png"]) is True
@@ -114,6 +114,7 @@ def test_ingress_cuts_long_text_refuses_big_attachments_and_scrubs() -> None:
             Attachment("image", b"\0" * 2048, name="big.png"),
             Attachment("document", b"small", name="a.txt"),
         ],
+        assurance="local",
     )
     cleaned = ingress.clean(message)
     assert cleaned.sender_id == "ana\ufffd"
@@ -124,7 +125,7 @@ def test_ingress_cuts_long_text_refuses_big_attachments_and_scrubs() -> None:
         ("message_cut", {"kept": 100, "total": 150}),
         ("attachment_refused", {"name": "'big.png'", "size": "2.0 KB", "limit": "1.0 KB"}),
     ]
-    untouched = IncomingMessage("terminal", "ana", "short")
+    untouched = IncomingMessage("terminal", "ana", "short", assurance="local")
     assert ingress.within_limits(untouched, limits) == (untouched, [])
 
 

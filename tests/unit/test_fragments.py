@@ -132,7 +132,7 @@ def test_the_fragments_command_takes_any_arguments_and_changes_only_what_it_name
         store=store,
         config=runtime.config,
         paths=runtime.paths,
-        message=IncomingMessage("terminal", local_owner_id(), "x"),
+        message=IncomingMessage("terminal", local_owner_id(), "x", assurance="local"),
         provider_name="openai",
         started_at=0.0,
         skills=SkillCatalog(runtime.paths.skills),

@@ -150,7 +150,7 @@ def test_the_pipeline_answers_and_audits_any_text_from_any_sender(make_deps: Mak
 
         async def go() -> None:
             gateway = Gateway(deps, [channel])
-            await gateway.submit(IncomingMessage("terminal", sender, text))
+            await gateway.submit(IncomingMessage("terminal", sender, text, assurance="local"))
             await gateway.drain()
 
         asyncio.run(go())

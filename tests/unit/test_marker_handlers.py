@@ -32,7 +32,7 @@ def ctx(isolated_env: Path) -> MarkerContext:
         store=Store(runtime.paths.db),
         paths=runtime.paths,
         config=runtime.config,
-        message=IncomingMessage("terminal", "ana", "x"),
+        message=IncomingMessage("terminal", "ana", "x", assurance="local"),
         timezone=ZoneInfo("Europe/Lisbon"),
         skills=SkillCatalog(runtime.paths.skills),
         projects=ProjectCatalog(runtime.paths.projects),

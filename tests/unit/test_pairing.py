@@ -159,12 +159,12 @@ def test_grants_are_merged_with_the_config_which_stays_the_override(store: Store
     config = Config.model_validate(
         {"channel": {"telegram": {"allowed_users": [42]}}, "auth": {"owners": ["telegram:42"]}}
     )
-    eve = IncomingMessage("telegram", "7", "hi")
+    eve = IncomingMessage("telegram", "7", "hi", assurance="platform")
     assert check_auth(config, eve) and role_of(config, eve) == "stranger"
     assert check_auth(config, eve, "person") is None
     assert role_of(config, eve, "person") == "person"
     assert role_of(config, eve, "owner") == "owner" and is_owner(config, eve, "owner")
-    ana = IncomingMessage("telegram", "42", "hi")
+    ana = IncomingMessage("telegram", "42", "hi", assurance="platform")
     assert role_of(config, ana) == "owner"  # the config needs no row
     store.grant_access("telegram", "7", "owner", "cli")
     (telegram,) = [p for p in dm_policies(config, store) if p.channel == "telegram"]

@@ -25,14 +25,18 @@ def test_memory_and_audit_failures_do_not_stop_the_reply(
     for name in ("facts", "set_fact", "audit", "store_exchange", "recent_messages"):
         monkeypatch.setattr(deps.store, name, broken)
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "u1", "hello"), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("terminal", "u1", "hello", assurance="local"), out)
+    )
     assert [m.text for m in out.sent if m.kind == "reply"] == ["echo: hello"]
 
 
 def test_a_provider_bug_is_a_friendly_error(make_deps: MakeDeps) -> None:
     deps = make_deps(ScriptedProvider(default=KeyError("provider bug")))
     out = Recorder()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "u1", "hello"), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("terminal", "u1", "hello", assurance="local"), out)
+    )
     [error] = [m for m in out.sent if m.kind == "error"]
     assert error.text == "Something went wrong on my side. Please try again."
     [row] = deps.store.audit_entries()
@@ -74,7 +78,9 @@ def test_typing_indicator_repeats_while_waiting(make_deps: MakeDeps) -> None:
             self.typed += 1
 
     out = Typing()
-    asyncio.run(handle_message(deps, IncomingMessage("terminal", "u1", "hello"), out))
+    asyncio.run(
+        handle_message(deps, IncomingMessage("terminal", "u1", "hello", assurance="local"), out)
+    )
     assert out.typed >= 3
     typed_before = out.typed
     asyncio.run(asyncio.sleep(0.25))
@@ -97,6 +103,7 @@ def test_attachments_live_during_the_call_and_images_come_back(
         attachments=[
             Attachment(kind="image", data=b"\x89PNG\r\n\x1a\nin", name="../../escape.png")
         ],
+        assurance="local",
     )
     asyncio.run(handle_message(deps, message, out))
     assert provider.seen_attachment is True
@@ -123,7 +130,9 @@ def test_the_first_language_is_guessed_from_the_persons_words_not_the_saved_file
         deps = pipeline_deps(runtime, store)
         deps.provider = ScriptedProvider("A cat.", plan='{"kind": "direct"}')
         photo = Attachment(kind="image", data=b"\x89PNG\r\n\x1a\nxx", mime_type="image/png")
-        message = IncomingMessage("terminal", "ana", "What is in this photo?", attachments=[photo])
+        message = IncomingMessage(
+            "terminal", "ana", "What is in this photo?", attachments=[photo], assurance="local"
+        )
         asyncio.run(handle_message(deps, message, Recorder()))
         assert store.get_fact("ana", "preferred_language") == "English"
     finally:

@@ -78,7 +78,7 @@ def test_context_gathers_history_profile_summaries_recall_tasks_language(tmp_pat
         description="Feed Miso",
         due_at=datetime(2030, 1, 1, 8, tzinfo=UTC),
     )
-    message = IncomingMessage("terminal", "ana", "what is my cat called?")
+    message = IncomingMessage("terminal", "ana", "what is my cat called?", assurance="local")
     context = build_context(
         store,
         ContextRequest(

@@ -127,7 +127,9 @@ def deps_for(make_deps: MakeDeps, provider: ScriptedProvider) -> PipelineDeps:
 
 def run(deps: PipelineDeps, text: str) -> Recorder:
     out = Recorder()
-    message = IncomingMessage("terminal", local_owner_id(), text)  # the owner, at the terminal
+    message = IncomingMessage(
+        "terminal", local_owner_id(), text, assurance="local"
+    )  # the owner, at the terminal
 
     async def go() -> None:
         await respond(deps, message, await load_turn(deps, message), out)

@@ -114,7 +114,9 @@ def test_a_thread_is_a_conversation_of_its_own(tmp_path: Path) -> None:
     ]
     assert store.recent_messages("email", "ana", 10, huge[:-1]) == []
     # A message waiting in the inbox keeps its thread across a restart.
-    store.inbox_put(IncomingMessage("slack", "ana", "later", id="m1", thread="C1:200.2"))
+    store.inbox_put(
+        IncomingMessage("slack", "ana", "later", id="m1", thread="C1:200.2", assurance="platform")
+    )
     store.close()
     store = Store(tmp_path / "m.db")
     assert [m.thread for m in store.inbox_pending()] == ["C1:200.2"]
@@ -129,9 +131,12 @@ def test_inbox_keeps_unfinished_messages_in_order(tmp_path: Path) -> None:
         sender_id="a",
         text="one",
         attachments=[Attachment(kind="image", data=b"\x89PNG", name="../x")],
+        assurance="local",
     )
-    second = IncomingMessage(channel="terminal", sender_id="b", text="two", is_group=True)
-    third = IncomingMessage(channel="terminal", sender_id="a", text="three")
+    second = IncomingMessage(
+        channel="terminal", sender_id="b", text="two", is_group=True, assurance="local"
+    )
+    third = IncomingMessage(channel="terminal", sender_id="a", text="three", assurance="local")
     for message in (first, second, third):
         store.inbox_put(message)
     store.inbox_put(first)  # the same message again is not duplicated

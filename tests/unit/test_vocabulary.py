@@ -38,7 +38,9 @@ def test_usage_fields_are_what_a_model_answer_fills_in_an_audit_row() -> None:
 
 
 def test_an_answer_goes_where_the_messages_replies_go() -> None:
-    message = IncomingMessage("telegram", "42", "hi", reply_target="-100", id="m-1")
+    message = IncomingMessage(
+        "telegram", "42", "hi", reply_target="-100", id="m-1", assurance="platform"
+    )
     assert message.answer("hello") == OutgoingMessage("telegram", "-100", "hello")
     assert message.answer("wait", "status") == OutgoingMessage(
         "telegram", "-100", "wait", kind="status"
@@ -53,7 +55,7 @@ def test_audit_message_writes_the_sender_their_text_and_the_models_usage(
 ) -> None:
     deps = make_deps()
     store = deps.store
-    message = IncomingMessage("terminal", "ana", "what is up", sender_name="Ana")
+    message = IncomingMessage("terminal", "ana", "what is up", sender_name="Ana", assurance="local")
     asyncio.run(audit_message(deps, message, status="ok", output_text="hi", **usage_fields(REPLY)))
     asyncio.run(audit_message(deps, message, status="denied", input_text="", event="x"))
     first, second = sorted(store.audit_entries(), key=lambda row: int(str(row["id"])))

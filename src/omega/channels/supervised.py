@@ -4,11 +4,13 @@ file, owner alert) and stops nothing else; it may only speak as itself.
 A plug-in hands messages to the same `submit` as every channel (the durable inbox, then
 admission, pairing, limits and the pipeline); this wrapper only makes sure each message
 names the plug-in's own channel, so a plug-in cannot pass for the terminal or the web page
-(whose users are the owner)."""
+(whose users are the owner), and that no message claims a proof of its sender the plug-in does
+not declare for its section (`sender_assurance`): a plug-in that says nothing proves nobody."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -27,6 +29,7 @@ class SupervisedChannel:
 
     def __init__(self, plugin: ChannelPlugin, inner: Channel, ctx: ChannelContext) -> None:
         self._plugin = plugin
+        self._proof = plugin.sender_assurance(ctx.section)  # the most its messages may claim
         self.inner = inner
         self._health = ctx.health_file
         self.alert: Alert | None = None  # attached once the gateway exists
@@ -50,6 +53,12 @@ class SupervisedChannel:
                 dropped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 dropped.set_result(None)
                 return dropped
+            if message.verified and message.assurance != self._proof:
+                message = dataclasses.replace(
+                    message,
+                    assurance="unverified",
+                    assurance_detail=f"{self.name} declares its senders {self._proof}",
+                )
             return await submit(message)
 
         keeper = None if self._plugin.reports_health else asyncio.create_task(self._keep_alive())
