@@ -130,7 +130,7 @@ def test_a_clean_home_reports_no_high_or_critical_finding(home: Path) -> None:
     assert bad == ours
     assert code == (1 if ours else 0)
     assert {f["id"] for f in report["findings"]} >= {"sandbox", "autonomy", "spending-cap"}
-    assert report["checks"][0] == "home-mode" and len(report["checks"]) == 14
+    assert report["checks"][0] == "home-mode" and len(report["checks"]) == 15
 
 
 def test_the_installed_command_prints_the_documented_schema(home: Path) -> None:
@@ -309,7 +309,11 @@ def test_dm_policy(home: Path) -> None:
     plugin = '[channel.fifo]\nenabled = true\ndm_policy = "open"\nallowed_users = ["*"]\n'
     set_config(home, owner.replace('"]', '", "fifo:7"]') + plugin)
     _, opened = audit()
-    assert new_findings(before, opened) == {("dm-policy:fifo", "high")}
+    # fifo is not installed here: nothing says it proves its senders, so its owner is a claim.
+    assert new_findings(before, opened) == {
+        ("dm-policy:fifo", "high"),
+        ("sender-proof:fifo", "high"),
+    }
 
 
 def test_owners(home: Path) -> None:
@@ -328,6 +332,35 @@ def test_owners(home: Path) -> None:
     set_config(home, telegram + '[auth]\nowners = ["telegram:42"]\n')
     _, named = audit()
     assert left(named) == left(before)
+
+
+def test_sender_proof(home: Path) -> None:
+    """An owner or allowed id on a channel that cannot prove its senders is a claim anyone can
+    make: e-mail without [channel.email] authserv_id is reported as high, with it not."""
+    mail = '[channel.email]\nenabled = true\nimap_host = "imap.example.org"\n'
+    owner = '[auth]\nowners = ["email:ana@example.org"]\n'
+    before, after = weakened(home, lambda: set_config(home, owner + mail))
+    assert new_findings(before, after) == {("sender-proof:email", "high")}
+    (finding,) = [f for f in after["findings"] if f["id"] == "sender-proof:email"]
+    assert "authserv_id" in finding["fix"] and "'ana@example.org'" in finding["detail"]
+    set_config(home, mail + 'allowed_users = ["bob@example.org"]\n')  # an allowed person too
+    _, allowed = audit()  # (and nobody owns e-mail now: the owners check says so)
+    assert new_findings(before, allowed) == {
+        ("sender-proof:email", "high"),
+        ("owners:email", "medium"),
+    }
+    # A run-time grant (pairing, `omega people allow`) counts as naming someone there.
+    set_config(home, mail)
+    _, nobody = audit()
+    assert new_findings(before, nobody) == {("owners:email", "medium")}
+    store = Store(OmegaPaths(home).db)
+    store.grant_access("email", "eve@example.org", "person", "test")
+    store.close()
+    _, granted = audit()
+    assert ("sender-proof:email", "high") in new_findings(before, granted)
+    set_config(home, owner + mail + 'authserv_id = "mx.example.org"\n')
+    _, proven = audit()
+    assert left(proven) == left(before)
 
 
 SKILL = "---\nname: notes\ndescription: Keep notes.\n---\nWrite notes.\n"
