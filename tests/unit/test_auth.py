@@ -9,7 +9,7 @@ from omega.config import Config
 from omega.memory import Store
 from omega.memory.inbox import inbox_message
 from omega.turn import check_auth
-from omega.types import IncomingMessage
+from omega.types import Assurance, IncomingMessage
 
 
 def msg(channel: str, sender: str) -> IncomingMessage:
@@ -57,14 +57,8 @@ OWNED = Config.model_validate(
 )
 
 
-def mail(sender: str, assurance: str, detail: str = "") -> IncomingMessage:
-    return IncomingMessage(
-        "email",
-        sender,
-        "hi",
-        assurance=assurance,
-        assurance_detail=detail,  # type: ignore[arg-type]
-    )
+def mail(sender: str, assurance: Assurance, detail: str = "") -> IncomingMessage:
+    return IncomingMessage("email", sender, "hi", assurance=assurance, assurance_detail=detail)
 
 
 def test_a_proven_owner_is_the_owner_and_a_proven_person_a_person() -> None:
