@@ -1,4 +1,5 @@
-"""Text that is always safe to store, log and print: no lone surrogates."""
+"""Text that is always safe to store, log and print: no lone surrogates; untrusted text quoted
+as data (`neutralized`, `quote_untrusted` for free text, `literal` for ids and names)."""
 
 from __future__ import annotations
 
@@ -22,7 +23,11 @@ QUOTE_CHARS = 200
 # quotes and backticks that would close the quotation, and line breaks.
 _MARKER_LIKE = re.compile(r"(?<![A-Za-z0-9])[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?![a-z])")
 _WORD_COLON = re.compile(r"(?<=[A-Za-z])([\s*_~']*):(?!//)")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+# Control characters, line and paragraph separators, and the bidirectional controls that
+# reorder how the rest of a line is shown (an alert's own words could be made to read back to
+# front).
+_BIDI = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+_CONTROL = re.compile(f"[\\x00-\\x1f\\x7f\\u2028\\u2029{_BIDI}]+")
 
 
 def _tame(match: re.Match[str]) -> str:
@@ -44,3 +49,45 @@ def quote_untrusted(text: str, label: str, limit: int = QUOTE_CHARS) -> str:
     """`[LABEL] "TEXT"`: untrusted text quoted as data under a label saying where it came from
     (written by Omega), never an instruction."""
     return f'[{label}] "{neutralized(text, limit)}"'
+
+
+LITERAL_CHARS = 80
+_LITERAL_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+# Quotation marks other than '"' that could seem to end the literal where it does not.
+_LOOK_ALIKE_QUOTES = frozenset(
+    "\u00ab\u00bb\u201c\u201d\u201e\u201f\u2033\u2036\u2039\u203a\u301d\u301e\uff02"
+)
+
+
+def _escaped(char: str) -> str:
+    """One character as a literal shows it: printable ones as they are, the rest (and quotation
+    marks that look like the literal's own) escaped."""
+    if char in _LITERAL_ESCAPES:
+        return _LITERAL_ESCAPES[char]
+    if (char == " " or char.isprintable()) and char not in _LOOK_ALIKE_QUOTES:
+        return char
+    code = ord(char)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def literal(value: str, limit: int = LITERAL_CHARS) -> str:
+    """An id or a name from outside as a quoted literal the owner reads as data: in double
+    quotes, with backslashes, quotes and every character that is not printable (line breaks,
+    control characters, bidirectional and zero-width ones) escaped as Python writes them, so
+    nothing in it can close the quotation, start a line of its own or reorder what is shown.
+    At most `limit` characters stand between the quotes; a longer value is cut, with "…"."""
+    pieces = [_escaped(char) for char in scrub(value)]
+    if sum(len(piece) for piece in pieces) <= limit:
+        return '"' + "".join(pieces) + '"'
+    kept: list[str] = []
+    used = 0
+    for piece in pieces:
+        if used + len(piece) > limit - 1:
+            break
+        kept.append(piece)
+        used += len(piece)
+    return '"' + "".join(kept) + '…"'

@@ -99,12 +99,42 @@ def test_brute_force_is_refused_per_surface_even_with_the_right_code(store: Stor
     assert store.pairing_resolve(code, True, "cli", T0).outcome == "approved"
 
 
-def test_three_requests_wait_per_channel_and_a_fourth_expires_the_oldest(store: Store) -> None:
-    codes = [offer(store, str(n), now=T0 + timedelta(minutes=n)) for n in range(4)]
+def test_three_requests_wait_per_channel_and_a_fourth_is_refused_not_the_oldest(
+    store: Store,
+) -> None:
+    """A full waiting list refuses the newcomer: a request never pushes out a code the owner
+    may be about to approve (rotating senders once expired a real stranger's code)."""
+    codes = [offer(store, str(n), now=T0 + timedelta(minutes=n)) for n in range(3)]
+    fourth = store.pairing_offer("telegram", "3", "3", "", "hi", T0 + timedelta(minutes=3))
+    assert (fourth.outcome, fourth.code, fourth.request) == ("full", "", None)
+    assert "3 requests on telegram wait" in fourth.why
     waiting = store.pairing_pending(T0 + timedelta(minutes=5))
-    assert [r.sender_id for r in waiting] == ["1", "2", "3"]
-    assert store.pairing_resolve(codes[0], True, "cli", T0).outcome == "expired"
-    assert store.pairing_resolve(codes[3], True, "cli", T0).outcome == "approved"
+    assert [r.sender_id for r in waiting] == ["0", "1", "2"]
+    assert store.pairing_resolve(codes[0], True, "cli", T0).outcome == "approved"
+    # A place is free again: the refused sender may ask now, and another channel never waited.
+    assert store.pairing_offer("telegram", "3", "3", "", "hi", T0).outcome == "issued"
+    assert store.pairing_offer("slack", "3", "3", "", "hi", T0).outcome == "issued"
+
+
+def test_a_channel_gives_its_daily_codes_and_then_none_whoever_asks(store: Store) -> None:
+    """`codes_per_channel` counts every code a channel issued in the last day, settled or not,
+    on top of the per-sender limit: rotating senders cannot make it send more."""
+    given = []
+    for n in range(4):
+        at = T0 + timedelta(minutes=n)
+        result = store.pairing_offer("email", f"s{n}", f"s{n}", "", "hi", at, 4)
+        assert result.outcome == "issued"
+        given.append(result.code)
+        store.pairing_resolve(result.code, False, "cli", at)  # keeps the waiting list empty
+    capped = store.pairing_offer("email", "s9", "s9", "", "hi", T0 + timedelta(hours=5), 4)
+    assert (capped.outcome, capped.code) == ("capped", "")
+    assert capped.why == "email gave 4 codes within a day"
+    assert store.pairing_pending(T0 + timedelta(hours=5)) == []
+    # Other channels keep their own count; a day after the first code, one may be issued.
+    assert store.pairing_offer("telegram", "s9", "s9", "", "hi", T0, 4).outcome == "issued"
+    later = T0 + timedelta(days=1, minutes=1)
+    assert store.pairing_offer("email", "s9", "s9", "", "hi", later, 4).outcome == "issued"
+    assert store.pairing_offer("email", "s8", "s8", "", "hi", later, 4).outcome == "capped"
 
 
 def test_one_sender_gets_one_code_at_a_time_and_three_a_day(store: Store) -> None:
@@ -113,7 +143,7 @@ def test_one_sender_gets_one_code_at_a_time_and_three_a_day(store: Store) -> Non
     offer(store, "7", now=T0 + VALID_FOR * 1.5)
     offer(store, "7", now=T0 + VALID_FOR * 3)
     limited = store.pairing_offer("telegram", "7", "7", "", "x", T0 + VALID_FOR * 4.5)
-    assert limited.outcome == "limited"
+    assert (limited.outcome, limited.why) == ("limited", "3 codes to this sender within a day")
     # A day later they may ask again.
     assert store.pairing_offer("telegram", "7", "7", "", "x", T0 + timedelta(days=2)).code
 

@@ -124,6 +124,7 @@ def people_revoke(
 
 def people_allowed() -> None:
     """Everyone allowed, per channel: from config.toml and from memory.db."""
+    from omega.text import literal
     from omega.turn import dm_policies
 
     runtime = _runtime()
@@ -134,7 +135,8 @@ def people_allowed() -> None:
         store.close()
     for policy in policies:
         config_ids = ", ".join(policy.config_allowed) or "-"
-        granted = ", ".join(policy.granted) or "-"
+        # Ids let in at run time came from outside (pairing): quoted as data.
+        granted = ", ".join(literal(ident) for ident in policy.granted) or "-"
         owners = ", ".join(policy.owners) or "-"
         typer.echo(
             f"{policy.channel}: dm_policy {policy.dm_policy}; config: {config_ids}; "

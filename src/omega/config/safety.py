@@ -90,6 +90,9 @@ class LimitsSection(Section):
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
     # A stranger's denial is answered and audited at most once per this many seconds.
     denial_every_secs: Annotated[int, Field(ge=60)] = 86_400
+    # Pairing codes one channel gives strangers in a day (dm_policy = "pairing"), all strangers
+    # together, on top of 3 per stranger and 3 waiting at a time; then requests are refused.
+    max_pairing_codes_per_channel_per_day: Annotated[int, Field(ge=1)] = 10
     # What all provider calls together may cost per UTC day, in USD (0: no cap). Background work
     # (introspection, analysis, critic) stops first; replies to people stop last.
     daily_usd: Annotated[float, Field(ge=0)] = 0.0

@@ -110,9 +110,13 @@ async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: O
     `[limits] denial_every_secs` (kept in memory.db, so a restart does not answer again).
     Nothing of the message is kept: the audit row names the sender and the reason, never
     their text. Where the channel pairs (dm_policy = "pairing") a stranger in a direct chat
-    gets a pairing code instead, unless they had enough codes today."""
-    if await offer_pairing(deps, message, out):
+    gets a pairing code instead when one may be given (gateway/strangers.py); else the denial
+    says why not, and one the channel did not prove is not answered at all."""
+    no_code = await offer_pairing(deps, message, out)
+    if no_code is None:
         return
+    if no_code.why:
+        reason = f"{reason}; {no_code.why}"
     store = deps.store
     every = deps.config.limits.denial_every_secs
     try:
@@ -141,6 +145,6 @@ async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: O
         )
     except Exception:
         log.exception("could not audit the denial of %s", message.sender_id)
-    if not tells_strangers(deps.config, message.channel):
-        return  # refused in silence (audited above): the channel says a refusal is noise
+    if no_code.silent or not tells_strangers(deps.config, message.channel):
+        return  # refused in silence (audited above): a refusal would be noise, or misdirected
     await out.send(message.answer(deps.config.auth.deny_message, "denied", tag="denied"))

@@ -2,12 +2,15 @@
 
 A code is 8 characters from an alphabet without look-alikes (no 0/O, 1/I/L), valid one hour,
 stored only as HMAC-SHA256 under a random salt of its own and compared in constant time; it
-is used once. At most MAX_PENDING_PER_CHANNEL requests wait per channel (a new one expires the
-oldest), a sender obtains at most MAX_CODES_PER_SENDER codes a day and one at a time, and a
-surface that enters MAX_WRONG_ATTEMPTS wrong codes within ATTEMPT_WINDOW is refused for that
-long. Of a stranger only their channel id, the name their channel gave and their first words
-(capped, for the owner; blanked once the request is settled) are kept, for at most a day.
-An id the owner revoked gets no code (memory/access.py) until allowed again.
+is used once. At most MAX_PENDING_PER_CHANNEL requests wait per channel (while they do, a new
+one is refused: a waiting code is never pushed out), a channel issues at most the owner's
+`[limits] max_pairing_codes_per_channel_per_day` codes in a day, a sender obtains at most
+MAX_CODES_PER_SENDER codes a day and one at a time, and a surface that enters
+MAX_WRONG_ATTEMPTS wrong codes within ATTEMPT_WINDOW is refused for that long. Of a stranger
+only their channel id, the name their channel gave and their first words (capped, for the
+owner; blanked once the request is settled) are kept, for at most a day. An id the owner
+revoked gets no code (memory/access.py) until allowed again. Who may ask at all (only a
+sender their channel proved) is gateway/strangers.py's to decide.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ CODE_LENGTH = 8
 VALID_FOR = timedelta(hours=1)
 MAX_PENDING_PER_CHANNEL = 3
 MAX_CODES_PER_SENDER = 3  # a day
+CODES_PER_CHANNEL = 10  # a day: [limits] max_pairing_codes_per_channel_per_day, by default
 KEPT_FOR = timedelta(days=1)
 MAX_WRONG_ATTEMPTS = 5
 ATTEMPT_WINDOW = timedelta(minutes=15)
@@ -37,7 +41,7 @@ FIRST_WORDS_CHARS = 80
 
 _SEPARATORS = re.compile(r"[\s\-_.]+")
 
-Offered = Literal["issued", "waiting", "limited"]
+Offered = Literal["issued", "waiting", "limited", "full", "capped"]
 Resolved = Literal["approved", "denied", "malformed", "wrong", "expired", "used", "limited"]
 
 
@@ -86,11 +90,14 @@ class PairingRequest:
 @dataclass(frozen=True)
 class Offer:
     """What a stranger's message earned: a new code ("issued", shown once and never kept),
-    nothing new while their code waits ("waiting"), or nothing ("limited")."""
+    nothing new while their code waits ("waiting"), or nothing, and `why` (for the audit):
+    the sender had enough or was turned away ("limited"), the channel's waiting list is full
+    ("full") or the channel gave its codes of the day ("capped")."""
 
     outcome: Offered
     code: str = ""
     request: PairingRequest | None = None
+    why: str = ""
 
 
 @dataclass(frozen=True)
@@ -158,9 +165,11 @@ class Pairing(Database):
         sender_name: str,
         text: str,
         now: datetime,
+        codes_per_channel: int = CODES_PER_CHANNEL,
     ) -> Offer:
-        """Give a stranger a code unless one of theirs waits or they had enough today; a
-        channel's oldest waiting request expires when it would hold more than allowed."""
+        """Give a stranger a code unless one of theirs waits, they had enough today, their
+        channel gave `codes_per_channel` codes in the last day or MAX_PENDING_PER_CHANNEL
+        requests wait on it already (then nobody else's code is pushed out)."""
         with self._tx() as conn:
             _expire_and_prune(conn, now)
             mine = _select(
@@ -177,16 +186,24 @@ class Pairing(Database):
                 (channel, sender_id),
             ).fetchone()
             if turned_away:
-                return Offer("limited")
-            if len(mine) >= MAX_CODES_PER_SENDER or any(r["status"] == "denied" for r in mine):
-                return Offer("limited")
+                return Offer("limited", why="the owner revoked this id")
+            if any(row["status"] == "denied" for row in mine):
+                return Offer("limited", why="the owner denied this sender within a day")
+            if len(mine) >= MAX_CODES_PER_SENDER:
+                return Offer("limited", why=f"{len(mine)} codes to this sender within a day")
+            # Every row of the last day is a code issued (settled rows are kept a day).
+            given = conn.execute(
+                "SELECT COUNT(*) FROM pairing_requests WHERE channel = ? AND created_at >= ?",
+                (channel, to_db_time(now - KEPT_FOR)),
+            ).fetchone()[0]
+            if given >= codes_per_channel:
+                return Offer("capped", why=f"{channel} gave {given} codes within a day")
             waiting = conn.execute(
-                "SELECT id FROM pairing_requests WHERE channel = ? AND status = 'pending' "
-                "ORDER BY created_at, id",
+                "SELECT COUNT(*) FROM pairing_requests WHERE channel = ? AND status = 'pending'",
                 (channel,),
-            ).fetchall()
-            for row in waiting[: max(0, len(waiting) - MAX_PENDING_PER_CHANNEL + 1)]:
-                _settle(conn, row[0], "expired", now)
+            ).fetchone()[0]
+            if waiting >= MAX_PENDING_PER_CHANNEL:
+                return Offer("full", why=f"{waiting} requests on {channel} wait for the owner")
             code, salt = new_code(), secrets.token_hex(16)
             cursor = conn.execute(
                 "INSERT INTO pairing_requests (channel, sender_id, reply_target, sender_name, "

@@ -24,6 +24,7 @@ from omega.memory import dashboard
 from omega.memory.audit import AuditEntry
 from omega.memory.store import Store
 from omega.memory.tasks import TaskLookupError
+from omega.text import literal
 from omega.web.context import ctx_of
 from omega.web.security import COOKIE
 
@@ -216,7 +217,8 @@ async def revoke_person(request: Request) -> Response:
     had, cancelled = await ctx.store.call(ctx.store.revoke_access, channel, sender_id, BY)
     ctx.deps.state.tasks_changed.set()  # the scheduler re-plans its sleep
     what = "revoked" if had else "had no run-time grant"
-    return _back("/people", f"{channel}:{sender_id} {what}; {cancelled} pending task(s) cancelled.")
+    done = f"{channel}:{literal(sender_id)} {what}; {cancelled} pending task(s) cancelled."
+    return _back("/people", done)
 
 
 async def logout(request: Request) -> Response:

@@ -15,6 +15,8 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from omega.text import literal
+
 if TYPE_CHECKING:
     from omega.channels.web import WebChannel
     from omega.gateway.gateway import Gateway
@@ -70,6 +72,7 @@ def templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.globals["with_page"] = _with_page
+    env.filters["literal"] = literal  # an id or name from outside, quoted as data
     return env
 
 
