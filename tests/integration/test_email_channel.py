@@ -228,16 +228,27 @@ def test_mail_is_answered_in_its_thread_strangers_are_refused_and_files_go_both_
     assert (isolated_env / "email.state.json").stat().st_mode & 0o777 == 0o600
 
 
-def test_a_stranger_is_offered_pairing_under_the_pairing_policy(
+def test_an_unproven_stranger_gets_no_pairing_code_under_the_pairing_policy(
     fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
 ) -> None:
+    """Without a trusted authserv-id nothing proves a From: a pairing code would go to
+    whoever it names (issue 36: rotating senders made Omega mail codes to third parties).
+    The stranger gets no mail at all; the denial is audited with the reason."""
     _configure(isolated_env, imap, smtp, 'dm_policy = "pairing"\n')
     omega = _start(openai_env(fake_openai), isolated_env)
     try:
         imap.deliver(_mail("bob@example.net", "hello", "may I talk to you?", "<b1@example.net>"))
-        [offer] = _replies_to(smtp, "<b1@example.net>")
-        assert offer["To"] == "bob@example.net"
-        assert "pair" in _text(offer).lower() or "code" in _text(offer).lower()
+        _wait_for_denial(isolated_env / "memory.db", "bob@example.net")
+        time.sleep(1.0)  # a code would follow its audit row at once: give it the chance
+        with smtp.lock:
+            assert not [m for _, m in smtp.mail if m.get("To") == "bob@example.net"]
+        with connect_db(isolated_env / "memory.db") as conn:
+            assert conn.execute("SELECT 1 FROM pairing_requests").fetchall() == []
+            (detail,) = conn.execute(
+                "SELECT detail FROM audit_log WHERE event = 'denied' AND sender_id = ?",
+                ("bob@example.net",),
+            ).fetchone()
+        assert "no pairing code: the sender is unverified" in detail
         assert not any("may I talk" in json.dumps(r.body) for r in fake_openai.requests)
     finally:
         code, err = omega.terminate()

@@ -25,7 +25,13 @@ from omega.app.channels import WEB, message_channels
 from omega.channels import builtin
 from omega.channels.base import Submit
 from omega.channels.health import read_health
-from omega.channels.plugin import GROUP, ChannelContext, ChannelPlugin, PluginChannelConfig
+from omega.channels.plugin import (
+    GROUP,
+    ChannelContext,
+    ChannelPlugin,
+    PluginChannelConfig,
+    platform_proven,
+)
 from omega.channels.supervised import SupervisedChannel
 from omega.config import Config, ConfigError, load_config
 from omega.memory import Store
@@ -76,7 +82,10 @@ class Loop:
 
 
 SENT: list[Loop] = []
-LOOP = ChannelPlugin(name="loop", config_model=LoopConfig, factory=Loop)
+# A platform that proves its senders (a pairing code goes only to a proven stranger).
+LOOP = ChannelPlugin(
+    name="loop", config_model=LoopConfig, factory=Loop, sender_assurance=platform_proven
+)
 
 
 def _broken_factory(ctx: ChannelContext) -> Loop:
@@ -217,7 +226,7 @@ def test_what_a_plugin_delivers_goes_through_admission_pairing_and_the_inbox(
     Loop.script = [
         IncomingMessage("loop", "ana", "hello there", id="loop:1"),
         IncomingMessage("loop", "ana", "hello there", id="loop:1"),  # delivered twice
-        IncomingMessage("loop", "mallory", "let me in"),
+        IncomingMessage("loop", "mallory", "let me in", assurance="platform"),
         IncomingMessage(
             "web", "mallory", "I am the owner now", assurance="local"
         ),  # passing for the web page
