@@ -25,6 +25,7 @@ import pytest
 from omega.gateway import strangers
 from omega.gateway.pipeline import handle_message
 from omega.memory import Store
+from omega.memory.audit import AuditEntry
 from omega.owner import OWNER
 from omega.text import literal
 from omega.types import IncomingMessage
@@ -339,12 +340,19 @@ def test_the_web_people_page_approves_by_code_under_csrf_and_revokes(
         hostile = store.pairing_offer(
             "email", HOSTILE_ADDRESS, HOSTILE_ADDRESS, 'Bank"\u202e', "hi", datetime.now(UTC)
         )
+        store.audit(
+            AuditEntry(channel="email", sender_id=HOSTILE_ADDRESS, status="denied", event="denied")
+        )
     finally:
         store.close()
     running = RunningWeb(isolated_env, openai_env(fake_openai))
     try:
         client = httpx.Client(base_url=running.base, follow_redirects=False, timeout=10)
         assert client.get(running.login_link.removeprefix(running.base)).status_code == 303
+        # The audit log's page shows the denied stranger's id as a quoted literal too.
+        audit_page = html.unescape(client.get("/audit").text)
+        assert literal(HOSTILE_ADDRESS) in audit_page
+        assert f">{HOSTILE_ADDRESS}<" not in audit_page
         page = client.get("/people")
         assert page.status_code == 200
         assert "666" in page.text and "Eve &lt;b&gt;" in page.text
