@@ -17,7 +17,7 @@ import pytest
 from omega.config.providers import ClaudeCodeConfig
 from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.base import ProviderError, friendly_error
+from omega.providers.base import ProviderError, friendly_error, salvaged
 from omega.providers.claude import cli as claude_cli
 from omega.providers.claude import code as claude_code
 from omega.providers.claude.cli import DEFAULT_TOOLS, INSTALL_HINT, LOGIN_HINT, tool_mode
@@ -568,6 +568,20 @@ def test_an_error_result_is_never_the_answer(fake_claude: FakeClaude, workspace:
     fake_claude.script({"is_error": True, "result": "API Error: 500 overloaded"})
     with pytest.raises(ProviderError, match="API Error: 500"):
         complete(make_provider(workspace), make_context())
+
+
+def test_an_error_after_billed_runs_leaves_what_they_cost(
+    fake_claude: FakeClaude, workspace: Path
+) -> None:
+    fake_claude.script(
+        {"subtype": "error_max_turns", "session_id": "s1", "result": "part one", "cost": 0.02},
+        {"is_error": True, "result": "API Error: 500 overloaded", "cost": 0.01},
+    )
+    with salvaged() as found, pytest.raises(ProviderError, match="API Error: 500"):
+        complete(make_provider(workspace, max_resume_attempts=3), make_context())
+    (spent,) = found.spent
+    assert spent.provider == "claude-code" and spent.usage.cost_usd == pytest.approx(0.03)
+    assert (spent.usage.input_tokens, spent.usage.output_tokens) == (20, 10)
 
 
 def test_an_old_cli_without_our_flags_is_named(

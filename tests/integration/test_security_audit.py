@@ -494,6 +494,32 @@ def test_spending_cap(home: Path) -> None:
     assert new_findings(before, after) == {("spending-cap", "medium")}
 
 
+def test_spending_cap_that_cannot_see_a_providers_cost(home: Path) -> None:
+    """With a cap, a provider whose model is in no price table is costed at [limits]
+    unknown_model_usd_per_mtok (info); at 0 the cap cannot see it (medium), unless the server
+    is one of your own (info). The bundled model (this home's provider) is free: nothing."""
+
+    def config(model: str, rate: str, url: str = "https://llm.example.com/v1") -> None:
+        text = GOOD_CONFIG.replace('default = "local"', 'default = "openai"').replace(
+            "daily_usd = 5", f"daily_usd = 5\nunknown_model_usd_per_mtok = {rate}"
+        )
+        text += f'[provider.openai]\nmodel = "{model}"\nbase_url = "{url}"\n'
+        write_private(home / "config.toml", text)
+
+    _, clean = audit()
+    assert not [f for f in clean["findings"] if f["id"].startswith("spending-cap:")]
+    before, after = weakened(home, lambda: config("my-own-model", "0"))
+    assert new_findings(before, after) == {("spending-cap:openai", "medium")}
+    (found,) = [f for f in after["findings"] if f["id"] == "spending-cap:openai"]
+    assert "my-own-model" in found["detail"] and "unknown_model_usd_per_mtok" in found["fix"]
+    config("my-own-model", "15")
+    assert new_findings(before, audit()[1]) == {("spending-cap:openai", "info")}
+    config("my-own-model", "0", "http://127.0.0.1:8000/v1")
+    assert new_findings(before, audit()[1]) == {("spending-cap:openai", "info")}
+    config("gpt-4o-mini", "0")  # in the price table: the cap sees it
+    assert new_findings(before, audit()[1]) == set()
+
+
 def test_text_report_says_what_to_do_and_what_fix_changed(home: Path) -> None:
     (home / "config.toml").chmod(0o640)
     result = CliRunner().invoke(app, ["security", "audit", "--fix"])

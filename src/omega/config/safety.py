@@ -96,3 +96,8 @@ class LimitsSection(Section):
     # What all provider calls together may cost per UTC day, in USD (0: no cap). Background work
     # (introspection, analysis, critic) stops first; replies to people stop last.
     daily_usd: Annotated[float, Field(ge=0)] = 0.0
+    # What a call costs, in USD per million tokens (input and output alike), when the model is
+    # not in the price table and the provider reports no cost: so the cap counts it. The default
+    # is a frontier model's output price; 0 counts such calls as free (a server of your own).
+    # The bundled local model and Ollama are always free.
+    unknown_model_usd_per_mtok: Annotated[float, Field(ge=0)] = 15.0

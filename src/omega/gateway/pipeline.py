@@ -47,6 +47,7 @@ from omega.turn import (
     may_run_command,
     models_for,
     person_workspace,
+    usage_fields,
 )
 from omega.types import (
     IncomingMessage,
@@ -319,7 +320,7 @@ async def _respond(
             deps,
             message,
             output_text=text,
-            provider=deps.provider.name,
+            **usage_fields(exc, provider=deps.provider.name),  # what it was billed for
             status="denied" if exc.kind == "spending_cap" else "error",
             detail=str(exc)[:2000],
             processing_ms=elapsed_ms(started),

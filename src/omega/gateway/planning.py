@@ -67,7 +67,7 @@ async def plan_message(
                 status="denied" if exc.kind == "spending_cap" else "error",
                 event="classify",
                 input_text=message.text[:500],
-                **usage_fields(None, provider=deps.provider.name),
+                **usage_fields(exc, provider=deps.provider.name),
                 detail=str(exc)[:2000],
             ),
         )

@@ -71,28 +71,17 @@ async def execute_steps(
             context, messages=[*context.messages[:-1], ChatMessage("user", prompt)]
         )
         reply: Reply | None = None
-        error: ProviderError | None = None
         for attempt in range(1, STEP_ATTEMPTS + 1):
             try:
                 reply = await ask_provider(deps, step_context)
                 break
             except ProviderError as exc:
-                error = exc
                 log.warning("step %d/%d attempt %d failed: %s", index, total, attempt, exc)
+                # The last failure is the step's row; an earlier one only when it was billed.
+                if attempt == STEP_ATTEMPTS or exc.spent is not None:
+                    await _audit_failed(deps, message, step.do, exc)
         if reply is None:
             results.append(f"Step {index} ({step.do}): failed")
-            await record_audit(
-                deps,
-                AuditEntry(
-                    channel=message.channel,
-                    sender_id=message.sender_id,
-                    status="error",
-                    event="step",
-                    input_text=step.do,
-                    **usage_fields(None, provider=deps.provider.name),
-                    detail=str(error)[:2000],
-                ),
-            )
             await out.send(
                 message.answer(
                     i18n.message(
@@ -165,3 +154,21 @@ def held_back_note(plan: Plan, language: str = "English") -> str:
     listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.held_back, first))
     intro = i18n.message("plan_held_back", language, first=first, last=last, limit=len(plan.steps))
     return f"{intro}\n{listing}"
+
+
+async def _audit_failed(
+    deps: PipelineDeps, message: IncomingMessage, step: str, error: ProviderError
+) -> None:
+    """The audit row of a failed attempt at a step, with what it was billed for."""
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=message.channel,
+            sender_id=message.sender_id,
+            status="error",
+            event="step",
+            input_text=step,
+            **usage_fields(error, provider=deps.provider.name),
+            detail=str(error)[:2000],
+        ),
+    )

@@ -143,7 +143,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
                 channel=OWNER,
                 sender_id=owner,
                 input_text="(heartbeat)",
-                **usage_fields(None, provider=deps.provider.name),
+                **usage_fields(exc, provider=deps.provider.name),
                 status="denied" if exc.kind == "spending_cap" else "error",
                 event="heartbeat",
                 detail=str(exc)[:2000],

@@ -14,13 +14,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
-from omega.providers.base import ErrorKind, ProviderError, salvage_tool_calls
+from omega.providers import prices
+from omega.providers.base import ErrorKind, ProviderError, salvage_tool_calls, salvage_usage
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage, ModelResponse
+    from pydantic_ai.messages import ModelMessage
     from pydantic_ai.models import Model
 
     from omega.sandbox import Sandbox
@@ -209,7 +210,7 @@ class ApiProvider:
         from pydantic_ai.messages import ModelResponse
         from pydantic_ai.settings import ModelSettings
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
-        from pydantic_ai.usage import UsageLimits
+        from pydantic_ai.usage import RunUsage, UsageLimits
 
         from omega.tools.mcp import default_sandbox, start_servers
         from omega.tools.wrappers import RecordingToolset
@@ -246,8 +247,20 @@ class ApiProvider:
                 *(BinaryContent(data=i.data, media_type=i.mime_type) for i in context.images),
             ]
         started = time.perf_counter()
+        # The run adds every request's usage to this one (as for a delegate agent's run), so
+        # what was billed is known when the run fails too.
+        spent = RunUsage()
         try:
             async with AsyncExitStack() as stack:
+                # What the requests made so far were billed for, when the answer fails (a tool
+                # loop that errs, a provider error after some requests, a timeout): recorded.
+                stack.push(
+                    lambda failed, *_: (
+                        None
+                        if failed is None
+                        else salvage_usage(self.name, model_name, prices.run_usage(spent))
+                    )
+                )
                 toolsets: list[AbstractToolset[Any]] = []
                 if context.use_tools:
                     if self.tools is not None and len(self.tools):
@@ -285,6 +298,7 @@ class ApiProvider:
                     usage_limits=UsageLimits(request_limit=MAX_TOOL_ROUNDS + 2),
                     toolsets=[recorder] if toolsets else None,
                     infer_name=False,
+                    usage=spent,
                 )
         except exceptions.ModelHTTPError as exc:
             raise ProviderError(
@@ -316,7 +330,7 @@ class ApiProvider:
             usage=Usage(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
-                cost_usd=_total_cost(responses),
+                cost_usd=prices.total_cost(responses),
                 cached_tokens=usage.cache_read_tokens,
             ),
             tool_calls=recorder.tool_calls(messages),
@@ -365,27 +379,3 @@ def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:
     if pending:
         messages.append(ModelRequest(parts=pending))
     return messages, prompt
-
-
-def _total_cost(responses: list[ModelResponse]) -> float | None:
-    """The run's price in USD from genai-prices, or None when any response is not priced."""
-    total = 0.0
-    for response in responses:
-        cost = _cost(response)
-        if cost is None:
-            return None
-        total += cost
-    return total
-
-
-def _cost(response: Any) -> float | None:
-    """The response's price in USD from genai-prices, or None when the model is not priced."""
-    usage = getattr(response, "usage", None)
-    if usage is not None and hasattr(usage, "cost"):
-        # pydantic-ai priced it when it arrived (None: no price known); a second look-up
-        # would scan the price list again (about a millisecond for a model it does not know).
-        return None if usage.cost is None else float(usage.cost)
-    try:
-        return float(response.cost().total_price)
-    except Exception:  # unknown model or missing usage: cost stays unknown
-        return None

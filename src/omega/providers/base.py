@@ -1,16 +1,17 @@
 """The Provider protocol every AI backend implements, its error type, and where a failing call
-leaves the tool calls it made."""
+leaves the tool calls it made and the tokens it was billed for."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
 
 from omega import i18n
 from omega.errors import OmegaError
-from omega.types import Context, Reply, ToolCall
+from omega.types import Context, Reply, ToolCall, Usage
 
 # rate_limit: HTTP 429; overloaded: the provider is busy for everyone (HTTP 503, 529);
 # spending_cap: Omega itself refused the call, today's spending cap is reached (turn/spend.py).
@@ -35,6 +36,28 @@ class ProviderError(OmegaError):
         self.kind: ErrorKind = kind
         self.hint = hint
         self.retry_after = retry_after
+        # What the failed call was billed for before it failed (set by turn.ask_provider, which
+        # collects it from the providers; None: nothing), for the caller's audit row.
+        self.spent: Spent | None = None
+
+
+@dataclass(frozen=True)
+class Spent:
+    """Tokens a provider was billed for by a call that then failed (a tool loop that erred, a
+    provider error or timeout after some requests): `provider` and `model` as an audit row
+    names them."""
+
+    provider: str
+    model: str
+    usage: Usage
+
+
+@dataclass
+class Salvage:
+    """What the provider calls within `salvaged()` left behind when they failed."""
+
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    spent: list[Spent] = field(default_factory=list)
 
 
 @runtime_checkable
@@ -75,24 +98,34 @@ def friendly_error(error: Exception, language: str = "English") -> str:
     return i18n.message(key, language)
 
 
-# The tool calls of provider calls that failed part-way (timed out, cancelled, or erred after
-# some tools ran): the provider hands them here before raising, so they are still recorded.
-_SALVAGED: ContextVar[list[ToolCall] | None] = ContextVar("omega_salvaged_calls", default=None)
+# What provider calls that failed part-way (timed out, cancelled, or erred after some requests
+# or tools) leave: the provider hands its tool calls and its billed usage here before raising,
+# so they are still recorded.
+_SALVAGED: ContextVar[Salvage | None] = ContextVar("omega_salvaged", default=None)
 
 
 def salvage_tool_calls(calls: Iterable[ToolCall]) -> None:
     """Keep the tool calls of a provider call that is failing, for whoever asked (`salvaged`)."""
     found = _SALVAGED.get()
     if found is not None:
-        found.extend(calls)
+        found.tool_calls.extend(calls)
+
+
+def salvage_usage(provider: str, model: str, usage: Usage) -> None:
+    """Keep what a provider call that is failing was billed for, for whoever asked
+    (`salvaged`); a call that used no tokens and cost nothing leaves nothing."""
+    found = _SALVAGED.get()
+    billed = usage.input_tokens or usage.output_tokens or usage.cost_usd
+    if found is not None and billed:
+        found.spent.append(Spent(provider, model, usage))
 
 
 @contextmanager
-def salvaged() -> Iterator[list[ToolCall]]:
-    """Collect in the list given the tool calls of every provider call within that fails
+def salvaged() -> Iterator[Salvage]:
+    """Collect the tool calls and billed usage of every provider call within that fails
     (a fallback chain's failed members included); the calls that succeed report theirs in
     their Reply."""
-    found: list[ToolCall] = []
+    found = Salvage()
     token = _SALVAGED.set(found)
     try:
         yield found

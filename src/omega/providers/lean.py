@@ -5,14 +5,16 @@ OpenAI SDK for that costs more than half of its cold start. This provider speaks
 chat-completions wire format with the standard library (http.client in a worker thread):
 the same request shape (system prompt first, then the turns), the SDK's retry policy on 429,
 5xx and connection errors, the same error kinds. Its cost is the one the server reports in
-its usage (OpenRouter's `usage.cost`); a price list (genai-prices, ~0.2 s and MiBs to load) is
-not looked up here, so an unreported cost stays unknown and counts as 0 (README, "Audit and
-spending"). Tools, MCP servers and priced answers stay with `ApiProvider`.
+its usage (OpenRouter's `usage.cost`), else the model's list price (genai-prices, the table
+`ApiProvider` prices with), loaded on a worker thread while the request is in flight; a model
+not listed is costed by the turn (`[limits] unknown_model_usd_per_mtok`). Tools and MCP servers
+stay with `ApiProvider`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import http.client
 import json
 import time
@@ -20,7 +22,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from omega.logs import redact_url
-from omega.providers.base import ErrorKind, ProviderError
+from omega.providers import prices
+from omega.providers.base import ErrorKind, ProviderError, salvage_usage
 from omega.types import Context, Reply, Usage
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -74,27 +77,33 @@ class LeanChatProvider:
         if context.max_tokens:
             body["max_tokens"] = context.max_tokens
         started = time.perf_counter()
-        data = await asyncio.to_thread(self._post, json.dumps(body).encode())
+        # The price table loads while the request is in flight (a free server needs none).
+        loading: asyncio.Future[None] | None = None
+        if self._name not in prices.FREE_PROVIDERS:
+            loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
         try:
-            choice = data["choices"][0]["message"]
-            usage = data.get("usage") or {}
-            text = str(choice.get("content") or "")
-            input_tokens = int(usage.get("prompt_tokens") or 0)
-            output_tokens = int(usage.get("completion_tokens") or 0)
-            details = usage.get("prompt_tokens_details") or {}
-            cached = int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0
+            data = await asyncio.to_thread(self._post, json.dumps(body).encode())
+        finally:
+            if loading is not None and not loading.done():
+                await asyncio.wait([loading])  # never left running past the call
+        answered = str(data.get("model") or model) if isinstance(data, dict) else model
+        try:
+            usage = _usage(data.get("usage") or {})
+        except (TypeError, AttributeError, ValueError):
+            usage = Usage()
+        try:
+            text = str(data["choices"][0]["message"].get("content") or "")
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            salvage_usage(self._name, answered, usage)  # a 200 is billed even when it is odd
             raise ProviderError(f"{self._name}: unexpected response {data!r:.200}") from exc
+        if usage.cost_usd is None and loading is not None and loading.exception() is None:
+            cost = prices.list_price(self._name, answered, usage, self.base_url)
+            usage = dataclasses.replace(usage, cost_usd=cost)
         return Reply(
             text=text.strip(),
             provider=self._name,
-            model=str(data.get("model") or model),
-            usage=Usage(
-                input_tokens=input_tokens,
-                output_tokens=output_tokens,
-                cost_usd=_reported_cost(usage),
-                cached_tokens=cached,
-            ),
+            model=answered,
+            usage=usage,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
 
@@ -141,6 +150,17 @@ class LeanChatProvider:
                 kind = "unavailable"
                 raise ProviderError(f"{self._name}: cannot connect: {raw.decode()}", kind=kind)
             raise ProviderError(f"{self._name} HTTP {status}: {raw[:300]!r}", kind=kind)
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    """The tokens (and cost, when reported) of a chat-completions `usage` object."""
+    details = usage.get("prompt_tokens_details") or {}
+    return Usage(
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        cost_usd=_reported_cost(usage),
+        cached_tokens=int(details.get("cached_tokens") or 0) if isinstance(details, dict) else 0,
+    )
 
 
 def _reported_cost(usage: dict[str, Any]) -> float | None:

@@ -1,7 +1,7 @@
 """The one way to ask the provider: within today's spending cap (turn/spend.py), bounded by the
 timeout and the provider's adaptive concurrency limit (providers/limiter.py), every failure a
-ProviderError, every tool call recorded (those of a call that failed part-way too); and which
-model a provider uses for what."""
+ProviderError, every tool call recorded and every billed token costed (those of a call that
+failed part-way too); and which model a provider uses for what."""
 
 from __future__ import annotations
 
@@ -13,10 +13,10 @@ from collections.abc import Sequence
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry, AuditStatus
-from omega.providers.base import LOAD_KINDS, ProviderError, salvaged
+from omega.providers.base import LOAD_KINDS, ProviderError, Spent, salvaged
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call, elapsed_ms, record_audit, usage_fields
-from omega.turn.spend import refusal
+from omega.turn.spend import costed, costed_spent, refusal
 from omega.types import Context, Reply, ToolCall
 
 log = logging.getLogger(__name__)
@@ -32,7 +32,10 @@ async def ask_provider(
     "classify", "heartbeat", ...); by default `audit_as`, else "exchange" (a reply). Every tool
     call the provider reports, whatever the call was for, goes into `tool_calls`. With
     `audit_as`, the call gets an audit row of its own (that event, its tokens and cost, or its
-    error): for calls whose spending no other row records; without it the caller audits."""
+    error): for calls whose spending no other row records; without it the caller audits, with
+    `usage_fields(reply)` or, when it failed, `usage_fields(error)`: a failed call's error
+    carries what it was billed for before it failed (`error.spent`). A fallback member that
+    failed after being billed, before another answered, gets an audit row here."""
     event = purpose or audit_as or "exchange"
     refused = await refusal(deps, event)
     if refused is not None:
@@ -40,20 +43,45 @@ async def ask_provider(
             await _audit_call(deps, context, audit_as, time.perf_counter(), None, refused)
         raise refused
     started = time.perf_counter()
-    with salvaged() as cut_short:  # the tool calls of a call (or fallback) that failed
+    with salvaged() as cut_short:  # what a call (or fallback member) that failed left
         try:
-            reply = await _complete(deps, context)
+            reply = costed(deps, await _complete(deps, context))
         except ProviderError as exc:
+            exc.spent = exc.spent or costed_spent(deps, cut_short.spent)
             if audit_as:
                 await _audit_call(deps, context, audit_as, started, None, exc)
-            await _record_tool_calls(deps, context, deps.provider.name, cut_short)
+            await _record_tool_calls(deps, context, deps.provider.name, cut_short.tool_calls)
             raise
     if audit_as:
         await _audit_call(deps, context, audit_as, started, reply, None)
+    for spent in cut_short.spent:  # a fallback member billed before it failed
+        await _audit_spent(deps, context, event, costed_spent(deps, [spent]), reply)
     # A fallback member that failed after running tools, then the member that answered.
-    await _record_tool_calls(deps, context, deps.provider.name, cut_short)
+    await _record_tool_calls(deps, context, deps.provider.name, cut_short.tool_calls)
     await _record_tool_calls(deps, context, reply.provider, reply.tool_calls)
     return reply
+
+
+async def _audit_spent(
+    deps: PipelineDeps, context: Context, event: str, spent: Spent | None, reply: Reply
+) -> None:
+    """The audit row of a fallback member that failed after being billed (its tokens and cost
+    count like any call's), before `reply`'s member answered."""
+    if spent is None:
+        return
+    error = ProviderError(f"{spent.provider} failed after being billed; {reply.provider} answered")
+    error.spent = spent
+    await record_audit(
+        deps,
+        AuditEntry(
+            channel=context.channel or "omega",
+            sender_id=context.sender_id,
+            status="error",
+            event=event,
+            detail=str(error),
+            **usage_fields(error, provider=spent.provider),
+        ),
+    )
 
 
 async def _audit_call(
@@ -78,7 +106,7 @@ async def _audit_call(
             event=event,
             detail=str(error or "")[:2000],
             processing_ms=elapsed_ms(started),
-            **usage_fields(reply, provider=deps.provider.name),
+            **usage_fields(reply or error, provider=deps.provider.name),
         ),
     )
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import TypedDict, TypeVar
 
 from omega.memory.audit import AuditEntry, AuditStatus
+from omega.providers.base import ProviderError
 from omega.turn.deps import PipelineDeps
 from omega.types import IncomingMessage, Reply
 
@@ -45,10 +46,23 @@ class UsageFields(TypedDict):
     cached_tokens: int  # of input_tokens, read from the provider's prompt cache
 
 
-def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
-    """What `reply` fills in an audit row (`AuditEntry(..., **usage_fields(reply))`); with no
-    reply, only the `provider` asked is named."""
-    if reply is None:
+def usage_fields(answer: Reply | ProviderError | None, *, provider: str = "") -> UsageFields:
+    """What a provider call fills in an audit row (`AuditEntry(..., **usage_fields(reply))`):
+    a reply's usage, or what a failed call (its ProviderError from `ask_provider`) was billed
+    for before it failed; with neither, only the `provider` asked is named."""
+    if isinstance(answer, ProviderError):
+        spent = answer.spent
+        if spent is None:
+            return usage_fields(None, provider=provider)
+        return UsageFields(
+            provider=spent.provider or provider,
+            model=spent.model,
+            input_tokens=spent.usage.input_tokens,
+            output_tokens=spent.usage.output_tokens,
+            cost_usd=spent.usage.cost_usd,
+            cached_tokens=spent.usage.cached_tokens,
+        )
+    if answer is None:
         return UsageFields(
             provider=provider,
             model="",
@@ -58,12 +72,12 @@ def usage_fields(reply: Reply | None, *, provider: str = "") -> UsageFields:
             cached_tokens=0,
         )
     return UsageFields(
-        provider=reply.provider,
-        model=reply.model,
-        input_tokens=reply.usage.input_tokens,
-        output_tokens=reply.usage.output_tokens,
-        cost_usd=reply.usage.cost_usd,
-        cached_tokens=reply.usage.cached_tokens,
+        provider=answer.provider,
+        model=answer.model,
+        input_tokens=answer.usage.input_tokens,
+        output_tokens=answer.usage.output_tokens,
+        cost_usd=answer.usage.cost_usd,
+        cached_tokens=answer.usage.cached_tokens,
     )
 
 

@@ -6,21 +6,26 @@ summaries and facts, the heartbeat, and any call of a kind not known) stops once
 spending reaches BACKGROUND_SHARE of the cap; calls that answer someone now (replies, their
 planning, `omega ask`) stop at the cap itself. Each stop is told to the owner once a day (an
 owner alert, and an audit row `spending_cap:background` or `spending_cap:replies`). A call's
-cost is known only once it has answered, so the call that crosses a line still completes;
-calls whose cost the provider does not report count as 0.
+cost is known only once it has answered, so the call that crosses a line still completes.
+Every billed token counts (`costed`): a call that failed counts what it was billed for before
+it failed, and a model with no known price costs `[limits] unknown_model_usd_per_mtok`; only
+free providers (the bundled model, Ollama) count as 0.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from omega.memory.audit import FOREGROUND_KINDS, AuditEntry, call_kind
 from omega.owner import owner_alert
-from omega.providers.base import ProviderError
+from omega.providers import prices
+from omega.providers.base import ProviderError, Spent
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call
+from omega.types import Reply, Usage
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +56,37 @@ class Allowance:
 def today() -> str:
     """Today's UTC day, "YYYY-MM-DD" (it compares with the database's times as text)."""
     return datetime.now(UTC).strftime("%Y-%m-%d")
+
+
+def costed(deps: PipelineDeps, reply: Reply) -> Reply:
+    """`reply` with a cost the cap counts (prices.with_cost): the reported one, else its tokens
+    at `[limits] unknown_model_usd_per_mtok`."""
+    usage = prices.with_cost(
+        reply.usage, reply.provider, deps.config.limits.unknown_model_usd_per_mtok
+    )
+    return reply if usage is reply.usage else replace(reply, usage=usage)
+
+
+def costed_spent(deps: PipelineDeps, spent: Sequence[Spent]) -> Spent | None:
+    """What failed provider calls were billed for, costed as `costed` does, in one: their
+    provider and model when all share them (else the chain's name and none); None if nothing."""
+    if not spent:
+        return None
+    rate = deps.config.limits.unknown_model_usd_per_mtok
+    usages = [prices.with_cost(s.usage, s.provider, rate) for s in spent]
+    costs = [u.cost_usd for u in usages if u.cost_usd is not None]
+    providers = {s.provider for s in spent}
+    models = {s.model for s in spent}
+    return Spent(
+        provider=providers.pop() if len(providers) == 1 else deps.provider.name,
+        model=models.pop() if len(models) == 1 else "",
+        usage=Usage(
+            input_tokens=sum(u.input_tokens for u in usages),
+            output_tokens=sum(u.output_tokens for u in usages),
+            cost_usd=sum(costs) if costs else None,
+            cached_tokens=sum(u.cached_tokens for u in usages),
+        ),
+    )
 
 
 async def allowance(deps: PipelineDeps, event: str) -> Allowance:

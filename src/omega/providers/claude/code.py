@@ -31,7 +31,7 @@ from typing import Literal
 from omega.config.providers import ClaudeCodeConfig
 from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
-from omega.providers.base import ProviderError, salvage_tool_calls
+from omega.providers.base import ProviderError, salvage_tool_calls, salvage_usage
 from omega.providers.claude.cli import (
     BACKGROUND_SYSTEM_PROMPT,
     CHECK_TIMEOUT_SECS,
@@ -306,6 +306,10 @@ class ClaudeCodeProvider:
         calls: list[ToolCall] = []
         input_tokens = output_tokens = cached_tokens = 0
         cost: float | None = None
+
+        def billed() -> Usage:  # what the runs so far were billed for
+            return Usage(input_tokens, output_tokens, cost, cached_tokens)
+
         outcome = RunOutcome()
         for attempt in range(self._config.max_resume_attempts + 1):
             argv = self._argv(executable, model, mode, servers, resume, folder, system_file)
@@ -318,22 +322,24 @@ class ClaudeCodeProvider:
             log.debug("claude-code prompt: %s", prompt)
             try:
                 outcome = await self._run_once(argv, prompt, deadline, servers, mode, folder, home)
-            except BaseException:  # the earlier runs' tool calls are recorded all the same
+            except BaseException:  # the earlier runs' tool calls and usage are recorded
                 salvage_tool_calls(calls)
+                salvage_usage(self.name, model, billed())
                 raise
-            if outcome.is_error and outcome.subtype != "error_max_turns":
-                # The CLI's error text ("Not logged in · Please run /login", "API Error: ...")
-                # is never an answer.
-                salvage_tool_calls([*calls, *outcome.tool_calls])
-                raise _result_error(outcome)
-            if outcome.text.strip():
-                texts.append(outcome.text.strip())
-            calls += outcome.tool_calls[: MAX_TOOL_CALLS - len(calls)]
             input_tokens += outcome.input_tokens
             output_tokens += outcome.output_tokens
             cached_tokens += outcome.cached_tokens
             if outcome.cost_usd is not None:
                 cost = (cost or 0.0) + outcome.cost_usd
+            if outcome.is_error and outcome.subtype != "error_max_turns":
+                # The CLI's error text ("Not logged in · Please run /login", "API Error: ...")
+                # is never an answer.
+                salvage_tool_calls([*calls, *outcome.tool_calls])
+                salvage_usage(self.name, model, billed())
+                raise _result_error(outcome)
+            if outcome.text.strip():
+                texts.append(outcome.text.strip())
+            calls += outcome.tool_calls[: MAX_TOOL_CALLS - len(calls)]
             if outcome.subtype != "error_max_turns" or not outcome.session_id:
                 break
             if attempt == self._config.max_resume_attempts:
@@ -343,6 +349,7 @@ class ClaudeCodeProvider:
         text = "\n\n".join(texts)[:MAX_RESULT_CHARS]
         if not text and outcome.subtype.startswith("error"):
             salvage_tool_calls(calls)
+            salvage_usage(self.name, model, billed())
             raise ProviderError(f"claude CLI error: {outcome.subtype}")
         return Reply(
             text=text,
