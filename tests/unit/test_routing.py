@@ -262,6 +262,43 @@ def test_anything_that_may_need_tools_steps_or_a_skill_is_planned(text: str) -> 
     assert not obviously_direct(text, names=KNOWN)
 
 
+# Obvious chat in each of the eight welcome languages is one call (issue 40: "hola" was one,
+# "bonjour", "hallo", "ciao", "olá", "hoi" and "привет" were two), and a request in each is
+# still planned.
+WELCOME_SMALL_TALK = {
+    "en": ["hi", "good morning", "thanks a lot"],
+    "es": ["hola", "buenos días", "muchas gracias"],
+    "pt": ["olá", "bom dia", "obrigado", "tudo bem?"],
+    "fr": ["bonjour", "salut", "merci beaucoup", "ça va ?"],
+    "de": ["hallo", "guten Morgen", "danke schön", "wie geht's?"],
+    "it": ["ciao", "buongiorno", "grazie mille", "come stai?"],
+    "nl": ["hoi", "goedemorgen", "dank je wel", "hoe gaat het?"],
+    "ru": ["привет", "добрый день", "спасибо большое", "как дела?"],
+}
+WELCOME_REQUESTS = {
+    "pt": ["Procura a previsão do tempo em Lisboa", "envia o arquivo ao João amanhã"],
+    "fr": ["Cherche la météo à Paris", "envoie le fichier à Marie demain"],
+    "de": ["Suche das Wetter in Berlin", "erinnere mich morgen an den Termin"],
+    "it": ["Cerca il meteo a Roma", "scrivi una mail e mandala domani"],
+    "nl": ["Zoek het weer in Amsterdam", "stuur het bestand naar Jan"],
+    "ru": ["Найди погоду в Москве", "напомни мне завтра позвонить маме"],
+}
+
+
+@pytest.mark.parametrize(
+    "text", [t for texts in WELCOME_SMALL_TALK.values() for t in texts], ids=lambda t: t
+)
+def test_small_talk_in_every_welcome_language_is_obviously_direct(text: str) -> None:
+    assert obviously_direct(text, names=KNOWN)
+
+
+@pytest.mark.parametrize(
+    "text", [t for texts in WELCOME_REQUESTS.values() for t in texts], ids=lambda t: t
+)
+def test_a_request_in_every_welcome_language_is_still_planned(text: str) -> None:
+    assert not obviously_direct(text, names=KNOWN)
+
+
 def test_an_attachment_is_never_obvious() -> None:
     assert obviously_direct("what is this?", names=KNOWN)
     assert not obviously_direct("what is this?", attachments=1, names=KNOWN)

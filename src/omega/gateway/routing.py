@@ -158,8 +158,9 @@ def _steps_plan(steps: list[PlanStep]) -> Plan:
 # talk (every word a greeting or acknowledgement) or a plain question. Anything else is planned.
 OBVIOUS_MAX_CHARS = 120
 OBVIOUS_MAX_WORDS = 12
-# Words that may need a tool, a plan of several steps or a new skill (English and Spanish, the
-# languages the messages speak most; an unknown language is planned unless it is small talk).
+# Words that may need a tool, a plan of several steps or a new skill, in the eight languages
+# Omega welcomes people in (English, Spanish, Portuguese, French, German, Italian, Dutch,
+# Russian); a message in another language is planned unless it is small talk or a question.
 ACTION_WORDS = frozenset(
     """search find look lookup browse google web internet online site website url link
     download upload fetch open read write edit save delete remove rename move copy create make
@@ -173,16 +174,49 @@ ACTION_WORDS = frozenset(
     busca buscar encuentra encontrar descarga descargar envía envia enviar manda mandar correo
     archivo archivos carpeta abre abrir lee leer escribe escribir guarda guardar borra borrar
     crea crear programa programar recuérdame recuerdame recordatorio luego después despues
-    compara comparar precio precios noticias tiempo clima mañana hoy""".split()
+    compara comparar precio precios noticias tiempo clima mañana hoy
+    procura procurar pesquisa pesquisar baixa baixar envia envie arquivo arquivos pasta
+    abra escreve escrever salva salvar apaga apagar cria criar lembra lembre lembrete depois
+    amanhã amanha hoje notícias noticias preço preços previsão
+    cherche chercher trouve trouver télécharge telecharge télécharger envoie envoyer fichier
+    fichiers dossier ouvre ouvrir lis lire écris ecris écrire ecrire enregistre supprime
+    supprimer crée cree créer creer rappelle rappel demain aujourd hui ensuite après apres
+    compare comparer prix actualités actualites météo meteo courriel
+    suche suchen finde finden lade herunterladen sende senden schick schicke datei dateien
+    ordner öffne oeffne öffnen lies lesen schreib schreibe schreiben speichere speichern
+    lösche loesche löschen erstelle erstellen erinnere erinnerung heute dann danach
+    vergleiche vergleichen preis preise nachrichten wetter
+    cerca cercare trova trovare scarica scaricare invia inviare manda mandare documento
+    cartella apri aprire leggi leggere scrivi scrivere salva salvare cancella cancellare
+    crea creare ricordami promemoria domani oggi poi dopo confronta confrontare prezzo prezzi
+    notizie meteo
+    zoek zoeken vind vinden download downloaden stuur sturen verstuur bestand bestanden map
+    open openen lees lezen schrijf schrijven bewaar opslaan verwijder verwijderen maak maken
+    herinner herinnering vandaag dan daarna vergelijk vergelijken prijs prijzen nieuws
+    weer
+    найди найти поищи поиск ищи скачай скачать отправь отправить пошли файл файлы папку
+    папка открой открыть прочитай прочитать напиши написать сохрани сохранить удали удалить
+    создай создать напомни напоминание завтра сегодня потом после сравни сравнить цена цены
+    новости погода""".split()
 )
 SMALL_TALK = frozenset(
     """hi hello hey heya hiya yo howdy greetings morning afternoon evening night good day
-    gm gn thanks thank you thx ty cheers ok okay k kk cool great nice awesome perfect fine
+    gm gn thanks thank you thx ty cheers ok okay k kk cool great nice awesome perfect fine a lot
     yes yeah yep no nope sure bye goodbye later see ya lol haha hehe wow oh ah hmm how are
     what's whats what s up sup doing there all everyone omega again much very so too
     hola buenas buenos días dias tardes noches gracias muchas vale sí si adiós adios qué que
-    tal cómo como estás estas bien bonjour merci salut ciao grazie hallo danke olá ola
-    obrigado obrigada""".split()
+    tal cómo como estás estas bien
+    olá ola oi bom boa dia tarde noite obrigado obrigada muito valeu tchau tudo beleza sim não nao
+    bonjour bonsoir salut coucou merci beaucoup oui non d accord ça ca va bien bonne journée
+    journee soirée soiree au revoir
+    hallo guten morgen tag abend gute nacht danke schön schoen vielen dank ja nein tschüss
+    tschuess servus moin wie geht's gehts es dir gut
+    ciao buongiorno buonasera buonanotte grazie mille sì no va bene arrivederci salve come
+    stai tutto
+    hoi hallo goedemorgen goedemiddag goedenavond dag dank je wel bedankt dankjewel ja nee
+    doei hoe gaat het goed prima
+    привет здравствуй здравствуйте добрый доброе утро день вечер спокойной ночи спасибо
+    большое да нет пока хорошо ок как дела""".split()
 )
 _LINKISH = re.compile(r"://|www\.|[/\\~`@#$%{}<>\[\]|]")
 _WORDS = re.compile(r"\w+", re.U)
