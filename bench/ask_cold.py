@@ -50,6 +50,33 @@ def measure(label: str, env: dict[str, str], runs: int, *flags: str) -> None:
     )
 
 
+def import_profile(env: dict[str, str], top: int = 12) -> None:
+    """`python -X importtime` of one lean `omega ask`: the imports that cost most (cumulative,
+    as Python reports them), so what the lean path loads is in plain sight."""
+    code = (
+        "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'hi']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    rows: list[tuple[int, str]] = []
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        if not line.startswith("import time:") or len(parts) != 3 or "cumulative" in line:
+            continue
+        name = parts[2].rstrip()
+        if len(name) - len(name.lstrip()) <= 3:  # top-level imports and their children
+            rows.append((int(parts[1].strip()), name.strip()))
+    print("  -X importtime of the lean ask, the costliest imports (cumulative ms):")
+    for micros, name in sorted(rows, reverse=True)[:top]:
+        print(f"    {micros / 1000:7.1f}  {name}")
+
+
 def main() -> None:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
     with tempfile.TemporaryDirectory() as home:
@@ -69,6 +96,7 @@ def main() -> None:
             )
             measure("instant OpenAI-compatible", api, runs)
             measure("  the same with --tools", api, runs, "--tools")
+            import_profile(api)
 
 
 if __name__ == "__main__":

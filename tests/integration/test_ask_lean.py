@@ -19,14 +19,18 @@ from tests.conftest import openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
-def test_ask_imports_no_sdk(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
     fake_openai.script = [Step(text="Paris.")]
     env = dict(os.environ, **openai_env(fake_openai))
     code = (
         "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('pydantic_ai', 'openai', 'httpx', 'anthropic', 'google'))\n"
+        "('pydantic_ai', 'openai', 'httpx', 'anthropic', 'google', 'numpy', 'telegram', "
+        "'discord', 'slack_sdk', 'nio', 'neonize', 'llama_cpp', 'mcp', 'psycopg') "
+        "or (m.startswith('omega.channels.') and m != 'omega.channels.base'))\n"
         "print('HEAVY', heavy)"
     )
     proc = subprocess.run(
