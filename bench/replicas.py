@@ -7,7 +7,9 @@ claims messages from the durable inbox and sends its answers. The provider is th
 OpenAI-compatible double, answering at once ("instant") or after one second ("1 s").
 A burst of messages from many senders arrives at once; the figures are messages answered per
 second and each message's latency from its arrival at the Bot API to its reply accepted there.
-Run: .venv/bin/python bench/replicas.py [messages] [senders]
+The hand-off latency (one replica receives, another starts it) is measured first, with the
+0.3 s poll alone and with LISTEN/NOTIFY wake-ups.
+Run: .venv/bin/python bench/replicas.py [messages] [senders]   (--handoff: only the hand-off)
 """
 
 from __future__ import annotations
@@ -116,6 +118,53 @@ def run(
                     proc.kill()
 
 
+def handoff(wake: bool, messages: int = 60, poll: float = 0.3) -> list[float]:
+    """Milliseconds from a message put in the inbox by one replica to another replica's poll
+    loop claiming it (the gateway's loop: wait for a wake-up or `poll` seconds, then claim),
+    with LISTEN/NOTIFY wake-ups (`wake`) or the poll alone. Two store connections on a real
+    PostgreSQL; messages arrive at random moments."""
+    import asyncio
+    import random
+
+    from omega.memory import Store
+    from omega.memory.wakeups import INBOX, wait_for
+    from omega.types import IncomingMessage
+
+    with running_server() as server:
+        url = server.new_database()
+        sender, taker = Store(url), Store(url)
+
+        async def scenario() -> list[float]:
+            woken = taker.wake_event(INBOX) if wake else None
+            put_at: dict[str, float] = {}
+            took: list[float] = []
+
+            async def take() -> None:
+                while len(took) < messages:
+                    await wait_for(woken, poll)
+                    claims = await taker.call(taker.inbox_claim, "taker", 30.0, ["telegram"], 50)
+                    now = time.perf_counter()
+                    took.extend((now - put_at[c.message.id]) * 1000 for c in claims)
+
+            taking = asyncio.create_task(take())
+            await asyncio.sleep(1.0)  # the listener connected
+            for n in range(messages):
+                await asyncio.sleep(random.uniform(0.05, 0.4))
+                message = IncomingMessage(
+                    "telegram", str(n), "hi", id=f"h{n}", assurance="platform"
+                )
+                put_at[message.id] = time.perf_counter()
+                await sender.call(sender.inbox_put, message, "sender")
+            await asyncio.wait_for(taking, 30)
+            return took
+
+        try:
+            return asyncio.run(scenario())
+        finally:
+            sender.close()
+            taker.close()
+
+
 def describe(values: list[float]) -> str:
     ordered = sorted(values)
     p99 = ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))]
@@ -123,6 +172,11 @@ def describe(values: list[float]) -> str:
 
 
 def main() -> None:
+    print("hand-off: a message put by one replica, claimed by another's poll loop")
+    print(f"  poll every 0.3 s (before): {describe(handoff(wake=False))}")
+    print(f"  LISTEN/NOTIFY wake-ups:     {describe(handoff(wake=True))}")
+    if "--handoff" in sys.argv:
+        return
     messages = int(sys.argv[1]) if len(sys.argv) > 1 else 300
     senders = int(sys.argv[2]) if len(sys.argv) > 2 else 100
     for label, delay in (("instant", 0.0), ("1 s", 1.0)):

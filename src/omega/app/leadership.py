@@ -15,6 +15,7 @@ from typing import cast
 
 from omega.app.fleet import Fleet
 from omega.channels.base import Channel, PairingChannel, Send, Submit
+from omega.memory.wakeups import relay_topic, wait_for
 from omega.types import OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -94,21 +95,29 @@ class LedChannel:
                 runner.cancel()
 
     async def _pump(self, inner: Channel) -> None:
-        """While leading: send what the other replicas relayed, oldest first."""
+        """While leading: send what the other replicas relayed, oldest first. Each message
+        leaves the queue only once sent; one this leader took and could not send (it failed,
+        or this replica died) is sent by a leader once its lease runs out."""
         store = self._fleet.store
+        woken = store.wake_event(relay_topic(self.name))  # PostgreSQL: relayed at once
         while True:
             try:
-                relayed = await store.call(store.relay_take, self.name)
+                relayed = await store.call(store.relay_take, self.name, self._fleet.id)
             except Exception:
                 log.exception("channel %s: reading the relay failed", self.name)
                 relayed = []
-            for message in relayed:
+            for row_id, message in relayed:
                 try:
                     await inner.send(message)
                 except Exception:
                     log.exception("channel %s: a relayed message could not be sent", self.name)
+                    continue  # stays taken: sent again when its lease runs out
+                try:
+                    await store.call(store.relay_done, row_id)
+                except Exception:  # sent: at worst it is sent once more, same id
+                    log.exception("channel %s: could not mark a relayed message sent", self.name)
             if not relayed:
-                await asyncio.sleep(RELAY_EVERY_SECS)
+                await wait_for(woken, RELAY_EVERY_SECS)
 
     async def send(self, message: OutgoingMessage) -> None:
         """Send through the channel; a follower of a channel only the leader can send on

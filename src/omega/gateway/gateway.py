@@ -28,6 +28,7 @@ from omega.gateway.language import detect_language
 from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
 from omega.memory import Claim
+from omega.memory.wakeups import INBOX, wait_for
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.text import scrub
 from omega.turn import PipelineDeps, granted_role, is_owner
@@ -494,9 +495,12 @@ class Gateway:
 
     async def _poll(self, every: float) -> None:
         """Take up what other replicas received (or left behind when they died), and settle
-        the submitted messages that another replica answered."""
+        the submitted messages that another replica answered: at once when woken (a new or
+        released inbox row on PostgreSQL), else every `every` seconds."""
+        store = self.deps.store
+        woken = store.wake_event(INBOX)  # PostgreSQL: another replica's new row wakes us
         while True:
-            await asyncio.sleep(every)
+            await wait_for(woken, every)
             try:
                 await self._look_for_peers()
                 await self._take_all(await self.claims.claim(self._poll_share()))

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from omega.memory import wakeups
 from omega.memory.db import Database, to_db_time, utc_now
 from omega.memory.inbox import inbox_message
 from omega.types import IncomingMessage
@@ -135,13 +136,16 @@ class InboxClaims(Database):
         """Release this replica's claims (but those in `keep`); return how many."""
         keeping = f" AND id NOT IN ({_marks(keep)})" if keep else ""
         with self._tx() as conn:
-            return int(
+            released = int(
                 conn.execute(
                     "UPDATE inbox SET claimed_by = NULL, lease_until = NULL "
                     f"WHERE claimed_by = ? AND status = 'pending'{keeping}",
                     (replica, *keep),
                 ).rowcount
             )
+            if released:
+                self._notify(conn, wakeups.INBOX)  # the other replicas take them up now
+            return released
 
     def inbox_replicas(self) -> list[str]:
         """The replicas that hold a claim or received a message still pending."""

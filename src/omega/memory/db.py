@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar, cast
 
-from omega.memory import postgres
+from omega.memory import postgres, wakeups
 from omega.memory.migrations import migrate, schema_version
 from omega.paths import PRIVATE_FILE_MODE, touch_private
 
@@ -91,6 +91,7 @@ class Database:
             location = store_location(Path(location))
         self._lock = threading.RLock()
         self._executor: ThreadPoolExecutor | None = None
+        self._listener: wakeups.Listener | None = None
         if isinstance(location, str) and postgres.is_url(location):
             self.dialect = "postgresql"
             self.path = Path(os.devnull)
@@ -133,6 +134,9 @@ class Database:
 
     def close(self) -> None:
         """Close the connection and the database thread."""
+        if self._listener is not None:
+            self._listener.close()
+            self._listener = None
         if self._executor is not None:
             self._executor.shutdown(wait=True)
             self._executor = None
@@ -145,6 +149,19 @@ class Database:
             self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="omega-db")
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, lambda: fn(*args, **kwargs))
+
+    def wake_event(self, topic: str) -> asyncio.Event | None:
+        """An event another replica's write on `topic` sets at once (memory.wakeups); None on
+        SQLite, where the caller's poll is the only way."""
+        if self.dialect != "postgresql":
+            return None
+        if self._listener is None:
+            self._listener = wakeups.Listener(self.location)
+        return self._listener.event(topic)
+
+    def _notify(self, conn: sqlite3.Connection, topic: str) -> None:
+        """Inside a write transaction: wake the replicas waiting on `topic` at its commit."""
+        wakeups.notify(conn, self.dialect, topic)
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:

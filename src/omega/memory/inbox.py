@@ -12,6 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import cast, get_args
 
 from omega.logs import redact
+from omega.memory import wakeups
 from omega.memory.db import Database, to_db_time, utc_now
 from omega.text import scrub
 from omega.types import (
@@ -105,6 +106,8 @@ class Inbox(Database):
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (message.id, message.channel, message.sender_id, payload, utc_now(), received_by),
             )
+            if cursor.rowcount == 1:
+                self._notify(conn, wakeups.INBOX)  # another replica may take it at once
             return cursor.rowcount == 1
 
     def inbox_begin(self, message_id: str) -> int:
