@@ -326,3 +326,33 @@ def test_heartbeat_carries_open_limitations_and_can_resolve_them(make_deps: Make
     [item] = repo.list()
     assert item.status == "resolved"
     assert "No email" not in deps.paths.heartbeat.read_text()
+
+
+def test_the_heartbeat_interval_is_kept_in_the_store_and_read_by_the_loop(
+    make_deps: MakeDeps,
+) -> None:
+    """A HEARTBEAT_INTERVAL marker keeps its interval in the store (memory.state): the
+    replica running the heartbeat, or the next start, uses it, not only the process that
+    answered the marker."""
+    from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
+
+    provider = ScriptedProvider(*["Alert!"] * 20)
+    deps = heartbeat_deps(make_deps, provider)
+    deps.paths.heartbeat.write_text("- Check things\n")
+    deps.store.state_put(SETTINGS, HEARTBEAT_INTERVAL, 5)  # set by another replica
+    out = Recorder()
+
+    async def scenario() -> None:
+        stop = asyncio.Event()
+        deps.state.heartbeat_interval = 600  # this replica's own: 6 s, no beat in the test
+        loop = asyncio.create_task(heartbeat_loop(deps, out, stop, seconds_per_minute=0.01))
+        for _ in range(200):
+            if len(provider.prompts) >= 3:
+                break
+            await asyncio.sleep(0.02)
+        stop.set()
+        await loop
+
+    asyncio.run(scenario())
+    assert deps.state.heartbeat_interval == 5
+    assert len(provider.prompts) >= 3

@@ -101,8 +101,11 @@ def test_heartbeat_interval_updates_state_and_confirms(ctx: MarkerContext) -> No
     apply(ctx, "HEARTBEAT_INTERVAL: 45")
     assert ctx.state.heartbeat_interval == 45
     assert [m.text for m in ctx.sent] == ["Heartbeat interval set to 45 minutes."]  # type: ignore[attr-defined]
+    # Kept in the store, where the replica running the heartbeat (and a restart) reads it.
+    assert ctx.store.state_get("settings", "heartbeat_interval") == 45
     apply(ctx, "HEARTBEAT_INTERVAL: 0")
     assert ctx.state.heartbeat_interval == 45
+    assert ctx.store.state_get("settings", "heartbeat_interval") == 45
 
 
 def test_unknown_project_or_skill_fails_alone(ctx: MarkerContext) -> None:

@@ -15,6 +15,8 @@ from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.audit import AuditEntry
 from omega.memory.context import profile_lines
+from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
+from omega.memory.wakeups import CONFIG
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers import chain_names
 from omega.providers.base import ProviderError
@@ -195,15 +197,34 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     return parsed.text
 
 
+async def _stored_interval(deps: PipelineDeps) -> None:
+    """Take the interval kept in the store (set on any replica) when there is one."""
+    store = deps.store
+    try:
+        minutes = await store.call(store.state_get, SETTINGS, HEARTBEAT_INTERVAL)
+    except Exception:  # the store failing keeps the interval this replica has
+        log.exception("could not read the heartbeat interval")
+        return
+    if isinstance(minutes, int) and 1 <= minutes <= 1440:
+        deps.state.heartbeat_interval = minutes
+
+
 async def heartbeat_loop(
     deps: PipelineDeps, out: Outbox, stop: asyncio.Event, seconds_per_minute: float = 60.0
 ) -> None:
-    """Every N minutes (changeable at run time) inside active hours, run a heartbeat."""
+    """Every N minutes (changeable at run time) inside active hours, run a heartbeat. The
+    interval set by a HEARTBEAT_INTERVAL marker is kept in the store: read again before each
+    wait, and on PostgreSQL a change made on another replica wakes this one at once."""
     changed = deps.state.heartbeat_changed
+    elsewhere = deps.store.wake_event(CONFIG)
     hb = deps.config.heartbeat
     while not stop.is_set():
         changed.clear()
+        await _stored_interval(deps)
         waiters = [asyncio.create_task(stop.wait()), asyncio.create_task(changed.wait())]
+        if elsewhere is not None:
+            elsewhere.clear()
+            waiters.append(asyncio.create_task(elsewhere.wait()))
         await asyncio.wait(
             waiters,
             timeout=deps.state.heartbeat_interval * seconds_per_minute,
@@ -211,8 +232,8 @@ async def heartbeat_loop(
         )
         for waiter in waiters:
             waiter.cancel()
-        if stop.is_set() or changed.is_set():
-            continue  # stopping, or the interval changed: plan the sleep again
+        if stop.is_set() or changed.is_set() or (elsewhere is not None and elsewhere.is_set()):
+            continue  # stopping, or the interval changed (here or elsewhere): plan again
         zone = resolve_timezone(deps.config.omega.timezone)
         if not within_active_hours(datetime.now(zone).time(), hb.active_start, hb.active_end):
             log.info("heartbeat skipped: outside active hours")

@@ -12,6 +12,7 @@ from omega.evolution.limitations import raise_limitation, resolve_limitation
 from omega.evolution.self_heal import self_heal, self_heal_resolved
 from omega.markers.notices import unmet_of_raw
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
+from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
 from omega.memory.tasks import Task, TaskLookupError
 from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
@@ -206,6 +207,10 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
     minutes = int(event.value)
     previous, ctx.state.heartbeat_interval = ctx.state.heartbeat_interval, minutes
     ctx.state.heartbeat_changed.set()
+    try:  # kept in the store: the replica running the heartbeat (and the next start) use it
+        await ctx.store.call(ctx.store.state_put, SETTINGS, HEARTBEAT_INTERVAL, minutes)
+    except Exception:
+        log.exception("could not keep the heartbeat interval in the store")
     await audit_change(
         ctx,
         f"marker:{event.name}",

@@ -30,6 +30,7 @@ from omega.memory.leases import Leases
 from omega.memory.pairing import Pairing
 from omega.memory.people import People
 from omega.memory.relay import Relay
+from omega.memory.state import State
 from omega.memory.tasks import Tasks
 from omega.memory.web_sessions import WebSessions
 
@@ -47,6 +48,7 @@ class Store(
     Pairing,
     Leases,
     Relay,
+    State,
     WebSessions,
 ):
     """Omega's memory.db."""
