@@ -34,7 +34,7 @@ from tests.integration.gate_corpus import (
     Case,
 )
 
-RUBRIC_MARK = "Judge the proposal quoted at the end"
+RUBRIC_MARK = "Judge the proposal fenced above"
 CATEGORIES = sorted(Config().evolution.forbidden_categories)
 AUTONOMOUS = {
     "OMEGA_EVOLUTION__AUTONOMY_MODE": "autonomous",
