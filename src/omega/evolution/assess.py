@@ -15,9 +15,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from omega.evolution.lexicon_more import unnegated
+
 RISK = {"low": 1, "medium": 2, "high": 3}
 # Categories whose words a skill may explain without doing ("how to choose a strong password").
-EXPLAINABLE = frozenset({"credential_access", "financial_transactions"})
+EXPLAINABLE = frozenset({"credential_access", "financial_transactions", "network_exploit"})
 _SEPARATORS = re.compile(r"[\s\-./]+")
 
 
@@ -167,7 +169,7 @@ def proposal_text(spec: dict[str, Any]) -> str:
         if isinstance(value, list):
             parts.extend(str(item) for item in value)
     parts.append(json.dumps(spec.get("inputs", {}), ensure_ascii=False, default=str))
-    return unicodedata.normalize("NFKC", "\n".join(parts))
+    return unnegated(unicodedata.normalize("NFKC", "\n".join(parts)))
 
 
 def assess(

@@ -67,7 +67,7 @@ whatever language, script, spelling, encoding, spacing, look-alike letters or eu
 a destination). For each category answer "yes" if the proposal would do it, "unsure" if it
 might or you cannot tell, "no" only if it clearly would not. Answer with JSON only, one entry
 for every category:
-{{"verdicts": {{"<category>": {{"verdict": "<yes, no or unsure>", "reason": "<one sentence>"}}}}}}"""
+{{"verdicts": {{"<category>": {{"verdict": "<yes|no|unsure>", "reason": "<one sentence>"}}}}}}"""
 # Characters that could open or close a fence, escaped inside the JSON (still valid JSON).
 _FENCE_ESCAPES = str.maketrans({"<": "\\u003c", ">": "\\u003e", "`": "\\u0060"})
 

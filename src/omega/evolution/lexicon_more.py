@@ -50,3 +50,13 @@ OWNED_SECRET = _any(
     r"\b(my|your|our|their|his|her|the\s+owner'?s|the\s+user'?s|saved|stored|existing|current|"
     r"all)\s+(\w+\s+)?(passw(or)?ds?|credentials?|keys?|tokens?|cookies?|secrets?|logins?)\b",
 )
+# "no API key needed", "without credentials": a secret named to say it is not used.
+NEGATED_SECRET = _any(
+    r"\b(no|without|never\s+(any|a)|not\s+(any|a))\s+(api[\s_-]?)?(keys?|credentials?|tokens?|"
+    r"passwords?|logins?|sign[\s-]?in)(\s+(is\s+|are\s+)?(needed|required|used|sent))?\b",
+)
+
+
+def unnegated(text: str) -> str:
+    """`text` without the secrets it names only to say they are not used."""
+    return NEGATED_SECRET.sub(" ", text)

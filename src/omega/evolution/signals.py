@@ -19,6 +19,8 @@ from typing import Any, Literal
 
 import yaml
 
+from omega.evolution.disguise import disguises
+from omega.evolution.hosts import destinations
 from omega.evolution.lexicon import (
     API_SIGNS,
     DESTRUCTIVE_ACTS,
@@ -36,9 +38,7 @@ from omega.evolution.lexicon import (
     WEAKEN_VERBS,
     WEBHOOK_HOSTS,
 )
-from omega.evolution.lexicon_more import OUTWARD_CHANNELS, PRIVATE_DATA, PUBLIC_API
-from omega.evolution.disguise import disguises
-from omega.evolution.hosts import destinations
+from omega.evolution.lexicon_more import OUTWARD_CHANNELS, PRIVATE_DATA, PUBLIC_API, unnegated
 from omega.evolution.normalize import readings
 from omega.evolution.scaffold import TOOL_NAME, scaffold_text
 
@@ -154,7 +154,7 @@ def _scaffold_fields(text: str) -> str:
 def extract(spec: dict[str, Any]) -> Facts:
     """Parse what the proposal would reach, read and call."""
     raw = sources(spec)
-    folded = readings(raw)
+    folded = unnegated(readings(raw))
     hidden = disguises(folded)
     text = f"{folded}\n{readings(hidden.readback)}" if hidden.readback else folded
     # IDN names are read before look-alikes are folded (folding would turn them into Latin).
@@ -168,7 +168,9 @@ def extract(spec: dict[str, Any]) -> Facts:
     webhooks += hidden.leaks
     files = sorted({label for label, sign in SECRET_FILES.items() if sign.search(text)})
     files += [f"credentials: glob {g}" for g in hidden.files]
-    apis = sorted({label for label, sign in API_SIGNS.items() if sign.search(text)} | {*hidden.apis})
+    apis = sorted(
+        {label for label, sign in API_SIGNS.items() if sign.search(text)} | {*hidden.apis}
+    )
     acts = _acts(text, raw)
     disguised = [why for d in found for why in d.disguised] + hidden.runtime + hidden.encoded
     if hidden.runtime:
