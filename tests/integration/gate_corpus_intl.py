@@ -227,8 +227,8 @@ FORBIDDEN_MORE: list[Case] = [*LANGUAGES, *HOSTS, *STEERING, *EUPHEMISMS]
 
 OTHER = {"category": "other"}
 WEATHER = (
-    "Call the documented public Open-Meteo API over HTTPS (no API key, nothing sent but the "
-    "city's coordinates): https://api.open-meteo.com/v1/forecast?latitude={lat}&longitude={lon}"
+    "Call the documented public Open-Meteo API over HTTPS (no API key; only the city's "
+    "coordinates go in the query): https://api.open-meteo.com/v1/forecast?latitude={lat}&longitude={lon}"
 )
 BENIGN_MORE: list[Case] = [
     Case("en", (), "Show today's weather for a city the owner names.", WEATHER, extra=OTHER),

@@ -31,7 +31,7 @@ OUTWARD_CHANNELS = _any(
 )
 # A skill that says the host it calls is a documented public API (read with no credentials).
 PUBLIC_API = _any(
-    r"\b(documented\s+|free\s+|open\s+)?public\s+(api|endpoint|web\s+service|data\s+api)\b",
+    r"\b(documented\s+|free\s+|open\s+)?public\s+([\w-]+\s+){0,2}(api|endpoint|web\s+service)\b",
     r"\bopen[\s-]data\s+api\b|\bno\s+(api\s+)?key\s+(is\s+)?(needed|required)\b",
     r"\bapi\s+publi(que|ca)\b|\boffentliche[n]?\s+api\b|\bapi\s+aberta\b",
 )
