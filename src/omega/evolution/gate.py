@@ -3,11 +3,15 @@
 Name format and conflicts, description length, inputs that really are a JSON Schema, trigger
 phrases that would not fire on every message. Forbidden categories are judged by four signals:
 the model's own label, the keyword rules (assess.py), what the content would do as parsed
-(signals.py: hosts, files, APIs) and the fixed-rubric model judgement (judge.py, passed in).
-Any signal saying a forbidden category is there rejects, in every mode; any signal unsure
-(or the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
-`require_manual_approval = false` ever approves, and only low-risk proposals every signal
-cleared, without warnings. This module stays pure; judge.gate_proposal is the async gate.
+(signals.py: hosts in every notation, files, APIs) and the fixed-rubric model judgement
+(judge.py, passed in). Before the judge counts, the code must read the proposal (reading.py):
+a language and script it has rules for, no destination built at run time, encoded or disguised;
+otherwise the owner decides, in every mode. A proposal that speaks to its reviewer is refused.
+Any signal saying a forbidden category is there rejects, in every mode; any signal unsure (or
+the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
+`require_manual_approval = false` ever approves, and only when the judge and every signal agree
+(all clean, readable, low risk, no warnings) and the proposal is not from another person's gap.
+This module stays pure; judge.gate_proposal is the async gate.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """The gate's model judgement: a fixed rubric, one verdict per forbidden category, cached.
 
-The fast model reads the proposal as quoted data inside a rubric that never changes with it,
-and answers yes / no / unsure with a reason for every forbidden category. The answer passes
-the validation loop; a valid verdict is kept in `gate_judgements` under the sha256 of the rubric
-and the proposal's content, so the same content is never judged twice. A provider failure, an
+The fast model reads the proposal as data: escaped JSON between two fence lines that nothing
+in it can close, with the categories before and the instruction after it, in a rubric that never
+changes with it; it answers yes / no / unsure with a reason for every forbidden category. The
+answer passes the validation loop; a valid verdict is kept in `gate_judgements` under the
+sha256 of the judge model, the rubric version and the proposal's content. A provider failure, an
 invalid answer or a spent budget gives `unsure` for every category: the owner decides.
 `gate_proposal` is the async gate every proposal path calls: judgement, then the pure checks.
 """
