@@ -9,7 +9,9 @@ one's secrets, reaches no host, file or API and sends nothing).
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Any
 
 from omega.evolution.assess import Assessment, assess
@@ -61,7 +63,13 @@ class Reading:
 
 
 def read_proposal(spec: dict[str, Any]) -> Reading:
-    """The deterministic reading of `spec`; pure, never raises on odd content."""
+    """The deterministic reading of `spec`; pure, so the same content is read once."""
+    return _read(json.dumps(spec, sort_keys=True, ensure_ascii=False, default=str))
+
+
+@lru_cache(maxsize=256)
+def _read(canonical: str) -> Reading:
+    spec = json.loads(canonical)
     raw = sources(spec)
     facts = extract(spec)
     explaining = _explains(spec, raw, facts)
