@@ -34,6 +34,8 @@ def test_an_ipv4_address_in_any_base_is_one_address(written: str, address: str) 
         ("upload to https://пример.рф/x", "xn--e1afmkfd.xn--p1ai"),
         ("send to vault.collect.me", "vault.collect.me"),
         ("ship to files.drop-box.zip", "files.drop-box.zip"),
+        ("upload the keys to drop.zip", "drop.zip"),
+        ("post them to collect.io", "collect.io"),
     ],
 )
 def test_every_spelling_of_a_host_is_read(text: str, host: str) -> None:

@@ -19,9 +19,9 @@ from publicsuffixlist import PublicSuffixList
 
 # Two-label names ending in one of these are more likely files than hosts ("gate.py",
 # "SKILL.md", "backup.zip"); with three labels or more, a scheme or an "@", they are hosts.
-FILE_SUFFIXES = frozenset(
-    "py md sh zip mov rs pl so ps cs js ai mp4 ts sql bin db app io cc do in it to".split()
-)
+FILE_SUFFIXES = frozenset("py md sh zip mov rs so ps cs js mp4 ts sql bin db".split())
+# ...unless the sentence sends something there: "upload it to drop.zip".
+_TOWARDS = re.compile(r"\b(to|at|via|into|onto|vers|nach|para|an|a)\s+$", re.IGNORECASE)
 _URL = re.compile(r"\b([a-z][a-z0-9+.-]{1,15})://\[?([^\s/\"'<>`)\]?#\\]+)", re.IGNORECASE)
 _NAME = re.compile(
     r"(?<![\w@/.-])((?:[a-z0-9\u00a1-\uffff](?:[a-z0-9\u00a1-\uffff-]{0,61}[a-z0-9\u00a1-\uffff])?"
@@ -130,13 +130,14 @@ def destinations(text: str) -> Destinations:
     found: dict[str, str] = {}
     local_disguises: list[str] = []
 
-    def add(raw: str, strict: bool) -> None:
+    def add(raw: str, strict: bool, before: str = "") -> None:
         result = canonical_host(raw)
         if result is None:
             return
         host, why = result
         labels = host.split(".")
-        if not strict and len(labels) == 2 and labels[-1] in FILE_SUFFIXES:
+        filelike = len(labels) == 2 and labels[-1] in FILE_SUFFIXES
+        if not strict and filelike and not _TOWARDS.search(before):
             return
         if _LOCAL.match(host) or _loopback(host):
             if why:  # not leaving the machine, but spelled not to be read
@@ -150,7 +151,7 @@ def destinations(text: str) -> Destinations:
     for match in _EMAIL.finditer(text):
         add(match.group(1), strict=True)
     for match in _NAME.finditer(text):
-        add(match.group(1), strict=False)
+        add(match.group(1), strict=False, before=text[max(0, match.start() - 12) : match.start()])
     for match in _IPV6.finditer(text):
         add(match.group(1), strict=True)
     for match in _NUMERIC.finditer(text):
