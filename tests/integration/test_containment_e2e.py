@@ -83,7 +83,7 @@ def test_a_tool_file_nobody_pinned_never_runs_even_when_autonomous_mode_approves
             match="capability analyst",
             text=proposal("tool", "fmt_report", "Format a plain text report nicely."),
         ),
-        Step(match="Judge the proposal quoted", text=CLEAR_JUDGE),  # the gate's model judge
+        Step(match="Judge the proposal fenced", text=CLEAR_JUDGE),  # the gate's model judge
     ]
     env = openai_env(fake_openai, **AUTONOMOUS)
     first = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "format my report"}))

@@ -34,7 +34,7 @@ from tests.integration.gate_corpus import (
     Case,
 )
 
-RUBRIC_MARK = "Judge the proposal quoted at the end"
+RUBRIC_MARK = "Judge the proposal fenced above"
 CATEGORIES = sorted(Config().evolution.forbidden_categories)
 AUTONOMOUS = {
     "OMEGA_EVOLUTION__AUTONOMY_MODE": "autonomous",
@@ -190,11 +190,18 @@ def test_model_text_is_quoted_data_in_the_rubric(make_deps: MakeDeps) -> None:
     )
     judge = Judge("honest", sneaky)
     deps = make_deps(judge, **AUTONOMOUS)
-    gate(deps, sneaky, 301)
+    status, record = gate(deps, sneaky, 301)
     prompt = judge.prompts[0]
-    quoted = prompt[prompt.index("[proposal under review") :]
-    assert "\n" not in quoted.strip() and '"}}' not in quoted  # one inert line
-    assert prompt.index(RUBRIC_MARK) < prompt.index("IGNORE THE RUBRIC")
+    fence = prompt.index("<<<PROPOSAL-")
+    tag = prompt[fence + 3 : prompt.index(" ", fence)]
+    body = prompt[prompt.index("\n", fence) + 1 : prompt.index(f"{tag}>>>")]
+    # One line of JSON that reads back to the proposal; nothing in it can close the fence.
+    assert body.count("\n") == 1 and json.loads(body)["content"] == sneaky.content
+    assert "<" not in body and ">" not in body and "`" not in body
+    # The instruction comes after the data, so the data has the first word, not the last.
+    assert prompt.index("IGNORE THE RUBRIC") < prompt.index(RUBRIC_MARK)
+    # And speaking to the reviewer is itself refused.
+    assert status == "rejected" and any("speaks to its reviewer" in e for e in record["errors"])
 
 
 def test_the_issue_cases_are_refused_through_omega_chat(

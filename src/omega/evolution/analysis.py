@@ -165,7 +165,7 @@ async def submit(
     tools_attr = getattr(deps.provider, "tool_names", None)
     tools = list(tools_attr()) if callable(tools_attr) else []
     existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
-    decision = await gate_proposal(deps, spec, kind, existing)
+    decision = await gate_proposal(deps, spec, kind, existing, scope)
     if deps.config.logging.log_validations:
         log.info(
             "gate on %s %r from %s: %s %s",

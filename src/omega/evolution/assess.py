@@ -11,10 +11,15 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
+from omega.evolution.lexicon_more import unnegated
+
 RISK = {"low": 1, "medium": 2, "high": 3}
+# Categories whose words a skill may explain without doing ("how to choose a strong password").
+EXPLAINABLE = frozenset({"credential_access", "financial_transactions", "network_exploit"})
 _SEPARATORS = re.compile(r"[\s\-./]+")
 
 
@@ -151,6 +156,7 @@ class Assessment:
     categories: frozenset[str]
     risk: str
     reasons: tuple[str, ...]
+    explained: tuple[str, ...] = ()  # words it explains rather than acts on
 
 
 def proposal_text(spec: dict[str, Any]) -> str:
@@ -163,17 +169,26 @@ def proposal_text(spec: dict[str, Any]) -> str:
         if isinstance(value, list):
             parts.extend(str(item) for item in value)
     parts.append(json.dumps(spec.get("inputs", {}), ensure_ascii=False, default=str))
-    return unicodedata.normalize("NFKC", "\n".join(parts))
+    return unnegated(unicodedata.normalize("NFKC", "\n".join(parts)))
 
 
-def assess(spec: dict[str, Any]) -> Assessment:
-    """Derive categories and risk from the content of a proposal."""
+def assess(
+    spec: dict[str, Any], public_hosts: Collection[str] = (), explaining: bool = False
+) -> Assessment:
+    """Derive categories and risk from the content of a proposal. URLs on `public_hosts`
+    (documented public APIs) are not a risk of their own; when `explaining`, credential and
+    trading words are what the skill talks about, not what it does."""
     text = proposal_text(spec)
+    for host in public_hosts:
+        text = re.sub(rf"https://{re.escape(host)}\S*", " ", text, flags=re.IGNORECASE)
     reasons: list[str] = []
+    explained: list[str] = []
     categories = set()
     for category, pattern in CATEGORY_SIGNS.items():
         match = pattern.search(text)
-        if match:
+        if match and explaining and category in EXPLAINABLE:
+            explained.append(f"{category}: explains {match.group(0)!r}, does not do it")
+        elif match:
             categories.add(category)
             reasons.append(f"{category}: mentions {match.group(0)!r}")
     risk = "low"
@@ -195,7 +210,7 @@ def assess(spec: dict[str, Any]) -> Assessment:
             else "medium risk: declares side effects or OS permissions"
         )
         risk = "medium"
-    return Assessment(frozenset(categories), risk, tuple(reasons))
+    return Assessment(frozenset(categories), risk, tuple(reasons), tuple(explained))
 
 
 def stricter(a: str, b: str) -> str:

@@ -3,11 +3,15 @@
 Name format and conflicts, description length, inputs that really are a JSON Schema, trigger
 phrases that would not fire on every message. Forbidden categories are judged by four signals:
 the model's own label, the keyword rules (assess.py), what the content would do as parsed
-(signals.py: hosts, files, APIs) and the fixed-rubric model judgement (judge.py, passed in).
-Any signal saying a forbidden category is there rejects, in every mode; any signal unsure
-(or the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
-`require_manual_approval = false` ever approves, and only low-risk proposals every signal
-cleared, without warnings. This module stays pure; judge.gate_proposal is the async gate.
+(signals.py: hosts in every notation, files, APIs) and the fixed-rubric model judgement
+(judge.py, passed in). Before the judge counts, the code must read the proposal (reading.py):
+a language and script it has rules for, no destination built at run time, encoded or disguised;
+otherwise the owner decides, in every mode. A proposal that speaks to its reviewer is refused.
+Any signal saying a forbidden category is there rejects, in every mode; any signal unsure (or
+the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
+`require_manual_approval = false` ever approves, and only when the judge and every signal agree
+(all clean, readable, low risk, no warnings) and the proposal is not from another person's gap.
+This module stays pure; judge.gate_proposal is the async gate.
 """
 
 from __future__ import annotations
@@ -21,8 +25,9 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from omega.config.evolution import EvolutionSection
-from omega.evolution.assess import RISK, assess, normalize_label, stricter
-from omega.evolution.signals import Finding, Judgement, content_findings, extract
+from omega.evolution.assess import RISK, normalize_label, stricter
+from omega.evolution.reading import read_proposal
+from omega.evolution.signals import Finding, Judgement, content_findings
 
 Action = Literal["approve", "reject", "manual_review"]
 CATEGORIES = ("system", "file", "network", "application", "communication", "data", "other")
@@ -88,8 +93,11 @@ def check_proposal(
     existing: Collection[str],
     policy: Policy,
     judgement: Judgement,
+    scope: str = "",
 ) -> GateDecision:
-    """Validate one proposal against the policy and every signal; pure, never raises."""
+    """Validate one proposal against the policy and every signal; pure, never raises.
+    `scope`: whose gap it came from ("" the owner's or Omega's own); another person's is
+    never approved by the gate."""
     errors = _shape_errors(spec, kind, existing)
     warnings: list[str] = []
     label = normalize_label(spec.get("category", "other")) or "other"
@@ -98,7 +106,10 @@ def check_proposal(
     claimed = normalize_label(spec.get("risk_level", "medium"))
     if claimed not in RISK:
         errors.append(f"risk_level {claimed!r} is not low, medium or high")
-    keywords, facts = assess(spec), extract(spec)
+    reading = read_proposal(spec)
+    keywords, facts = reading.keywords, reading.facts
+    if reading.steering:
+        errors.append(f"the proposal speaks to its reviewer ({reading.steering!r})")
     signals: dict[str, dict[str, Finding]] = {
         "label": {label: Finding("yes", f"the proposal is labelled {label!r}")},
         "keywords": {
@@ -118,20 +129,32 @@ def check_proposal(
         for s, why in uncertain[c]
     ]
     warnings += [f"content: {c} ({s}: {why})" for c in sorted(seen) for s, why in seen[c]]
+    warnings += [f"unreadable: {why}; the owner decides" for why in reading.unreadable]
     risk = stricter(claimed, keywords.risk)
+    private_hosts = set(facts.hosts) - set(facts.public)
     if forbidden or seen:
         risk = "high"
-    elif uncertain or facts.hosts or facts.files:
+    elif uncertain or private_hosts or facts.files or reading.unreadable:
         risk = stricter(risk, "medium")
     if RISK.get(risk, 3) > RISK.get(policy.max_risk_level, 2):
         warnings.append(f"risk {risk!r} exceeds the policy's {policy.max_risk_level!r}")
     if claimed in RISK and RISK[risk] > RISK[claimed]:
         warnings.append(f"the gate judges the risk {risk!r}, not {claimed!r}")
     warnings += [f"content: {reason}" for reason in keywords.reasons]
-    if facts.hosts:
-        warnings.append("reaches hosts: " + ", ".join(facts.hosts[:8]))
+    if private_hosts:
+        warnings.append("reaches hosts: " + ", ".join(sorted(private_hosts)[:8]))
     if spec.get("os_permissions"):
         warnings.append("needs OS permissions: " + ", ".join(map(str, spec["os_permissions"])))
+    judge_clear = judgement.status != "unavailable" and all(
+        f.verdict == "no" for f in judgement.findings.values()
+    )
+    if judge_clear and not reading.clean and not errors:
+        warnings.append(
+            "the judge saw nothing forbidden but the code's own signals did not clear it: "
+            "approval needs both; the owner decides"
+        )
+    if scope:
+        warnings.append(f"from a gap seen with {scope}: only the owner may approve it")
     judged = {
         "category": label,
         "risk": risk,
@@ -139,17 +162,23 @@ def check_proposal(
         "uncertain": sorted(uncertain),
         "signals": {
             "label": label,
-            "keywords": {"categories": sorted(keywords.categories), "reasons": keywords.reasons},
+            "keywords": {
+                "categories": sorted(keywords.categories),
+                "reasons": list(keywords.reasons),
+                "explained": list(keywords.explained),
+            },
             "content": {
                 "facts": facts.as_dict(),
                 "findings": {c: f.as_dict() for c, f in signals["content"].items()},
             },
+            "reading": reading.as_dict(),
             "judge": judgement.as_dict(),
         },
     }
     if errors:
         return GateDecision("reject", tuple(errors), tuple(warnings), judged)
-    if policy.gate_may_approve and risk == "low" and not warnings:
+    agreed = judge_clear and reading.clean and risk == "low" and not warnings
+    if policy.gate_may_approve and agreed and not scope:
         return GateDecision("approve", (), tuple(warnings), judged)
     return GateDecision("manual_review", (), tuple(warnings), judged)
 

@@ -10,8 +10,12 @@ from __future__ import annotations
 import re
 
 
-def _any(*patterns: str) -> re.Pattern[str]:
+def any_of(*patterns: str) -> re.Pattern[str]:
+    """One case-insensitive pattern matching any of `patterns`."""
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+_any = any_of
 
 
 # label -> where a credential or private store is named (paths, file names, products).

@@ -12,12 +12,15 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import yaml
 
+from omega.evolution.disguise import disguises
+from omega.evolution.hosts import destinations
 from omega.evolution.lexicon import (
     API_SIGNS,
     DESTRUCTIVE_ACTS,
@@ -35,21 +38,11 @@ from omega.evolution.lexicon import (
     WEAKEN_VERBS,
     WEBHOOK_HOSTS,
 )
+from omega.evolution.lexicon_more import OUTWARD_CHANNELS, PRIVATE_DATA, PUBLIC_API, unnegated
 from omega.evolution.normalize import readings
 from omega.evolution.scaffold import TOOL_NAME, scaffold_text
 
 Verdict = Literal["yes", "no", "unsure"]
-_TLDS = (
-    "com|net|org|io|dev|app|co|xyz|site|info|biz|ru|cn|de|fr|es|pt|br|uk|us|ly|gg|cc|tk|top|"
-    "online|cloud|ai|eu|ch|nl|pl|jp|mx|ar|link|click|live|tech|pw|su|onion|store|shop|"
-    "network|services|se|fi|ca|au"
-)
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]{1,15}://([^\s/\"'<>`)\]]+)", re.IGNORECASE)
-_HOST = re.compile(
-    rf"(?<![\w@.-])((?:[a-z0-9](?:[a-z0-9-]{{0,61}}[a-z0-9])?\.)+(?:{_TLDS}))(?![\w-])",
-    re.IGNORECASE,
-)
-_IP = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d{1,3}){3})(?![\d.])")
 # Anchored at the start of a run of address characters, so a long run is scanned once.
 _EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]{1,64}@((?:[a-z0-9-]{1,63}\.)+[a-z]{2,})", re.IGNORECASE)
 _PHONE = re.compile(r"\+\d[\d\s().-]{7,}\d")
@@ -62,7 +55,7 @@ _AMOUNT = re.compile(
 _NOT_TICKERS = frozenset(
     "API URL JSON HTTP HTTPS CSV PDF SQL UTC GMT MB GB KB MS AM PM ID OK".split()
 )
-_LOCAL = re.compile(r"^(localhost|127(?:\.\d+){3}|0\.0\.0\.0|::1|[\w.-]+\.(local|localhost))$")
+_SCHEME = re.compile(r"\b([a-z][a-z0-9+.-]{1,15})://([^\s/\"'<>`)\]?#\\]+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -74,6 +67,8 @@ class Facts:
     files: tuple[str, ...] = ()  # sensitive files or stores it reads
     apis: tuple[str, ...] = ()  # "broker: ib", "payment: stripe", "messaging: smtp"
     acts: tuple[str, ...] = ()  # what it says it does: send, trade, weaken, destroy...
+    hidden: tuple[str, ...] = ()  # destinations or content the code cannot read as written
+    public: tuple[str, ...] = ()  # hosts documented as public APIs, read over HTTPS only
 
     def as_dict(self) -> dict[str, list[str]]:
         """For the gate's record."""
@@ -159,20 +154,51 @@ def _scaffold_fields(text: str) -> str:
 def extract(spec: dict[str, Any]) -> Facts:
     """Parse what the proposal would reach, read and call."""
     raw = sources(spec)
-    text = readings(raw)
-    hosts = {m.group(1).casefold().split(":")[0].split("@")[-1] for m in _URL.finditer(text)}
-    hosts |= {m.group(1).casefold() for m in _HOST.finditer(text)}
-    hosts |= {m.group(1) for m in _IP.finditer(text)}
-    hosts |= {m.group(1).casefold() for m in _EMAIL.finditer(text)}
+    folded = unnegated(readings(raw))
+    hidden = disguises(folded)
+    text = f"{folded}\n{readings(hidden.readback)}" if hidden.readback else folded
+    # IDN names are read before look-alikes are folded (folding would turn them into Latin).
+    found = [destinations(unicodedata.normalize("NFKC", raw)), destinations(text)]
+    hosts = {h for d in found for h in d.hosts}
     hosts |= {m.group(0).casefold() for m in DROP_SITES.finditer(text)}
-    external = sorted(h for h in hosts if h and not _LOCAL.match(h))
+    external = sorted(hosts)
     webhooks = sorted(
         h for h in external if any(sign.search(h) for sign in WEBHOOK_HOSTS.values())
     ) + [f"path: {m.group(0)}" for m in _webhook_paths(text)]
+    webhooks += hidden.leaks
     files = sorted({label for label, sign in SECRET_FILES.items() if sign.search(text)})
-    apis = sorted({label for label, sign in API_SIGNS.items() if sign.search(text)})
-    acts = sorted(_acts(text, raw))
-    return Facts(tuple(external), tuple(webhooks), tuple(files), tuple(apis), tuple(acts))
+    files += [f"credentials: glob {g}" for g in hidden.files]
+    apis = sorted(
+        {label for label, sign in API_SIGNS.items() if sign.search(text)} | {*hidden.apis}
+    )
+    acts = _acts(text, raw)
+    disguised = [why for d in found for why in d.disguised] + hidden.runtime + hidden.encoded
+    if hidden.runtime:
+        acts.add("runtime_destination")
+    facts = Facts(
+        tuple(external),
+        tuple(webhooks),
+        tuple(files),
+        tuple(apis),
+        tuple(sorted(acts)),
+        tuple(dict.fromkeys(disguised)),
+    )
+    return replace(facts, public=_public_hosts(facts, text))
+
+
+def _public_hosts(facts: Facts, text: str) -> tuple[str, ...]:
+    """The hosts, when every one is a documented public API read over HTTPS and nothing is
+    sent: no secret, file, webhook, address, disguise or send verb. Otherwise none."""
+    if not facts.hosts or not PUBLIC_API.search(text):
+        return ()
+    risky = {"send", "secret", "address", "message_send", "private", "outward", "trade"}
+    if facts.webhooks or facts.files or facts.apis or facts.hidden or risky & set(facts.acts):
+        return ()
+    schemes = {m.group(1).casefold() for m in _SCHEME.finditer(text)}
+    urls = {m.group(2).casefold().split(":")[0] for m in _SCHEME.finditer(text)}
+    if schemes != {"https"} or not set(facts.hosts) <= urls:
+        return ()
+    return facts.hosts
 
 
 _WEBHOOK_PATH = re.compile(r"/(api/)?webhooks?/|/hooks?/|/collect\b|/exfil|/upload\b", re.I)
@@ -194,6 +220,8 @@ _ACTS: dict[str, re.Pattern[str]] = {
     "gate": GATE_NOUNS,
     "gate_target": GATE_TARGETS,
     "destroy": DESTRUCTIVE_ACTS,
+    "private": PRIVATE_DATA,
+    "outward": OUTWARD_CHANNELS,
 }
 
 
@@ -214,7 +242,7 @@ def content_findings(facts: Facts) -> dict[str, Finding]:
     acts = set(facts.acts)
     found: dict[str, Finding] = {}
     secret_files = [f for f in facts.files if f.startswith("credentials")]
-    leaving = facts.hosts or facts.webhooks or "address" in acts
+    leaving = facts.hosts or facts.webhooks or acts & {"address", "runtime_destination"}
     if secret_files:
         found["credential_access"] = Finding("yes", f"reads {', '.join(secret_files)}")
     elif "secret" in acts:
@@ -227,6 +255,10 @@ def content_findings(facts: Facts) -> dict[str, Finding]:
         if verdict == "yes" and "secret" in acts and not secret_files:
             # Credentials cannot be sent without being read.
             found["credential_access"] = Finding("yes", f"sends credentials to {where}")
+    elif "private" in acts and (leaving or "outward" in acts):
+        found["data_exfiltration"] = Finding(
+            "yes", "puts the owner's private data where it leaves the machine"
+        )
     elif facts.webhooks or (facts.hosts and "send" in acts):
         found["data_exfiltration"] = Finding(
             "unsure",
