@@ -40,6 +40,9 @@ OutgoingKind = Literal[
 #   "refuted":     the channel checked and the check failed (a forged From): a stranger.
 Assurance = Literal["platform", "mail_server", "local", "stored", "unverified", "refuted"]
 VERIFIED: frozenset[str] = frozenset({"platform", "mail_server", "local", "stored"})
+# The conversation of a group message whose channel names no room (no reply target): still
+# apart from the direct chat.
+GROUP_WITHOUT_ROOM = "group"
 
 
 @dataclass(frozen=True)
@@ -69,8 +72,9 @@ class IncomingMessage:
     # (memory is keyed by person; allow-lists and ownership by the channel id).
     origin_id: str = ""
     # The thread this message belongs to when the channel keeps threads as conversations of
-    # their own (a Slack thread, a mail thread): the channel's key of it. "" for the chat itself.
-    # History, /new and the conversation's summary follow it; the person stays the same.
+    # their own (a Slack, Matrix or mail thread): the channel's key of it. "" for the chat
+    # itself. History, /new and the conversation's summary follow `conversation`, which is
+    # this thread, else the room of a group message; the person stays the same.
     thread: str = ""
     # How the channel knows the sender (see Assurance): "unverified" unless the channel says,
     # so a channel that does not prove its senders never lends anyone the owner's rights.
@@ -81,6 +85,17 @@ class IncomingMessage:
     def verified(self) -> bool:
         """Whether the channel proved who sent this message."""
         return self.assurance in VERIFIED
+
+    @property
+    def conversation(self) -> str:
+        """The channel's key of the conversation this message is part of, beside its person:
+        its thread; else for a group message the room it was written in (its reply target),
+        so a direct chat and a room are never one conversation; "" for the direct chat."""
+        if self.thread:
+            return self.thread
+        if self.is_group:
+            return self.reply_target or GROUP_WITHOUT_ROOM
+        return ""
 
     @property
     def target(self) -> str:
@@ -153,7 +168,11 @@ class Context:
     max_tokens: int | None = None
     sender_id: str = ""
     channel: str = ""
-    thread: str = ""  # the message's thread (IncomingMessage.thread): its conversation
+    # The message's conversation (IncomingMessage.conversation): its thread, or its room.
+    thread: str = ""
+    # Answering in a group room: what memory recalls (searched messages, summaries) stays
+    # inside this conversation, so nothing said in private reaches a room.
+    group: bool = False
     mcp_servers: tuple[McpServer, ...] = ()  # attached for this call (matching skills)
     # Tools only where a person is being answered (replies, plan steps, action tasks): every
     # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.

@@ -148,10 +148,12 @@ class FakeDiscord:
         name: str = "bob",
         reply_to: Sent | None = None,
         everyone: bool = False,
+        channel_id: int = GUILD_CHANNEL_ID,
     ) -> int:
-        """A message in the guild's channel; `mention` puts `<@bot>` in front of it,
-        `reply_to` makes it a reply to a message Omega sent there (without a ping),
-        `everyone` an @everyone."""
+        """A message in the guild's channel (or in `channel_id`, a thread of it: to Discord a
+        thread is a channel of its own); `mention` puts `<@bot>` in front of it, `reply_to`
+        makes it a reply to a message Omega sent there (without a ping), `everyone` an
+        @everyone."""
         content = f"<@{BOT_ID}> {text}" if mention else text
         mentions = [user(BOT_ID, BOT_NAME, bot=True)] if mention else []
         extra: dict[str, Any] = {}
@@ -166,7 +168,7 @@ class FakeDiscord:
             }
             extra["referenced_message"] = self._posted(reply_to) | {"guild_id": str(GUILD_ID)}
         return self._message(
-            GUILD_CHANNEL_ID, GUILD_ID, user(user_id, name), content, (), mentions, extra
+            channel_id, GUILD_ID, user(user_id, name), content, (), mentions, extra
         )
 
     def _message(

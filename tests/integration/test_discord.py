@@ -120,6 +120,10 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
     time.sleep(0.5)
     assert dm_texts(discord, EVE) == [DENIAL]
     assert not any("who are you" in r.last_user_text for r in fake_openai.requests)
+    # Nor is anything of theirs kept by the channel: only Ana's DM is remembered for catching
+    # up after a restart (issue 36).
+    state = json.loads((isolated_env / "discord.state.json").read_text(encoding="utf-8"))
+    assert set(state["channels"]) == {str(discord.dm_channels[ANA])}
 
     # In a guild channel: only a message that mentions the bot is read, and answered there.
     discord.guild_message(ANA, "lunch at noon, everyone?")
@@ -131,6 +135,8 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
     assert f"<@{BOT_ID}>" not in question  # the mention itself is not part of the words
     assert discord.texts(GUILD_CHANNEL_ID) == ["Paris."]
     assert discord.identifies == 1
+    state = json.loads((isolated_env / "discord.state.json").read_text(encoding="utf-8"))
+    assert set(state["channels"]) == {str(discord.dm_channels[ANA]), str(GUILD_CHANNEL_ID)}
 
     # discord.py calls on_ready once the guilds listed in READY arrived or after its 2 s wait
     # for them: "connecting" until then, however quickly messages are answered.
@@ -150,6 +156,42 @@ def test_dms_are_answered_strangers_refused_and_guild_channels_answer_only_menti
     log = (isolated_env / "omega.log").read_text(encoding="utf-8")
     assert TOKEN not in err + log + status.stdout
     assert "PyNaCl" not in err + log  # no voice warnings: Omega has no voice channels
+
+
+def test_a_dm_is_not_in_the_history_of_the_same_persons_server_channel_turn(
+    discord: FakeDiscord, fake_openai: FakeOpenAI, start: type[Omega], isolated_env: Path
+) -> None:
+    # Issue 36: a DM and a guild channel (and a thread of it) are conversations of their own.
+    # What Ana says in private must not be in the prompt of a turn answered in public, even
+    # with the words that would recall it.
+    configure(isolated_env, discord)
+    omega = start(env_for(fake_openai))
+    connected(discord)
+    discord.dm(ANA, "my diagnosis is zebrafever, keep it private")
+    discord.wait_for(
+        lambda: "echo: my diagnosis is zebrafever, keep it private" in dm_texts(discord, ANA)
+    )
+    discord.guild_message(ANA, "tell everyone about my diagnosis", mention=True)
+    discord.wait_for(
+        lambda: "echo: tell everyone about my diagnosis" in discord.texts(GUILD_CHANNEL_ID)
+    )
+    thread = GUILD_CHANNEL_ID + 77  # a thread of the channel: a channel of its own to Discord
+    discord.guild_message(ANA, "and in this thread, my diagnosis?", mention=True, channel_id=thread)
+    discord.wait_for(lambda: "echo: and in this thread, my diagnosis?" in discord.texts(thread))
+    discord.dm(ANA, "what did I tell you privately?")
+    discord.wait_for(lambda: "echo: what did I tell you privately?" in dm_texts(discord, ANA))
+
+    def requests(words: str) -> list[str]:
+        return [json.dumps(r.body) for r in fake_openai.requests if words in r.last_user_text]
+
+    public = requests("tell everyone about my diagnosis")
+    assert public and not any("zebrafever" in body for body in public)
+    in_thread = requests("and in this thread")
+    assert in_thread and not any("zebrafever" in body for body in in_thread)
+    assert not any("tell everyone" in body for body in in_thread)  # the channel's own turn
+    private = requests("what did I tell you privately")
+    assert private and all("zebrafever" in body for body in private)  # the DM's history
+    assert omega.terminate()[0] == 0
 
 
 def test_a_stranger_is_offered_pairing_under_the_pairing_policy(

@@ -1,6 +1,7 @@
 """The Matrix channel through `omega start`, against a real Synapse on loopback (started once
 per session, see tests/fakes/synapse.py): a direct chat answered with typing shown, strangers
-refused or offered pairing, a room answered only when Omega is mentioned, a long reply split,
+refused or offered pairing, a room answered only when Omega is mentioned, a direct chat, a
+room and a thread kept apart as conversations, a long reply split,
 encrypted rooms refused with one notice, invitations limited to allowed people, and a refused
 login reported. Files in and out are test_matrix_media.py; restarts test_matrix_restarts.py."""
 
@@ -245,6 +246,54 @@ def test_in_a_room_only_a_mention_is_answered_and_a_token_login_works(
     assert code == 0, err
     # A configured token is never copied into the state file.
     assert people.omega.token not in (isolated_env / "matrix.state.json").read_text()
+
+
+def test_a_direct_chat_a_room_and_a_thread_are_conversations_of_their_own(
+    fake_openai: FakeOpenAI, isolated_env: Path, synapse: Synapse
+) -> None:
+    # Issue 36: what Ana says in private is never in the prompt of a turn answered in a room,
+    # and a thread (m.thread) is answered inside it, as a conversation of its own.
+    people = cast(synapse)
+    bob = synapse.register("bob")
+    configure(isolated_env, synapse, people)
+    omega = start(openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600"), isolated_env)
+
+    def answered(room: str, words: str) -> list[dict[str, object]]:
+        return [
+            e
+            for e in people.ana.messages(room, people.omega.user_id)
+            if words in str(e["content"].get("body"))
+        ]
+
+    try:
+        direct = room_with_omega(people.ana, people.omega, direct=True)
+        people.ana.say(direct, "my diagnosis is zebrafever, keep it private")
+        wait_until(lambda: answered(direct, "echo: my diagnosis"), what="the DM's answer")
+        room = room_with_omega(people.ana, people.omega, bob, name="Friends")
+        root = people.ana.say(room, "tell everyone about my diagnosis, omega")
+        wait_until(lambda: answered(room, "tell everyone"), what="the room's answer")
+        relation = {"rel_type": "m.thread", "event_id": root, "is_falling_back": True}
+        people.ana.say(
+            room, "and in this thread, my diagnosis, omega?", **{"m.relates_to": relation}
+        )
+        wait_until(lambda: answered(room, "in this thread"), what="the thread's answer")
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    [in_thread] = answered(room, "in this thread")
+    assert in_thread["content"]["m.relates_to"]["rel_type"] == "m.thread"  # type: ignore[index]
+    assert in_thread["content"]["m.relates_to"]["event_id"] == root  # type: ignore[index]
+    [in_room] = answered(room, "tell everyone")
+    assert "m.relates_to" not in in_room["content"]  # type: ignore[operator]
+
+    def requests(words: str) -> list[str]:
+        return [json.dumps(r.body) for r in fake_openai.requests if words in r.last_user_text]
+
+    public = requests("tell everyone about my diagnosis")
+    assert public and not any("zebrafever" in body for body in public)
+    threaded = requests("and in this thread")
+    assert threaded and not any("zebrafever" in body for body in threaded)
+    assert not any("tell everyone" in body for body in threaded)
 
 
 def test_a_10000_character_reply_arrives_in_pieces_that_join_back_exactly(

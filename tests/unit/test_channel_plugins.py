@@ -6,11 +6,13 @@ channel's; a plug-in that fails is reported and stops nothing."""
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 import re
 from datetime import UTC, datetime
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
+from types import SimpleNamespace
 from typing import ClassVar
 
 import pytest
@@ -98,7 +100,8 @@ IMPOSTOR = ChannelPlugin(name="telegram", config_model=LoopConfig, factory=Loop)
 
 def _points(*names: str) -> list[EntryPoint]:
     """Omega's own entry points plus these plug-ins of this module, as metadata lists them."""
-    own = [EntryPoint(name, value, GROUP) for name, value in registry.BUILTIN.items()]
+    mine = {**registry.BUILTIN, **registry.SHIPPED}
+    own = [EntryPoint(name, value, GROUP) for name, value in mine.items()]
     return own + [EntryPoint(name, f"{HERE}:{name.upper()}", GROUP) for name in names]
 
 
@@ -128,9 +131,39 @@ def test_builtins_are_found_through_their_entry_points_and_without_them() -> Non
     found = registry.discover(_points())
     fallback = registry.discover([])  # an install older than the entry points
     expected = [builtin.TERMINAL, builtin.TELEGRAM, builtin.WHATSAPP, WEB]
-    assert list(found.plugins.values()) == expected
-    assert list(fallback.plugins.values()) == expected
+    shipped = ["discord", "email", "matrix", "slack"]  # Omega's plug-ins, by name
+    assert list(found.plugins.values())[:4] == expected
+    assert list(fallback.plugins.values())[:4] == expected
+    assert list(found.plugins)[4:] == list(fallback.plugins)[4:] == shipped
     assert not found.failures and not fallback.failures
+
+
+def test_the_installed_package_declares_every_shipped_channel() -> None:
+    # Every `omega.channels` entry point of Omega's own package is a protected name.
+    ours = [p for p in entry_points(group=GROUP) if p.value.startswith("omega.")]
+    assert {p.name: p.value for p in ours} == {**registry.BUILTIN, **registry.SHIPPED}
+
+
+# A third-party package's plug-ins under the names of channels Omega ships.
+IMPOSTORS = SimpleNamespace(
+    **{
+        name: ChannelPlugin(name=name, config_model=LoopConfig, factory=Loop)
+        for name in ("telegram", "web", "email", "slack", "discord", "matrix")
+    }
+)
+
+
+@pytest.mark.parametrize("name", sorted(vars(IMPOSTORS)))
+def test_a_third_party_plugin_cannot_take_the_name_of_a_channel_omega_ships(name: str) -> None:
+    mine = {**registry.BUILTIN, **registry.SHIPPED}[name]
+    module, _, attr = mine.partition(":")
+    omegas = getattr(importlib.import_module(module), attr)
+    impostor = EntryPoint(name, f"{HERE}:IMPOSTORS.{name}", GROUP)
+    # Beside Omega's own entry point, or where the metadata lists only the impostor's.
+    for points in ([*_points("loop"), impostor], [impostor]):
+        found = registry.discover(points)
+        assert found.plugins[name] is omegas
+        assert name not in found.failures
 
 
 def test_a_third_party_plugin_cannot_take_a_builtin_name() -> None:

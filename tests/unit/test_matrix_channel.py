@@ -17,12 +17,16 @@ from omega.channels.matrix import PLUGIN, MatrixConfig
 from omega.channels.matrix.checks import check_matrix
 from omega.channels.matrix.events import (
     addressed,
+    in_thread,
+    parse_target,
     since_invited,
     strip_reply_fallback,
     text_contents,
+    thread_root,
+    thread_target,
     transaction_id,
 )
-from omega.channels.matrix.state import SyncState
+from omega.channels.matrix.state import KEEP_ENCRYPTED, SyncState
 from omega.channels.plugin import ChannelUnavailableError
 from omega.channels.registry import bind_section, make_context
 from omega.config import Config
@@ -184,3 +188,41 @@ def test_the_self_check_warns_about_encrypted_rooms_and_missing_settings(tmp_pat
     assert check is not None and not check.ok
     assert "homeserver" in check.detail and "password" in check.detail
     assert json.loads((paths.home / "matrix.state.json").read_text())["told_encrypted"]
+
+
+def test_a_thread_is_read_answered_into_and_kept_apart() -> None:
+    # Issue 36: a thread's messages are a conversation of their own, answered in the thread.
+    relation = {"rel_type": "m.thread", "event_id": "$root/+ab", "is_falling_back": True}
+    content = {"msgtype": "m.text", "body": "hi", "m.relates_to": relation}
+    assert thread_root(content) == "$root/+ab"
+    assert thread_root({"body": "hi"}) == ""
+    assert thread_root({"m.relates_to": {"rel_type": "m.replace", "event_id": "$e"}}) == ""
+    assert thread_root({"m.relates_to": {"rel_type": "m.thread", "event_id": "$a b"}}) == ""
+    target = thread_target("!room:example.org", "$root/+ab")
+    assert target != "!room:example.org"
+    assert parse_target(target) == ("!room:example.org", "$root/+ab")
+    assert parse_target("!room:example.org") == ("!room:example.org", "")
+    assert parse_target("@ana:example.org") == ("@ana:example.org", "")
+    sent = in_thread({"msgtype": "m.text", "body": "answer"}, "$root/+ab")
+    assert sent["m.relates_to"] == {
+        "rel_type": "m.thread",
+        "event_id": "$root/+ab",
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": "$root/+ab"},
+    }
+    assert in_thread({"body": "x"}, "") == {"body": "x"}
+
+
+@given(st.text(max_size=40), st.text(max_size=40))
+def test_a_thread_target_reads_back_whatever_the_ids(room: str, event: str) -> None:
+    root = "$" + "".join(c for c in event if not c.isspace())
+    assert parse_target(thread_target(room, root)) == (room, root)
+
+
+def test_the_encrypted_rooms_remembered_are_bounded(tmp_path: Path) -> None:
+    # Anyone may make encrypted rooms and invite Omega: what is kept of them is bounded.
+    state = SyncState(tmp_path / "matrix.state.json")
+    for number in range(KEEP_ENCRYPTED + 10):
+        state.tell_encrypted(f"!r{number}:example.org")
+    assert len(state.told_encrypted) == KEEP_ENCRYPTED
+    assert state.told_encrypted[-1] == f"!r{KEEP_ENCRYPTED + 9}:example.org"

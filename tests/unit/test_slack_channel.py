@@ -5,6 +5,7 @@ never sent to a file host that is not Slack's."""
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import threading
 from collections.abc import Iterator
@@ -24,9 +25,10 @@ from omega.channels.slack.state import SlackState
 from omega.config import Config
 from omega.paths import OmegaPaths
 from omega.types import IncomingMessage
-from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, TEAM, FakeSlack
+from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, TEAM, FakeSlack
 
 ANA = "U0ANA00001"
+GENERAL = "C0GENERAL1"
 
 
 @pytest.fixture
@@ -199,3 +201,52 @@ async def test_a_refused_bot_token_stops_the_channel_and_says_why(
     await asyncio.wait_for(channel.run(submit), 10)
     assert "app_token" in str((read_health(health) or {}).get("detail"))
     assert slack.connections == 0
+
+
+async def test_nothing_of_a_refused_stranger_is_kept(
+    slack: FakeSlack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 36: a thread is followed once Omega answered there, never for a refusal; the
+    # display names looked up are a bounded cache.
+    monkeypatch.setattr("omega.channels.slack.channel.NAMES_KEPT", 2, raising=False)
+    channel = _channel(slack, tmp_path)
+    seen: dict[str, IncomingMessage] = {}  # by id: a mention comes as two events
+
+    async def submit(message: IncomingMessage) -> asyncio.Future[None]:
+        seen.setdefault(message.id, message)
+        done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        done.set_result(None)
+        return done
+
+    def taken() -> list[IncomingMessage]:
+        return list(seen.values())
+
+    for number in range(3):
+        slack.add_user(f"U0EVE0000{number}", f"Eve {number}")
+    task = asyncio.create_task(channel.run(submit))
+    try:
+        await _until(lambda: slack.connections == 1)
+        strangers = []
+        for number in range(3):
+            text = f"<@{BOT_USER}> hello from eve {number}"
+            strangers.append(
+                await asyncio.to_thread(slack.post, f"U0EVE0000{number}", GENERAL, text, "", True)
+            )
+        await _until(lambda: len(taken()) == 3)
+        for message in taken():
+            await channel.send(message.answer("Sorry, I'm not able to talk with you.", "denied"))
+        assert channel.state.threads == []
+        assert not (tmp_path / "slack.state.json").exists()
+        assert len(channel._names) == 2  # bounded, the oldest forgotten
+
+        root = await asyncio.to_thread(slack.post, ANA, GENERAL, f"<@{BOT_USER}> hi", "", True)
+        await _until(lambda: len(taken()) == 4)
+        await channel.send(taken()[-1].answer("Hello Ana."))
+        assert channel.state.threads == [(GENERAL, root)]
+        assert json.loads((tmp_path / "slack.state.json").read_text())["threads"] == [
+            [GENERAL, root]
+        ]
+        assert not set(strangers) & {ts for _, ts in channel.state.threads}
+    finally:
+        await channel.stop()
+        await asyncio.wait_for(task, 10)

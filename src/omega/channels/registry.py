@@ -3,9 +3,10 @@ the config, their self-checks registered.
 
 Every channel, built-in or not, is found here. The built-in ones are entry points of Omega's
 own package (pyproject.toml); when the installed metadata lacks them (a checkout run from
-source, an install older than the entry points) `BUILTIN` names the same objects, so the
-built-ins never vanish. A plug-in that cannot be loaded, or whose section does not validate,
-is a `PluginFailure`: reported, never fatal to the others.
+source, an install older than the entry points) `BUILTIN` and `SHIPPED` name the same objects,
+so Omega's own channels never vanish and no other package can take their names. A plug-in
+that cannot be loaded, or whose section does not validate, is a `PluginFailure`: reported,
+never fatal to the others.
 """
 
 from __future__ import annotations
@@ -39,6 +40,15 @@ BUILTIN: dict[str, str] = {
     "telegram": "omega.channels.builtin:TELEGRAM",
     "whatsapp": "omega.channels.builtin:WHATSAPP",
     "web": "omega.app.channels:WEB",
+}
+# The channel plug-ins shipped in Omega's package (its other entry points): supervised like any
+# plug-in, but their names are Omega's as much as the built-ins' (another package's entry
+# point under one is refused), and they are found without the entry points too.
+SHIPPED: dict[str, str] = {
+    "email": "omega.channels.email:PLUGIN",
+    "slack": "omega.channels.slack:PLUGIN",
+    "discord": "omega.channels.discord:PLUGIN",
+    "matrix": "omega.channels.matrix:PLUGIN",
 }
 NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")  # a TOML key, a file name, an audit name
 
@@ -94,28 +104,20 @@ def _plugin_problem(name: str, plugin: object) -> str:
 
 def discover(declared: Iterable[EntryPoint] | None = None) -> Discovery:
     """Every channel plug-in: the built-ins (entry points, else `BUILTIN`), then the others
-    by name. Loading imports each plug-in's module; one that fails is a failure, not an error."""
+    by name, Omega's shipped plug-ins (`SHIPPED`) always among them. A name of either is
+    Omega's: another package's entry point under it is refused. Loading imports each
+    plug-in's module; one that fails is a failure, not an error."""
     found = Discovery()
     points = list(_declared() if declared is None else declared)
     values: dict[str, list[EntryPoint]] = {}
     for point in points:
         values.setdefault(point.name, []).append(point)
     for name, value in BUILTIN.items():
-        # A built-in name is Omega's: another package's entry point under it is refused.
-        mine = []
-        for point in values.pop(name, []):
-            if point.value.replace(" ", "") == value:
-                mine.append(point)
-            else:
-                log.error(
-                    "channel plug-in %s is ignored: %r is a built-in channel's name",
-                    point.value,
-                    name,
-                )
-        if not mine:  # metadata without Omega's entry points: an install older than them
-            log.debug("no entry point for the built-in channel %s; using %s", name, value)
-        _add(found, name, mine[0].value if mine else value)
-    for name in sorted(values):
+        _add(found, name, _own(name, value, values.pop(name, [])))
+    for name in sorted({*values, *SHIPPED}):
+        if name in SHIPPED:
+            _add(found, name, _own(name, SHIPPED[name], values.get(name, [])))
+            continue
         for point in values[name][1:]:
             log.warning("channel plug-in %r is declared twice; %s is ignored", name, point.value)
         point = values[name][0]
@@ -126,6 +128,22 @@ def discover(declared: Iterable[EntryPoint] | None = None) -> Discovery:
             continue
         _add(found, name, point.value)
     return found
+
+
+def _own(name: str, value: str, points: list[EntryPoint]) -> str:
+    """What to load for one of Omega's own channels: its entry point `value`, whether the
+    metadata lists it or not (an install older than the entry points). Another package's
+    entry point under the name is refused: the name is Omega's."""
+    for point in points:
+        if point.value.replace(" ", "") != value:
+            log.error(
+                "channel plug-in %s is ignored: %r is one of Omega's own channels",
+                point.value,
+                name,
+            )
+    if not any(point.value.replace(" ", "") == value for point in points):
+        log.debug("no entry point for Omega's channel %s; using %s", name, value)
+    return value
 
 
 def _add(found: Discovery, name: str, value: str) -> None:

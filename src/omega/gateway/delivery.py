@@ -121,7 +121,7 @@ async def conclude(
         message.sender_id,
         message.text,
         text,
-        message.thread,
+        message.conversation,
     )
     await audit_message(
         deps,

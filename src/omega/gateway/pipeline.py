@@ -221,7 +221,7 @@ async def _answer(
                 deps.store.active_conversation_id,
                 message.channel,
                 message.sender_id,
-                message.thread,
+                message.conversation,
             )
         try:
             if may_run_command(turn.role, command.name):

@@ -133,6 +133,10 @@ class Scheduler:
             channel=task.channel,
             sender_id=task.sender_id,
             reply_target=task.reply_target,
+            # The conversation it was made in: made in a room, it runs with that room's
+            # history only, never with what its creator said in private.
+            thread=task.thread,
+            is_group=task.is_group,
             text=f"[Scheduled action, due now] {task.description}",
             origin_id=task.origin_id,  # the creator's rights, as their channel knows them
             assurance="stored",  # the creator was proven when the task was made

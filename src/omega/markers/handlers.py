@@ -74,6 +74,8 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
         anchor_local=anchor,
         origin_id=ctx.message.origin_id,
         creator_role=ctx.role,
+        thread=ctx.message.thread,
+        is_group=ctx.message.is_group,
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
@@ -136,7 +138,10 @@ async def _project_off(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcom
     sender = ctx.message.sender_id
     if await ctx.store.call(ctx.store.delete_fact, sender, "active_project"):
         await ctx.store.call(
-            ctx.store.close_active_conversation, ctx.message.channel, sender, ctx.message.thread
+            ctx.store.close_active_conversation,
+            ctx.message.channel,
+            sender,
+            ctx.message.conversation,
         )
         out.project_changed = True
     out.applied.append("PROJECT_DEACTIVATE")
@@ -151,7 +156,10 @@ async def _project_on(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome
     if current != project.name:
         await ctx.store.call(ctx.store.set_fact, sender, "active_project", project.name)
         await ctx.store.call(
-            ctx.store.close_active_conversation, ctx.message.channel, sender, ctx.message.thread
+            ctx.store.close_active_conversation,
+            ctx.message.channel,
+            sender,
+            ctx.message.conversation,
         )
         out.project_changed = True
     out.applied.append(f"PROJECT_ACTIVATE {project.name}")

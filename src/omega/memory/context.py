@@ -74,27 +74,32 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
     With no store (one-shot `omega ask`) the context holds only the new message.
     """
     message = request.message
+    conversation = message.conversation
+    # In a group room, what memory recalls stays in this room: what the person said in
+    # private (or in another room) never reaches a prompt whose answer the room reads.
+    within = (message.channel, conversation) if message.is_group else None
     history: list[ChatMessage] = []
     sections = [request.system_prompt]
     if store is not None:
         history = fit_history(
             store.recent_messages(
-                message.channel, message.sender_id, request.max_history, message.thread
+                message.channel, message.sender_id, request.max_history, conversation
             ),
             request.max_history_chars,
         )
         profile = profile_lines(request.facts)
         if profile:
             sections.append("What you know about this person:\n" + "\n".join(profile))
-        summaries = store.recent_summaries(message.sender_id, 3)
+        summaries = store.recent_summaries(message.sender_id, 3, within)
         if summaries:
             sections.append("Earlier conversations:\n" + "\n".join(f"- {s}" for s in summaries))
-        current = store.active_conversation_id(message.channel, message.sender_id, message.thread)
+        current = store.active_conversation_id(message.channel, message.sender_id, conversation)
         recalled = store.search_messages(
             message.sender_id,
             message.text,
             limit=request.recall_limit,
             exclude_conversation=current or "",
+            within=within,
         )
         if recalled:
             lines = [
@@ -103,6 +108,8 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
             ]
             sections.append("Related things said before:\n" + "\n".join(lines))
         tasks = store.pending_tasks(message.sender_id)
+        if message.is_group:  # only those made in this room, to be answered in it
+            tasks = [t for t in tasks if t.answers_at(message.channel, message.target)]
         if tasks:
             lines = [
                 f"- [{t.id[:8]}] {t.due_at.astimezone(request.timezone):%Y-%m-%d %H:%M %Z} "
@@ -125,6 +132,7 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         messages=[*history, ChatMessage(role="user", content=message.text)],
         sender_id=message.sender_id,
         channel=message.channel,
-        thread=message.thread,
+        thread=conversation,
+        group=message.is_group,
         use_tools=True,  # a person is being answered
     )

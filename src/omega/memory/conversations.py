@@ -68,14 +68,30 @@ def _folded_words(text: str) -> set[str]:
 
 
 MAX_THREAD_KEY = 200  # a longer key (a hostile mail's Message-ID) is stored as its digest
+HASHED = "sha256:"  # what starts a stored digest
 
 
 def thread_key(thread: str) -> str:
     """The key a thread is stored under: itself, or past MAX_THREAD_KEY characters its
-    sha256 (an index entry has a size limit on PostgreSQL; the key only has to be equal)."""
-    if len(thread) <= MAX_THREAD_KEY:
+    sha256 (an index entry has a size limit on PostgreSQL; the key only has to be equal).
+    A key that itself starts like a digest is hashed too, so no literal key aliases the
+    digest of another."""
+    if len(thread) <= MAX_THREAD_KEY and not thread.startswith(HASHED):
         return thread
-    return "sha256:" + hashlib.sha256(thread.encode("utf-8", "surrogatepass")).hexdigest()
+    return HASHED + hashlib.sha256(thread.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+# A conversation's place: (channel, thread key as the message names it). Recall made for a
+# group room stays inside it (memory.context): nothing said elsewhere reaches the room.
+Within = tuple[str, str]
+_WITHIN = " AND {column} IN (SELECT id FROM conversations WHERE channel = ? AND thread = ?)"
+
+
+def _within(column: str, within: Within | None) -> tuple[str, tuple[str, ...]]:
+    """The SQL condition (and its values) keeping `column`, a conversation id, in `within`."""
+    if within is None:
+        return "", ()
+    return _WITHIN.format(column=column), (within[0], thread_key(within[1]))
 
 
 # Recall ranks the newest matches of one person in code: FTS5's bm25 counts every row holding
@@ -163,16 +179,22 @@ class Conversations(Database):
         return [ChatMessage(role=row["role"], content=row["content"]) for row in reversed(rows)]
 
     def search_messages(
-        self, sender_id: str, text: str, limit: int = 5, exclude_conversation: str = ""
+        self,
+        sender_id: str,
+        text: str,
+        limit: int = 5,
+        exclude_conversation: str = "",
+        within: Within | None = None,
     ) -> list[RecalledMessage]:
-        """Past messages of this sender related to `text` (FTS5, best matches first)."""
+        """Past messages of this sender related to `text` (FTS5, best matches first); with
+        `within`, only those of the conversations of that (channel, thread)."""
         terms = fts_terms(text)
         if not terms or limit <= 0:
             return []
         found = (
-            self._search_postgresql(sender_id, terms, exclude_conversation)
+            self._search_postgresql(sender_id, terms, exclude_conversation, within)
             if self.dialect == "postgresql"
-            else self._search_fts5(sender_id, terms, exclude_conversation)
+            else self._search_fts5(sender_id, terms, exclude_conversation, within)
         )
         wanted = set(terms)
 
@@ -186,7 +208,7 @@ class Conversations(Database):
         ]
 
     def _search_fts5(
-        self, sender_id: str, terms: list[str], exclude_conversation: str
+        self, sender_id: str, terms: list[str], exclude_conversation: str, within: Within | None
     ) -> dict[int, sqlite3.Row]:
         # Narrow to this sender inside the index, so matching never scans other people's words.
         # A NUL would end the FTS5 string early ("unterminated string"): it separates tokens.
@@ -194,17 +216,19 @@ class Conversations(Database):
         # The newest messages holding every term, then the newest holding any: ranked by how
         # many of the terms each holds, newer first among equals.
         found: dict[int, sqlite3.Row] = {}
+        inside, place = _within("m.conversation_id", within)
         for joiner in (" AND ", " OR ") if len(terms) > 1 else (" OR ",):
             query = joiner.join(f'"{term}"' for term in terms)
             for row in self._query(
                 "SELECT m.id, m.conversation_id, m.role, m.content, m.created_at "
                 "FROM messages_fts f JOIN messages m ON m.id = f.rowid "
-                "WHERE messages_fts MATCH ? AND m.sender_id = ? AND m.conversation_id != ? "
-                "ORDER BY f.rowid DESC LIMIT ?",
+                "WHERE messages_fts MATCH ? AND m.sender_id = ? AND m.conversation_id != ?"
+                f"{inside} ORDER BY f.rowid DESC LIMIT ?",
                 (
                     f"sender_id : {sender_phrase} AND ({query})",
                     sender_id,
                     exclude_conversation,
+                    *place,
                     RECALL_CANDIDATES,
                 ),
             ):
@@ -212,19 +236,20 @@ class Conversations(Database):
         return found
 
     def _search_postgresql(
-        self, sender_id: str, terms: list[str], exclude_conversation: str
+        self, sender_id: str, terms: list[str], exclude_conversation: str, within: Within | None
     ) -> dict[int, sqlite3.Row]:
         # The same candidates as FTS5's: the newest messages holding every term, then the
         # newest holding any, matched on the folded `search` column (migration 001).
         folded = [" ".join(sorted(_folded_words(term))) or term for term in terms]
         found: dict[int, sqlite3.Row] = {}
+        inside, place = _within("conversation_id", within)
         for joiner in (" & ", " | ") if len(terms) > 1 else (" | ",):
             query = joiner.join("'" + term.replace("'", "''") + "'" for term in folded)
             for row in self._query(
                 "SELECT id, conversation_id, role, content, created_at FROM messages "
-                "WHERE sender_id = ? AND conversation_id != ? "
+                f"WHERE sender_id = ? AND conversation_id != ?{inside} "
                 "AND search @@ to_tsquery('simple', ?) ORDER BY id DESC LIMIT ?",
-                (sender_id, exclude_conversation, query, RECALL_CANDIDATES),
+                (sender_id, exclude_conversation, *place, query, RECALL_CANDIDATES),
             ):
                 found.setdefault(int(row["id"]), row)
         return found
@@ -261,11 +286,16 @@ class Conversations(Database):
                     (conversation_id, row[0], summary, now),
                 )
 
-    def recent_summaries(self, sender_id: str, limit: int = 3) -> list[str]:
-        """The sender's latest conversation summaries, newest first."""
+    def recent_summaries(
+        self, sender_id: str, limit: int = 3, within: Within | None = None
+    ) -> list[str]:
+        """The sender's latest conversation summaries, newest first; with `within`, only
+        those of the conversations of that (channel, thread)."""
+        inside, place = _within("conversation_id", within)
         rows = self._query(
-            "SELECT summary FROM summaries WHERE sender_id = ? ORDER BY created_at DESC LIMIT ?",
-            (sender_id, limit),
+            f"SELECT summary FROM summaries WHERE sender_id = ?{inside} "
+            "ORDER BY created_at DESC LIMIT ?",
+            (sender_id, *place, limit),
         )
         return [row["summary"] for row in rows]
 

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 from omega.memory.db import Database, utc_now
 
 # Facts that are Omega's own state about a person, written only by Omega's code (commands,
 # markers, the welcome), never by a model extracting facts from a conversation.
 SYSTEM_FACT_KEYS = frozenset({"welcomed", "active_project", "personality", "preferred_language"})
+
+
+PREFIX = ":"  # between a channel and its id in a person key
+
+
+def _taken(conn: sqlite3.Connection, person: str) -> bool:
+    """Whether some identity already has `person` as its key."""
+    found = conn.execute("SELECT 1 FROM identities WHERE person = ? LIMIT 1", (person,))
+    return found.fetchone() is not None
 
 
 class People(Database):
@@ -15,7 +26,9 @@ class People(Database):
     def person_of(self, channel: str, sender_id: str) -> str:
         """The person key of a channel id, recorded on first sight: the raw id when no other
         channel holds it, else "channel:id" (ids of two channels never share memory unless
-        the owner links them)."""
+        the owner links them). An id with a ':' is always "channel:id": raw keys never hold
+        one, so no channel's raw id can take the key another channel's id would get
+        ("discord:222" sent as an id on a plug-in is not Discord's user 222)."""
         known = self._query(  # the usual case, without a write transaction
             "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",
             (channel, sender_id),
@@ -29,10 +42,15 @@ class People(Database):
             ).fetchone()
             if row is not None:
                 return str(row[0])
-            taken = conn.execute(
-                "SELECT 1 FROM identities WHERE person = ? LIMIT 1", (sender_id,)
-            ).fetchone()
-            person = f"{channel}:{sender_id}" if taken else sender_id
+            person = sender_id if PREFIX not in sender_id else ""
+            if not person or _taken(conn, person):
+                person = f"{channel}{PREFIX}{sender_id}"
+            # Taken only by a key recorded before raw ids with ':' were prefixed: one more
+            # suffix, never someone else's memory.
+            number = 1
+            while _taken(conn, person):
+                number += 1
+                person = f"{channel}{PREFIX}{sender_id}{PREFIX}{number}"
             conn.execute(
                 "INSERT INTO identities (channel, sender_id, person, created_at) "
                 "VALUES (?, ?, ?, ?)",

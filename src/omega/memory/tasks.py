@@ -31,6 +31,15 @@ class Task:
     anchor_local: datetime | None = None  # first occurrence, naive wall-clock in `timezone`
     origin_id: str = ""  # the creator's channel id when `sender_id` is their person key
     creator_role: str = ""  # the creator's role when they made it ("" before migration 013)
+    # Where it was made (migration 021): the message's thread and whether it came from a group
+    # room; an action runs in that conversation (IncomingMessage.conversation).
+    thread: str = ""
+    is_group: bool = False
+
+    def answers_at(self, channel: str, target: str) -> bool:
+        """Whether the task answers at `target` on `channel` (a room's tasks are the ones
+        made there: only they are shown in it)."""
+        return (self.channel, self.reply_target) == (channel, target)
 
 
 def _anchor(due_at: datetime, timezone: str) -> str:
@@ -59,6 +68,8 @@ def _task(row: sqlite3.Row) -> Task:
         retry_count=row["retry_count"],
         origin_id=row["origin_id"],
         creator_role=row["creator_role"],
+        thread=row["thread"],
+        is_group=bool(row["is_group"]),
     )
 
 
@@ -83,12 +94,15 @@ class Tasks(Database):
         anchor_local: datetime | None = None,
         origin_id: str = "",
         creator_role: str = "",
+        thread: str = "",
+        is_group: bool = False,
     ) -> tuple[str, bool]:
         """Schedule a task; return (id, created). An identical pending task is not duplicated.
 
         `anchor_local` is the wall-clock time repeats keep (naive, in `timezone`); without it,
         the due time read in `timezone` is the anchor. `creator_role` is the role its creator
-        had (turn.privileges): edits need at least that role and an action never runs with more."""
+        had (turn.privileges): edits need at least that role and an action never runs with more.
+        `thread` and `is_group` are those of the message that made it: its conversation."""
         due = to_db_time(due_at)
         anchor = (
             anchor_local.replace(tzinfo=None).isoformat(timespec="seconds")
@@ -107,7 +121,8 @@ class Tasks(Database):
             conn.execute(
                 "INSERT INTO scheduled_tasks (id, channel, sender_id, reply_target, description, "
                 "task_type, due_at, anchor_local, repeat, timezone, created_at, origin_id, "
-                "creator_role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "creator_role, thread, is_group) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     task_id,
                     channel,
@@ -122,6 +137,8 @@ class Tasks(Database):
                     utc_now(),
                     origin_id,
                     creator_role,
+                    thread,
+                    int(is_group),
                 ),
             )
             return task_id, True

@@ -291,6 +291,8 @@ class ApiProvider:
                         sender_id=context.sender_id,
                         channel=context.channel,
                         workspace=context.workspace,
+                        thread=context.thread,
+                        group=context.group,
                     ),
                     model_settings=settings,
                     # The hard stop. After MAX_TOOL_ROUNDS the recorder refuses further calls;

@@ -278,11 +278,16 @@ class BuiltinTools:
 
     async def search_memory(self, query: str, limit: int = 5) -> str:
         """Search this person's past messages (full text)."""
-        sender = current_deps().sender_id
+        deps = current_deps()
+        sender = deps.sender_id
         if self.store is None or not sender:
             raise ToolError("memory search is not available in this conversation")
         store = self.store
-        found = await store.call(store.search_messages, sender, query, min(max(limit, 1), 20))
+        # In a group room only that room's messages: nothing said in private is found there.
+        within = (deps.channel, deps.thread) if deps.group else None
+        found = await store.call(
+            store.search_messages, sender, query, min(max(limit, 1), 20), within=within
+        )
         if not found:
             return "no matching messages"
         return "\n".join(

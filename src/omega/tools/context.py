@@ -30,6 +30,10 @@ class ToolDeps:
     sender_id: str = ""
     channel: str = ""
     workspace: str = ""  # this person's folder ("": the tools' own workspace, the owner's)
+    # The conversation answered (Context.thread) and whether it is a group room's: there,
+    # memory search stays inside that conversation.
+    thread: str = ""
+    group: bool = False
 
 
 # The run's deps, set around each tool call by the registry's toolset, so plain functions (no

@@ -8,6 +8,11 @@ answered once by the durable inbox; a crash after `submit` is answered after the
 Messages reach `submit` one at a time, in the order they came, from a queue that `on_message`
 fills; attachments are downloaded before `submit`, so their bytes are in the inbox too.
 Replies never ping anyone (`AllowedMentions.none()`): a model's "@everyone" stays text.
+
+Nothing of a refused stranger is kept: a channel is remembered for catching up (state.py)
+only once Omega has answered in it with anything but a refusal, and the DM channels of users
+are looked up when a reply goes out, kept in a bounded map. A guild thread is a channel of its
+own, so its reply target (`channel:<thread id>`) makes it a conversation of its own.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import contextlib
 import io
 import logging
 import re
+from collections import OrderedDict
 
 import aiohttp
 import discord
@@ -41,6 +47,7 @@ RETRY_SECS = (1.0, 5.0, 30.0, 120.0)
 HEALTH_REFRESH_SECS = 30.0  # waits after a failed start, the last one repeated
 CATCH_UP_LIMIT = 100  # messages read back per channel after a new session
 SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
+DM_CHANNELS_KEPT = 1000  # users whose DM channel id is remembered, most recently used last
 _ANSWERED_TYPES = ("default", "reply")
 _FILE_NAME = re.compile(r"[\w-][\w.-]{0,99}\.[A-Za-z0-9]{1,5}")
 _IMAGE_MAGIC = (
@@ -81,7 +88,8 @@ class DiscordChannel:
         self._queue: asyncio.Queue[tuple[discord.Message, bool | None]] = asyncio.Queue()
         self._catching_up: asyncio.Task[None] | None = None
         self._online = False  # the gateway session is up (READY or RESUMED, not since lost)
-        self._dm_channels: dict[str, int] = {}  # user id -> their DM channel's id
+        self._dm_channels: OrderedDict[str, int] = OrderedDict()  # user id -> DM channel id
+        self._saving = asyncio.Lock()
 
     # -- receiving -----------------------------------------------------------------------
 
@@ -214,16 +222,19 @@ class DiscordChannel:
                     incoming = await self._incoming(message, dm)
                     if incoming is not None:
                         await submit(incoming)  # returns once the message is durable
-                    if incoming is not None or str(message.channel.id) in self.state.channels:
-                        await self._handed(message, dm)
+                    if str(message.channel.id) in self.state.channels:  # answered there before
+                        await self._handed(message.channel.id, message.id, dm)
                     break
                 except Exception:
                     log.exception("discord: message %s not accepted (try %d)", message.id, attempt)
                     await self._sleep(1.0)
 
-    async def _handed(self, message: discord.Message, dm: bool) -> None:
-        if self.state.handed(message.channel.id, message.id, dm):
-            await asyncio.to_thread(self.state.save)
+    async def _handed(self, channel_id: int, message_id: int, dm: bool) -> None:
+        """Note the newest message of a remembered channel (one change and save at a time:
+        receiving and sending both note)."""
+        async with self._saving:
+            if self.state.handed(channel_id, message_id, dm):
+                await asyncio.to_thread(self.state.save)
 
     async def _catch_up(self, client: discord.Client) -> None:
         """Queue what the remembered channels received after the last message handed over
@@ -263,8 +274,6 @@ class DiscordChannel:
         attachments, notes = await download_attachments(message, limit)
         if not text and not attachments and not notes:
             return None
-        if not in_guild:
-            self._dm_channels[str(message.author.id)] = message.channel.id
         return IncomingMessage(
             channel=NAME,
             sender_id=str(message.author.id),
@@ -287,18 +296,23 @@ class DiscordChannel:
 
     # -- sending -------------------------------------------------------------------------
 
-    async def _channel_id(self, target: str) -> int:
-        """The channel a target names: a guild channel, or the DM channel of a user id."""
+    async def _channel_id(self, target: str, remember: bool = True) -> int:
+        """The channel a target names: a guild channel, or the DM channel of a user id
+        (asked of Discord once, then remembered unless `remember` is False: a refusal)."""
         if not target.removeprefix(CHANNEL_TARGET).isdigit():
             raise DiscordSendError(f"not a Discord user or channel: {target[:80]!r}")
         if target.startswith(CHANNEL_TARGET):
             return int(target.removeprefix(CHANNEL_TARGET))
         known = self._dm_channels.get(target)
         if known is not None:
+            self._dm_channels.move_to_end(target)
             return known
         client = self._connected()
         data = await client.http.start_private_message(int(target))
-        self._dm_channels[target] = int(data["id"])
+        if remember:
+            self._dm_channels[target] = int(data["id"])
+            while len(self._dm_channels) > DM_CHANNELS_KEPT:
+                self._dm_channels.popitem(last=False)
         return int(data["id"])
 
     def _connected(self) -> discord.Client:
@@ -310,21 +324,28 @@ class DiscordChannel:
         """Send text in pieces of at most 2,000 characters; a photo as a file (with the first
         piece as its text)."""
         client = self._connected()
-        channel = client.get_partial_messageable(await self._channel_id(message.target))
+        refusal = message.kind == "denied"
+        channel_id = await self._channel_id(message.target, remember=not refusal)
+        channel = client.get_partial_messageable(channel_id)
         text, filename = message.text, ""
         if message.photo is not None:
             filename = photo_filename(message.photo, text if message.kind == "photo" else "")
             if filename == text:
                 text = ""  # the file's name is all the text a photo has; Discord shows it
         pieces = discord_pieces(text)
+        sent: discord.Message | None = None
         try:
             if message.photo is not None:
                 photo = discord.File(io.BytesIO(message.photo), filename=filename)
-                await channel.send(content=pieces.pop(0) if pieces else None, file=photo)
+                sent = await channel.send(content=pieces.pop(0) if pieces else None, file=photo)
             for piece in pieces:
-                await channel.send(content=piece)
+                sent = await channel.send(content=piece)
         except discord.HTTPException as exc:
             raise DiscordSendError(f"Discord refused the message: {exc}") from None
+        if sent is not None and not refusal and str(channel_id) not in self.state.channels:
+            # Answered here: from now on its messages are caught up on after a new session.
+            dm = not message.target.startswith(CHANNEL_TARGET)
+            await self._handed(channel_id, sent.id, dm)
 
     async def send_typing(self, target: str) -> None:
         """Show "Omega is typing..." in the target's channel (Discord shows it ~10 s)."""

@@ -8,8 +8,10 @@ start, so a new account's history is never answered. Replies go with a transacti
 from the reply's stable id, so a reply re-sent after a crash is recognised by the homeserver.
 
 In a room of more than two members Omega answers only when mentioned; a room of two is a
-direct chat. End-to-end encrypted rooms cannot be read (no libolm): each gets one plain notice
-saying so, and the self-check warns.
+direct chat. A message in a thread (`m.thread`) is answered in that thread, a conversation of
+its own (its key, and reply target, is `<room id> <root event id>`); a group room without a
+thread is one conversation, apart from the person's direct chat. End-to-end encrypted rooms
+cannot be read (no libolm): each gets one plain notice saying so, and the self-check warns.
 
 One module because receiving and sending share one nio client, one room lookup (which rooms
 are direct, the direct room of a person) and one stop signal; logging in is session.py and
@@ -30,9 +32,13 @@ from omega.channels.matrix.config import MAX_MESSAGE_UNITS, MatrixConfig
 from omega.channels.matrix.events import (
     addressed,
     image_content,
+    in_thread,
+    parse_target,
     since_invited,
     strip_reply_fallback,
     text_contents,
+    thread_root,
+    thread_target,
     transaction_id,
 )
 from omega.channels.matrix.session import (
@@ -257,13 +263,15 @@ class MatrixChannel:
             return
         room = self.client.rooms.get(room_id)
         name = (room.user_name(sender) if room is not None else None) or sender
+        root = thread_root(content)
         message = IncomingMessage(
             channel=NAME,
             sender_id=sender,
             sender_name=scrub(name),
             text=scrub(text),
             is_group=is_group,
-            reply_target=room_id,
+            reply_target=thread_target(room_id, root),
+            thread=thread_target(room_id, root) if root else "",
             attachments=attachments,
             id=f"matrix:{source.get('event_id')}",
             assurance="platform",  # the sender's homeserver signs for its users
@@ -319,10 +327,10 @@ class MatrixChannel:
         if room_id in self.state.told_encrypted:
             return
         log.warning("matrix: room %s is end-to-end encrypted; its messages are not read", room_id)
-        content = {"msgtype": "m.notice", "body": ENCRYPTED_NOTICE}
+        content: dict[str, object] = {"msgtype": "m.notice", "body": ENCRYPTED_NOTICE}
         await self._send_content(room_id, content, transaction_id(f"encrypted:{room_id}", "0"))
         async with self._lock:
-            self.state.told_encrypted.append(room_id)
+            self.state.tell_encrypted(room_id)
             await asyncio.to_thread(self.state.save)
         self.health.report("syncing", self._encrypted_detail())
 
@@ -338,17 +346,19 @@ class MatrixChannel:
             await asyncio.wait_for(self._until_stopped(self._ready.wait()), LOGIN_WAIT_SECS)
         except TimeoutError:
             raise MatrixSendError("not logged in to the homeserver (yet)") from None
-        room_id = await self._room_for(message.target)
+        target, root = parse_target(message.target)
+        room_id = await self._room_for(target)
         if message.photo is not None:
-            await self._send_photo(room_id, message.photo, message.id)
+            await self._send_photo(room_id, message.photo, message.id, root)
         if message.text.strip():
             pieces = split_text(message.text, MAX_MESSAGE_UNITS)
             for index, content in enumerate(text_contents(pieces)):
-                await self._send_content(room_id, content, transaction_id(message.id, str(index)))
+                txn = transaction_id(message.id, str(index))
+                await self._send_content(room_id, in_thread(content, root), txn)
         if message.kind in ("reply", "error"):  # the answer: done typing (not after a welcome)
             await self._until_stopped(self.client.room_typing(room_id, False))
 
-    async def _send_photo(self, room_id: str, data: bytes, message_id: str) -> None:
+    async def _send_photo(self, room_id: str, data: bytes, message_id: str, root: str) -> None:
         import io
 
         from nio import UploadResponse
@@ -360,10 +370,10 @@ class MatrixChannel:
         )
         if not isinstance(uploaded, UploadResponse):
             raise MatrixSendError(f"the upload failed: {getattr(uploaded, 'message', '')}")
-        content = image_content(uploaded.content_uri, data, name, mime)
+        content = in_thread(image_content(uploaded.content_uri, data, name, mime), root)
         await self._send_content(room_id, content, transaction_id(message_id, "photo"))
 
-    async def _send_content(self, room_id: str, content: dict[str, Any], txn: str) -> None:
+    async def _send_content(self, room_id: str, content: dict[str, object], txn: str) -> None:
         from nio import RoomSendResponse
 
         answer = await self._until_stopped(
@@ -399,7 +409,7 @@ class MatrixChannel:
     async def send_typing(self, target: str) -> None:
         """Show Omega typing in the room (for 30 s, or until its reply)."""
         if self._ready.is_set():
-            room_id = await self._room_for(target)
+            room_id = await self._room_for(parse_target(target)[0])
             await self._until_stopped(self.client.room_typing(room_id, True, timeout=30_000))
 
     async def stop(self) -> None:

@@ -1,6 +1,7 @@
 """Matrix message contents, read and written: whether a room message is addressed to Omega,
-the reply fallback stripped, where a new room's events start to be for Omega, Markdown sent as
-Matrix's HTML (`org.matrix.custom.html`) with the plain text beside it, and transaction ids.
+the thread it is in (and a reply sent into it), the reply fallback stripped, where a new
+room's events start to be for Omega, Markdown sent as Matrix's HTML (`org.matrix.custom.html`)
+with the plain text beside it, and transaction ids.
 
 Pure functions on the JSON contents, so they are tested (and fuzzed) without a homeserver."""
 
@@ -41,6 +42,46 @@ def addressed(content: Mapping[str, object], user_id: str, display_name: str = "
     return any(
         re.search(rf"(?<![\w@]){re.escape(name)}(?![\w:])", body, re.IGNORECASE) for name in names
     )
+
+
+def thread_root(content: Mapping[str, object]) -> str:
+    """The event id of the thread a message is in (`m.relates_to` of rel_type `m.thread`),
+    "" when it is in none."""
+    relation = content.get("m.relates_to")
+    if not isinstance(relation, Mapping) or relation.get("rel_type") != "m.thread":
+        return ""
+    root = relation.get("event_id")
+    if isinstance(root, str) and root.startswith("$") and not any(c.isspace() for c in root):
+        return root
+    return ""
+
+
+def thread_target(room_id: str, root: str) -> str:
+    """Where an answer goes: the room, or `<room id> <root event id>` inside a thread there
+    (also the thread's key: a thread is a conversation of its own)."""
+    return f"{room_id} {root}" if root else room_id
+
+
+def parse_target(target: str) -> tuple[str, str]:
+    """(room or person, thread root) of a reply target; the root "" outside a thread."""
+    room, space, root = target.rpartition(" ")
+    if space and root.startswith("$"):
+        return room, root
+    return target, ""
+
+
+def in_thread(content: dict[str, object], root: str) -> dict[str, object]:
+    """`content` as sent inside the thread `root` (as a reply to it for clients without
+    threads), or unchanged outside one."""
+    if not root:
+        return content
+    relation = {
+        "rel_type": "m.thread",
+        "event_id": root,
+        "is_falling_back": True,
+        "m.in_reply_to": {"event_id": root},
+    }
+    return {**content, "m.relates_to": relation}
 
 
 def strip_reply_fallback(body: str) -> str:

@@ -11,6 +11,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+KEEP_ENCRYPTED = 500  # encrypted rooms remembered as told, the oldest forgotten first
+
 
 @dataclass
 class SyncState:
@@ -40,6 +42,12 @@ class SyncState:
             )
         except (OSError, ValueError, TypeError, AttributeError):
             return cls(path)
+
+    def tell_encrypted(self, room_id: str) -> None:
+        """Note that `room_id` was told it cannot be read (a bounded list: anyone may make
+        encrypted rooms, and a forgotten one is only told again)."""
+        self.told_encrypted.append(room_id)
+        del self.told_encrypted[: max(0, len(self.told_encrypted) - KEEP_ENCRYPTED)]
 
     def save(self) -> None:
         """Write the state atomically (a crash leaves the old file or the new one)."""

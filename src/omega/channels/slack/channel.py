@@ -7,6 +7,10 @@ unacknowledged and Slack delivers it again; a crash after it is answered from th
 the restart. Retries and the `message` twin of an `app_mention` carry the same
 `slack:<team>:<channel>:<ts>` id (events.py), which the inbox answers once. `submit` returns
 long before the answer is written, so acknowledgements stay within Slack's three seconds.
+
+Nothing of a refused stranger is kept: a thread is followed once Omega has answered in it
+with anything but a refusal (a stranger's mention makes no thread followed), and the display
+names looked up are a bounded cache in memory only.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ import asyncio
 import contextlib
 import logging
 import re
+from collections import OrderedDict
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
@@ -38,6 +43,7 @@ log = logging.getLogger(__name__)
 
 NAME = "slack"
 BACKOFF_SECS = (1.0, 5.0, 30.0, 120.0)  # waits after a failed start, the last repeated
+NAMES_KEPT = 500  # display names remembered, the least recently used forgotten first
 # auth.test errors that no retry will mend: the token is wrong, revoked or its app removed.
 TOKEN_ERRORS = frozenset(
     {
@@ -98,7 +104,8 @@ class SlackChannel:
         self.client.retry_handlers.append(AsyncRateLimitErrorRetryHandler(max_retry_count=2))
         self._stop = asyncio.Event()
         self._submit: Submit | None = None
-        self._names: dict[str, str] = {}
+        self._saving = asyncio.Lock()  # one change and save of the state at a time
+        self._names: OrderedDict[str, str] = OrderedDict()  # user id -> display name
         self.team = ""
         self.bot_user_id = ""
         self.bot_name = ""
@@ -217,8 +224,6 @@ class SlackChannel:
         found = addressed(event, team, self.bot_user_id, self.state.followed if follow else set())
         if found is None:
             return
-        if follow and found.thread is not None and self.state.follow(found.thread):
-            await asyncio.to_thread(self.state.save)
         await self._submit(await self._incoming(found))
 
     async def _incoming(self, found: Addressed) -> IncomingMessage:
@@ -239,18 +244,23 @@ class SlackChannel:
 
     async def _name_of(self, user: str) -> str:
         """The person's display name (users.info, remembered); "" when Slack does not say."""
-        if user not in self._names:
-            try:
-                info = await self.client.users_info(user=user)
-            except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
-                log.info("slack: users.info %s failed: %s", user, exc)
-                return ""
-            person = info.get("user") or {}
-            profile = person.get("profile") or {}
-            self._names[user] = str(
-                profile.get("display_name") or profile.get("real_name") or person.get("name") or ""
-            )
-        return self._names[user]
+        if user in self._names:
+            self._names.move_to_end(user)
+            return self._names[user]
+        try:
+            info = await self.client.users_info(user=user)
+        except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.info("slack: users.info %s failed: %s", user, exc)
+            return ""
+        person = info.get("user") or {}
+        profile = person.get("profile") or {}
+        name = str(
+            profile.get("display_name") or profile.get("real_name") or person.get("name") or ""
+        )
+        self._names[user] = name
+        while len(self._names) > NAMES_KEPT:
+            self._names.popitem(last=False)
+        return name
 
     async def _files(
         self, files: tuple[dict[str, object], ...]
@@ -324,6 +334,18 @@ class SlackChannel:
                 mrkdwn=True,
                 unfurl_links=False,
             )
+        await self._follow(message, channel, thread_ts)
+
+    async def _follow(self, message: OutgoingMessage, channel: str, thread_ts: str) -> None:
+        """Follow a channel's thread Omega has answered in (a refusal is no answer: a
+        stranger's mention leaves nothing behind)."""
+        if not (self.config.follow_threads and thread_ts) or message.kind == "denied":
+            return
+        if channel.startswith("D"):  # a direct chat is answered whole, threads and all
+            return
+        async with self._saving:
+            if self.state.follow((channel, thread_ts)):
+                await asyncio.to_thread(self.state.save)
 
     async def send_typing(self, target: str) -> None:
         """Slack shows no typing indicator for apps outside its AI assistant threads."""

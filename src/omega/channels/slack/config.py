@@ -42,8 +42,8 @@ class SlackConfig(PluginChannelConfig):
     follow_threads: bool = Field(
         default=True,
         description=(
-            "Once mentioned in a channel, answer later messages of that thread without a "
-            "new mention"
+            "Once it answered a mention in a channel, answer later messages of that thread "
+            "without a new mention"
         ),
     )
     max_file_bytes: Annotated[int, Field(ge=0, le=1_000_000_000)] = Field(

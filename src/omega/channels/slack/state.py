@@ -1,6 +1,6 @@
 """What the Slack channel remembers across restarts, in a small JSON file (0600) under
-$OMEGA_HOME: the threads Omega follows (mentioned there, so later messages of the thread are
-answered without a new mention)."""
+$OMEGA_HOME: the threads Omega follows (it answered a mention there, so later messages of the
+thread are answered without a new mention; a refused stranger's mention is not followed)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,7 @@ from omega.memory.audit import AuditEntry
 from omega.memory.tasks import TaskLookupError
 from omega.prompts import LANGUAGES
 from omega.turn import creator_role, may_edit_task
+from omega.types import IncomingMessage
 
 KEEP_ON_PURGE = ("welcomed", "preferred_language")
 
@@ -28,8 +29,14 @@ def _memory(ctx: CommandContext, args: str) -> str:
     )
 
 
+def _in_room(message: IncomingMessage) -> tuple[str, str] | None:
+    """Where a command asked in a group room looks: that room's conversations only (what was
+    said in private is not shown to a room); None in a direct chat."""
+    return (message.channel, message.conversation) if message.is_group else None
+
+
 def _history(ctx: CommandContext, args: str) -> str:
-    summaries = ctx.store.recent_summaries(ctx.message.sender_id, 5)
+    summaries = ctx.store.recent_summaries(ctx.message.sender_id, 5, _in_room(ctx.message))
     if not summaries:
         return "No earlier conversations yet."
     return "Our last conversations:\n" + "\n".join(f"- {s}" for s in summaries)
@@ -45,7 +52,9 @@ def _facts(ctx: CommandContext, args: str) -> str:
 
 def _forget(ctx: CommandContext, args: str) -> str:
     message = ctx.message
-    closed = ctx.store.close_active_conversation(message.channel, message.sender_id, message.thread)
+    closed = ctx.store.close_active_conversation(
+        message.channel, message.sender_id, message.conversation
+    )
     return (
         "Done: this conversation is closed; we start fresh."
         if closed
@@ -54,7 +63,10 @@ def _forget(ctx: CommandContext, args: str) -> str:
 
 
 def _tasks(ctx: CommandContext, args: str) -> str:
-    tasks = ctx.store.pending_tasks(ctx.message.sender_id)
+    message = ctx.message
+    tasks = ctx.store.pending_tasks(message.sender_id)
+    if message.is_group:  # in a room, the tasks made there
+        tasks = [t for t in tasks if t.answers_at(message.channel, message.target)]
     if not tasks:
         return "You have no pending tasks."
     lines = []
@@ -166,14 +178,14 @@ def _project(ctx: CommandContext, args: str) -> str:
         if not active:
             return "No project was active."
         ctx.store.delete_fact(sender, "active_project")
-        ctx.store.close_active_conversation(channel, sender, ctx.message.thread)
+        ctx.store.close_active_conversation(channel, sender, ctx.message.conversation)
         return f"Project {active} deactivated."
     project = ctx.projects.get(args)
     if project is None:
         return f"No project named '{args}'. See /projects."
     if project.name != active:
         ctx.store.set_fact(sender, "active_project", project.name)
-        ctx.store.close_active_conversation(channel, sender, ctx.message.thread)
+        ctx.store.close_active_conversation(channel, sender, ctx.message.conversation)
     return f"Project {project.name} is active."
 
 
