@@ -24,7 +24,7 @@ from omega.evolution.validation import validated_json
 from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools
-from omega.turn import PipelineDeps
+from omega.turn import PipelineDeps, local_owner_id
 from omega.types import Reply, ToolCall, Usage
 from tests.conftest import MakeDeps
 from tests.fakes.outbox import Recorder
@@ -36,7 +36,9 @@ GOOD: dict[str, Any] = {
     "category": "network",
     "inputs": {"type": "object", "properties": {"city": {"type": "string"}}},
     "risk_level": "low",
-    "content": "Use fetch_url on wttr.in.",
+    # A host the skill documents as a public API (HTTPS, no key, no person data) is low risk;
+    # an undocumented one is medium (the gate's rules, issue 37).
+    "content": "Use fetch_url on https://wttr.in/<city>, the public weather API (no key, no account).",
     "trigger_phrases": ["weather"],
 }
 
@@ -330,6 +332,21 @@ def test_active_mode_turns_a_repeated_pattern_into_a_gated_proposal(make_deps: M
     )
     assert "New proposal #1" in out.sent[-1].text
     assert "Prefer concrete patterns" in deps.provider.prompts[0]  # type: ignore[attr-defined]
+
+
+def test_a_pattern_in_someone_elses_tool_calls_is_their_proposal_never_the_gates_to_approve(
+    make_deps: MakeDeps,
+) -> None:
+    """Introspection groups tool calls by person; a proposal from a non-owner's calls carries
+    their scope (so the gate never approves it, and it waits for the owner's digest), one from
+    the owner's carries none."""
+    deps = evo_deps(make_deps, evaluator(EVALUATION), "active")
+    deps.store.record_tool_calls(CALLS, agent="openai", channel="telegram", sender_id="777")
+    owner = local_owner_id()
+    deps.store.record_tool_calls(CALLS, agent="openai", channel="terminal", sender_id=owner)
+    asyncio.run(maybe_introspect(deps, Recorder(), "openai"))
+    found = {p.scope: p.status for p in ProposalStore(deps.store).find()}
+    assert found == {"telegram:777": "pending", "": "pending"}
 
 
 def test_introspection_off_does_nothing(make_deps: MakeDeps) -> None:

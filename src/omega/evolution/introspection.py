@@ -16,8 +16,8 @@ from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.replica import replica_name
-from omega.turn import Outbox, PipelineDeps, ask_provider, models_for
-from omega.types import ChatMessage, Context, Reply
+from omega.turn import Outbox, PipelineDeps, ask_provider, is_owner, models_for
+from omega.types import ChatMessage, Context, IncomingMessage, Reply
 
 log = logging.getLogger(__name__)
 PREVIEW = 160
@@ -166,6 +166,15 @@ async def _evaluate_all(
     return result
 
 
+def _the_owners(deps: PipelineDeps, row: dict[str, Any]) -> bool:
+    """Whether these tool calls were made answering the owner (proven when the turn ran), or
+    by Omega itself (no person: a background call)."""
+    if not str(row["channel"] or ""):
+        return True
+    who = IncomingMessage(str(row["channel"]), str(row["sender_id"]), "", assurance="stored")
+    return is_owner(deps.config, who)
+
+
 async def _evaluate(
     deps: PipelineDeps,
     out: Outbox,
@@ -249,5 +258,7 @@ async def _evaluate(
             goal=str(data.get("pattern_description", "")),
             source="introspection",
             evidence=timeline(rows[-6:]).splitlines(),
+            # A pattern in someone else's tool calls is theirs: never approved by the gate.
+            scope="" if _the_owners(deps, rows[0]) else scope,
         )
     return result
