@@ -38,7 +38,9 @@ GOOD: dict[str, Any] = {
     "risk_level": "low",
     # A host the skill documents as a public API (HTTPS, no key, no person data) is low risk;
     # an undocumented one is medium (the gate's rules, issue 37).
-    "content": "Use fetch_url on https://wttr.in/<city>, the public weather API (no key, no account).",
+    "content": (
+        "Use fetch_url on https://wttr.in/<city>, the public weather API (no key, no account)."
+    ),
     "trigger_phrases": ["weather"],
 }
 
