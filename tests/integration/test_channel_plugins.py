@@ -211,7 +211,7 @@ local = {"true" if proven else "false"}
         _write_line(inbox, {"id": "a1", "from": "ana", "text": "/pending"})
         _write_line(inbox, {"id": "b1", "from": "bob", "text": "hi from bob"})
         # ana's answer (after a welcome when she is the owner), bob's welcome and reply
-        lines = _outbox(outbox, 4 if proven else 3)
+        lines = _outbox(outbox, 4 if proven else 3, timeout=60)
         to_ana = [line for line in lines if line["to"] == "ana" and line["kind"] != "welcome"]
         to_bob = [line for line in lines if line["to"] == "bob" and line["kind"] == "reply"]
         assert to_bob and to_bob[-1]["text"] == "Hello Bob."
