@@ -10,6 +10,7 @@ from omega.memory import Store
 from omega.memory.context import ContextRequest, build_context, onboarding_hint, profile_lines
 from omega.prompts import Prompts
 from omega.turn import GROUP_RULES, PromptSituation, compose_system_prompt
+from omega.turn.prompt import DATA_HEADER
 from omega.types import IncomingMessage
 
 PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")
@@ -17,7 +18,7 @@ PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")
 
 def test_situational_sections_appear_only_when_they_apply() -> None:
     plain = compose_system_prompt(PROMPTS, PromptSituation(channel="terminal", sandbox_mode="rwx"))
-    assert plain.startswith("I am Omega.\n\nKind.\n\nRules.")
+    assert plain.startswith("# Omega's rules\n\nI am Omega.\n\nKind.\n\nRules.")
     assert "Platform: terminal" in plain
     assert GROUP_RULES not in plain and "Active project" not in plain
     assert "SCHEDULE:" in plain  # marker guide
@@ -36,7 +37,13 @@ def test_situational_sections_appear_only_when_they_apply() -> None:
             skill_instructions=(("weather", "Use wttr.in"),),
         ),
     )
-    assert full.startswith("Active project: site\nMaintain the site.\n---")
+    # Omega's rules first, then the owner's project role, then the data with its origins.
+    rules, _, data = full.partition(DATA_HEADER)
+    assert rules.startswith("# Omega's rules\n\nI am Omega.")
+    assert "[from: the owner, project role] Active project: site\nMaintain the site." in rules
+    assert "[from: this person] They asked you to be like this: terse" in data
+    assert "[from: the owner] Current heartbeat checklist" in data
+    assert "[from: a skill] Skill 'weather' applies to this request:\nUse wttr.in" in data
     for piece in (
         GROUP_RULES,
         "Avoid Markdown tables",

@@ -7,7 +7,7 @@ import json
 import logging
 from typing import Any
 
-from omega.evolution.gap import OWNER_REPORTED
+from omega.evolution.gap import EXTERNAL_REPORTED, OWNER_REPORTED, PERSON
 from omega.evolution.judge import gate_proposal
 from omega.evolution.procedural import Filed, ProposalStore
 from omega.evolution.registration import approve
@@ -87,11 +87,14 @@ async def propose(
     source: str,
     words: str = "",
     scope: str = "",
+    evidence: tuple[str, ...] = (),
 ) -> Filed | None:
     """Turn a gap into a gated proposal; tell the owner. None when the loop gave up. `words`
     says whose words the gap is: only OWNER_REPORTED's go in as they are; anyone else's, or
     words of unknown source (the default), are quoted in the prompt and the evidence. `scope`
-    says whose private evidence the proposal carries (evolution.procedural)."""
+    says whose private evidence the proposal carries (evolution.procedural); `evidence` adds
+    quoted lines the owner may open in the review (never in an alert or a prompt). A gap from
+    another person or from external content is never approved by the gate alone."""
     store = deps.store
     repo = ProposalStore(store)
     fast, _ = models_for(deps.provider.name, deps.config)
@@ -141,8 +144,9 @@ async def propose(
         result.data,
         goal=goal,
         source=source,
-        evidence=[f"limitation: {fields['title']} — {fields['description']}"],
+        evidence=[f"limitation: {fields['title']} — {fields['description']}", *evidence],
         scope=scope,
+        hold=bool(scope) or words.startswith(PERSON) or words == EXTERNAL_REPORTED,
     )
 
 
@@ -155,9 +159,11 @@ async def submit(
     source: str,
     evidence: list[str],
     scope: str = "",
+    hold: bool = False,
 ) -> Filed:
     """Gate a proposal, file it in procedural memory, act on the gate, tell the owner.
-    `scope`: whose private evidence it carries ("" the owner's or Omega's own)."""
+    `scope`: whose private evidence it carries ("" the owner's or Omega's own). With `hold`
+    (or a scope), a gate approval is not acted on: the owner decides (issue 37)."""
     store = deps.store
     repo = ProposalStore(store)
     kind = str(spec.get("kind", "skill"))
@@ -209,7 +215,10 @@ async def submit(
         return filed
     if filed.outcome != "new":
         return filed
-    if decision.action == "approve":
+    if decision.action == "approve" and (hold or scope):
+        # Born of another person's words or of external content: only the owner approves.
+        log.info("proposal #%d held for the owner: not the owner's own gap", proposal.id)
+    if decision.action == "approve" and not (hold or scope):
         summary = await store.call(
             approve,
             store,

@@ -64,13 +64,49 @@ _ADVICE: tuple[tuple[str, str], ...] = (
 )
 
 
+# The words an error's shape may keep: what errors say of themselves. The first other word
+# ends the shape (`<words>`): an error's text may carry anyone's words (a file name, a page, a
+# command's output), and a shape reaches HEARTBEAT.md, alerts and prompts (issue 37).
+_ERROR_WORDS = frozenset(
+    """a after again already an and argument arguments at attribute bad be been big block by
+    bytes can't cannot certificate closed code command commit connection could decode denied
+    directory disk dns does empty encoding errno error exist exists exit exited expected failed
+    failure fetch file files for forbidden found from full gateway gone got handshake has have
+    host http https in index internal invalid is it json key killed large limit limited locked
+    long mailbox malformed many memory method missing name network no not object of on open or
+    out outside parse path permission process protocol range rate read refused request requests
+    required reset resolve schema seconds server service signal space ssl status such task the
+    this time timed timeout to too try type unable unauthorized unavailable unknown unreachable
+    utf-8 value verify was were with workspace write""".split()
+)
+_ERROR_CLASS = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Exit|Interrupt|Timeout)$")
+_PLACEHOLDER = re.compile(r"^<[a-z]+>$")
+_EDGES = re.compile(r"^[^\w<]+|[^\w>]+$")
+
+
+def _known(token: str) -> bool:
+    """Whether a token of an error may stay in its shape: a placeholder, an error class or
+    one of the words errors use, with the punctuation around it."""
+    core = _EDGES.sub("", token)
+    return bool(
+        _PLACEHOLDER.match(core) or _ERROR_CLASS.match(core) or core.lower() in _ERROR_WORDS
+    )
+
+
 def error_shape(error: str) -> str:
     """An error with what varies stripped (quoted text, URLs, e-mail addresses, paths, ids,
-    numbers), so that occurrences differing only in those count as one."""
+    numbers), so that occurrences differing only in those count as one, and cut at the first
+    word errors do not use (`FileNotFoundError: no file <path> <words>`)."""
     text = " ".join(str(error).split())
     for pattern, placeholder in _SHAPES:
         text = pattern.sub(placeholder, text)
-    return text[:SHAPE_CHARS] or "(no error text)"
+    kept: list[str] = []
+    for token in text.split():
+        if not _known(token):
+            kept.append("<words>")
+            break
+        kept.append(token)
+    return " ".join(kept)[:SHAPE_CHARS] or "(no error text)"
 
 
 def advice(shape: str, example: str = "") -> str:
@@ -235,12 +271,13 @@ def critic_report(store: Store, window: int = WINDOW) -> CriticReport:
 
 def limitation_of(stats: ToolStats) -> tuple[str, str, str]:
     """Title, description and plan of the limitation for a tool that keeps failing. The
-    description carries the latest error as it was (the owner sees it quoted, as anyone's
-    words); the plan is the advice for its shape."""
+    description carries the error's shape only (it reaches HEARTBEAT.md and the owner's
+    alert); the latest error as it was is kept only in the proposal's quoted evidence, which
+    the owner opens on request (`/proposals <id>`). The plan is the advice for its shape."""
     top = stats.typical_errors[0]
     description = (
         f"{stats.failures} of its last {stats.calls} calls failed; typical error "
-        f"({top.count}×): {top.shape}; latest: {top.example}"
+        f"({top.count}×): {top.shape}"
     )
     plan = advice(top.shape, top.example)
     return f"Tool {stats.tool} keeps failing", description, plan[0].upper() + plan[1:]
@@ -275,10 +312,13 @@ async def run_critic(deps: PipelineDeps, out: Outbox) -> tuple[CriticReport, lis
 
 async def _propose(deps: PipelineDeps, out: Outbox, item: ToolStats, title: str, plan: str) -> None:
     """The analysis turns the new gap into a proposal. It is given the error's shape, not the
-    latest error: what a person's call carried (a path, a quoted text) stays out of it."""
+    latest error: what a person's call carried (a path, a quoted text) stays out of it; the
+    latest error is only the proposal's quoted evidence, for the owner's review."""
     from omega.evolution.analysis import propose  # analysis imports the gate: only when needed
+    from omega.text import quote_untrusted
 
     top = item.typical_errors[0]
+    latest = quote_untrusted(top.example, f"latest error of {item.tool}, as it was", EXAMPLE_CHARS)
     description = (
         f"{item.failures} of its last {item.calls} calls failed; typical error "
         f"({top.count}×): {top.shape}"
@@ -293,6 +333,7 @@ async def _propose(deps: PipelineDeps, out: Outbox, item: ToolStats, title: str,
             goal=f"use the tool {item.tool} without failing",
             source="critic",
             words="tool critic",
+            evidence=(latest,),
         )
     except Exception:
         log.exception("the analysis of %r failed", title)

@@ -12,6 +12,9 @@ from omega.turn import MarkerContext
 MAX_TITLE = 120
 OWNER_REPORTED = "owner"  # the only source whose words enter HEARTBEAT.md as a checklist line
 PERSON = "person:"  # reported_by and seen_with of anyone else: person:<channel>:<id>
+# reported_by of a gap a turn answering the owner wrote after reading external content (a
+# fetched page, a tool's result, an attached file): quoted like anyone else's words.
+EXTERNAL_REPORTED = "external content"
 
 Source = Literal["marker", "planner", "heartbeat", "introspection", "critic", "integrity", "voice"]
 # Sources whose titles a model wrote in its own words: compared by meaning. The others are
@@ -72,10 +75,12 @@ def person_key(ctx: MarkerContext) -> str:
 
 def reporter(ctx: MarkerContext, source: Source) -> str:
     """Whose words a new limitation carries: the owner's only when a turn answering the owner
-    wrote it; a check's (the heartbeat reads others' words), the voice stage's fixed text, or
-    the person's otherwise."""
+    wrote it without reading external content (else EXTERNAL_REPORTED); a check's (the
+    heartbeat reads others' words), the voice stage's fixed text, or the person's otherwise."""
     if source in CHECKS:
         return CHECKS[source]
+    if ctx.role == "owner" and ctx.external:
+        return EXTERNAL_REPORTED
     if ctx.role == "owner":
         return OWNER_REPORTED
     if source == "voice":  # its text is Omega's own; only who sent the voice note is theirs

@@ -1,8 +1,10 @@
 """Skill lessons (SKILL_IMPROVE): kept in memory.db, never written into a SKILL.md.
 
-From the owner a lesson is for everyone; from anyone else it becomes a proposal the owner
-reviews like any other. A matching skill is shown to a person with the global lessons and
-their own, so one person's words never reach another person's prompt unreviewed.
+From the owner a lesson is for everyone; from anyone else, or from a turn that read external
+content (a fetched page, an MCP or shell result, an attached file: turn.external_reads), it
+becomes a proposal the owner reviews like any other. A matching skill is shown to a person with
+the global lessons and their own, each labelled with its origin, so one person's words (or a
+page's) never reach another person's prompt unreviewed.
 """
 
 from __future__ import annotations
@@ -26,16 +28,26 @@ def with_lessons(store: Store, skills: list[Skill], scope: str) -> list[Skill]:
     repo = ProposalStore(store)
     shown = []
     for skill in skills:
-        lessons = repo.lessons(skill.name, scope)
+        lessons = repo.lessons_with_source(skill.name, scope)
         if lessons:
-            extra = "\n".join(f"- {lesson}" for lesson in lessons)
+            extra = "\n".join(f"- [{lesson_origin(source)}] {text}" for text, source in lessons)
             skill = dataclasses.replace(skill, body=f"{skill.body}\n\nLessons learned:\n{extra}")
         shown.append(skill)
     return shown
 
 
+def lesson_origin(source: str) -> str:
+    """A lesson's origin for its label in the prompt."""
+    if source == "owner":
+        return "lesson from the owner"
+    if source.startswith("proposal:"):
+        return f"lesson the owner approved (#{source.partition(':')[2]})"
+    return f"lesson from {source or 'an unknown source'}"
+
+
 async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
-    """One SKILL_IMPROVE marker: a global lesson from the owner, else a proposal."""
+    """One SKILL_IMPROVE marker: a global lesson from the owner's turn that read nothing
+    external, else a proposal for the owner."""
     skill = ctx.skills.get(name)
     if skill is None:
         raise LookupError(f"no skill named {name!r}")
@@ -43,7 +55,7 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
     if not lesson:
         raise ValueError("a lesson must not be empty")
     repo = ProposalStore(ctx.store)
-    if ctx.owner:
+    if ctx.owner and not ctx.external:
         added = await ctx.store.call(repo.add_lesson, skill.name, lesson, GLOBAL, "owner")
         if added:
             await audit_change(ctx, "skill_lesson", f"{skill.name}: {lesson}", "scope: everyone")
@@ -56,20 +68,25 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
     }
     # Judged like any proposal (every signal, the model judge included), never auto-approved.
     decision = await gate_lesson(ctx.deps, Policy.from_config(ctx.config.evolution), spec)
+    who = scope_of(ctx.message.channel, ctx.message.sender_id)
+    read = f" after reading {ctx.external}" if ctx.external else ""
     filed = await ctx.store.call(
         repo.file,
         "lesson",
         spec,
-        goal=f"SKILL_IMPROVE from {scope_of(ctx.message.channel, ctx.message.sender_id)}",
+        goal=f"SKILL_IMPROVE from {who}{read}",
         source="skill_improve",
         evidence=[lesson],
         gate=decision.as_dict(),
-        scope=f"person:{ctx.message.channel}:{ctx.message.sender_id}",  # never merged across people
+        # Never merged across people; the owner's own turn's proposal is the owner's.
+        scope="" if ctx.owner else f"person:{who}",
     )
     await audit_change(
         ctx, f"proposal:{filed.outcome}", json.dumps(spec)[:2000], f"#{filed.proposal.id}"
     )
     label = f"from {ctx.message.channel} {ctx.message.channel_id}"
+    if ctx.external:
+        label = f"written after reading {ctx.external}"
     if filed.outcome == "new" and decision.action == "reject":
         reason = "gate: " + "; ".join(decision.errors)
         await ctx.store.call(repo.decide, filed.proposal.id, "rejected", reason[:2000], "gate")

@@ -310,9 +310,14 @@ class ProposalStore:
 
     def lessons(self, skill: str, scope: str, limit: int = 10) -> list[str]:
         """A skill's lessons for this person: global ones and their own, oldest first."""
+        return [text for text, _ in self.lessons_with_source(skill, scope, limit)]
+
+    def lessons_with_source(self, skill: str, scope: str, limit: int = 10) -> list[tuple[str, str]]:
+        """(text, source) of a skill's lessons for this person, oldest first: `owner` (a
+        turn answering the owner), `proposal:<id>` (the owner approved it) or another."""
         rows = self.store.query(
-            "SELECT text FROM skill_lessons WHERE skill = ? AND scope IN (?, ?) "
+            "SELECT text, source FROM skill_lessons WHERE skill = ? AND scope IN (?, ?) "
             "ORDER BY id LIMIT ?",
             (skill, scope, GLOBAL, limit),
         )
-        return [row["text"] for row in rows]
+        return [(str(row["text"]), str(row["source"] or "")) for row in rows]

@@ -41,6 +41,7 @@ from omega.turn import (
     audit_message,
     db_call,
     elapsed_ms,
+    external_reads,
     load_turn,
     make_turn,
     marker_context,
@@ -341,9 +342,11 @@ async def _respond(
     if message.is_group and parsed.has("SILENT") and not parsed.text:
         log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
         return None
+    # What the reply read decides whose words its lessons and gaps are (issue 37).
+    read = external_reads(reply.tool_calls, message)
     outcome = await apply_markers(
         parsed,
-        marker_context(deps, message, turn, out, cause=cause),
+        marker_context(deps, message, turn, out, cause=cause, external=read),
     )
     text = parsed.text or (i18n.message("done", turn.language) if outcome.applied else "…")
     unmet = unmet_notice(outcome.unmet, turn.language)

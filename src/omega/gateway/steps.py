@@ -18,6 +18,7 @@ from omega.turn import (
     PipelineDeps,
     Turn,
     ask_provider,
+    external_reads,
     marker_context,
     person_workspace,
     record_audit,
@@ -28,6 +29,7 @@ from omega.types import (
     Context,
     IncomingMessage,
     Reply,
+    ToolCall,
 )
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,7 @@ async def execute_steps(
         )
     )
     results: list[str] = []
+    calls: list[ToolCall] = []  # every step's calls: later steps read earlier results
     for index, step in enumerate(plan.steps, 1):
         done = "\n".join(results) or "(nothing yet)"
         uses = f" Use: {', '.join(step.uses)}." if step.uses else ""
@@ -92,9 +95,11 @@ async def execute_steps(
             )
             continue
         parsed = parse_markers(reply.text)
+        calls.extend(reply.tool_calls)
+        read = external_reads(calls, message)
         await apply_markers(
             parsed,
-            marker_context(deps, message, turn, out, cause="step"),
+            marker_context(deps, message, turn, out, cause="step", external=read),
         )
         results.append(f"Step {index} ({step.do}): {parsed.text[:1500]}")
         await record_audit(

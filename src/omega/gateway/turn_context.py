@@ -1,6 +1,9 @@
 """The context of one reply: the person's situation, the prompt (its stable part first), what
 memory adds in one trip to the database thread, matched skills and their MCP servers, and the
-tools, folder and images of this turn."""
+tools, folder and images of this turn.
+
+Every block of the prompt carries its origin (omega.turn.prompt): the rules first, then the
+data. A skill the gate approved from one person's gap reaches only that person's prompts."""
 
 from __future__ import annotations
 
@@ -13,7 +16,7 @@ from omega.checklist import read_checklist
 from omega.evolution.lessons import with_lessons
 from omega.evolution.procedural import ProposalStore, scope_of
 from omega.gateway import attachments
-from omega.memory.context import ContextRequest, build_context
+from omega.memory.context import ContextRequest, build_context, onboarding_hint
 from omega.memory.store import Store
 from omega.skills import Skill, match_triggers
 from omega.turn import (
@@ -23,6 +26,7 @@ from omega.turn import (
     Turn,
     allowed_tools,
     compose_prompt_parts,
+    origin_label,
     person_workspace,
 )
 from omega.types import (
@@ -53,7 +57,14 @@ def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Prom
         sandbox_mode=deps.config.sandbox.mode,
         workspace=str(person_workspace(deps, message, turn.role)),
         timezone=zone,
+        language=turn.language,
+        onboarding=onboarding_hint(facts),
     )
+
+
+def skill_texts(skills: list[Skill]) -> tuple[tuple[str, str, str], ...]:
+    """Each matched skill's name, instructions (with its lessons) and origin label."""
+    return tuple((s.name, s.body[:MAX_SKILL_CHARS], s.origin) for s in skills)
 
 
 def _quant_advisory(store: Store) -> str:
@@ -74,8 +85,12 @@ def _guarded(what: str, default: T, fn: Callable[..., T], *args: object) -> T:
 async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
     """The context of one reply: the prompt (stable part first), memory, matched skills and
     their MCP servers, the tools this person may use, their folder and images."""
-    found = [s for s in match_triggers(deps.skills.skills(), message.text) if s.available]
     scope = scope_of(message.channel, message.sender_id)
+    found = [
+        s
+        for s in match_triggers(deps.skills.skills(), message.text)
+        if s.available and s.visible_to(f"person:{scope}")
+    ]
     owner = turn.role == "owner"
     situation = _situation(deps, message, turn)
 
@@ -88,9 +103,11 @@ async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn)
             deps.prompts,
             dataclasses.replace(
                 situation,
-                skill_instructions=tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in matched),
+                skill_instructions=skill_texts(matched),
                 # The quant signal is the owner's: never in anyone else's prompt.
-                extra=(advisory,) if advisory and owner else (),
+                extra=(f"{origin_label('Omega, quant engine')} {advisory}",)
+                if advisory and owner
+                else (),
             ),
         )
         no_learnings: list[str] = []
@@ -105,6 +122,7 @@ async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn)
             max_history_chars=deps.config.limits.max_history_chars,
             timezone=turn.zone,
             learnings=tuple(learnings),
+            guidance_in_prompt=True,
         )
         try:
             return matched, parts, build_context(store, request)
@@ -116,13 +134,15 @@ async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn)
         matched, parts, context = await deps.store.call(gather)
     except Exception:  # the database thread itself failing must not stop the reply either
         log.exception("memory unreachable; answering without it")
-        skills = tuple((s.name, s.body[:MAX_SKILL_CHARS]) for s in found)
         matched = found
         parts = compose_prompt_parts(
-            deps.prompts, dataclasses.replace(situation, skill_instructions=skills)
+            deps.prompts, dataclasses.replace(situation, skill_instructions=skill_texts(found))
         )
         context = build_context(
-            None, ContextRequest(message, parts.text, turn.facts, turn.language, 0)
+            None,
+            ContextRequest(
+                message, parts.text, turn.facts, turn.language, 0, guidance_in_prompt=True
+            ),
         )
     # Skills whose triggers match bring their MCP servers to this call only (to people other
     # than the owner only when `[auth]` gives them "mcp").

@@ -154,6 +154,11 @@ class ArtefactStore:
             return "changed"
         return ""
 
+    def proposal_scope(self, proposal_id: int) -> str:
+        """Whose gap a proposal came from (person:<channel>:<id>, "" the owner's or Omega's)."""
+        rows = self.store.query("SELECT scope FROM proposals WHERE id = ?", (proposal_id,))
+        return str(rows[0]["scope"] or "") if rows else ""
+
     def refuse(self, kind: Kind, name: str, path: Path, digest: str, reason: str) -> bool:
         """Note a refused file; True the first time this content is refused (then audited)."""
         rel = self.relative(path)

@@ -1,4 +1,7 @@
-"""Build the provider context for one incoming message from what memory holds."""
+"""Build the provider context for one incoming message from what memory holds.
+
+What memory adds goes after the system prompt's data header (omega.turn.prompt), each block
+labelled with its origin: this person's words and facts, or lessons from Omega's tool use."""
 
 from __future__ import annotations
 
@@ -29,6 +32,9 @@ class ContextRequest:
     recall_limit: int = 5
     timezone: tzinfo = UTC
     learnings: tuple[str, ...] = ()  # from introspection of Omega's own tool use
+    # The language and onboarding lines are already among the prompt's rules (the gateway
+    # puts them there): not repeated after the data.
+    guidance_in_prompt: bool = False
 
 
 def profile_lines(facts: dict[str, str]) -> list[str]:
@@ -89,10 +95,15 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         )
         profile = profile_lines(request.facts)
         if profile:
-            sections.append("What you know about this person:\n" + "\n".join(profile))
+            sections.append(
+                "[from: memory, this person] What you know about them:\n" + "\n".join(profile)
+            )
         summaries = store.recent_summaries(message.sender_id, 3, within)
         if summaries:
-            sections.append("Earlier conversations:\n" + "\n".join(f"- {s}" for s in summaries))
+            sections.append(
+                "[from: memory, this person] Earlier conversations:\n"
+                + "\n".join(f"- {s}" for s in summaries)
+            )
         current = store.active_conversation_id(message.channel, message.sender_id, conversation)
         recalled = store.search_messages(
             message.sender_id,
@@ -106,7 +117,9 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
                 f"- [{r.created_at[:10]}] {r.role}: {r.content[:MAX_RECALL_CHARS]}"
                 for r in recalled
             ]
-            sections.append("Related things said before:\n" + "\n".join(lines))
+            sections.append(
+                "[from: memory, this person] Related things said before:\n" + "\n".join(lines)
+            )
         tasks = store.pending_tasks(message.sender_id)
         if message.is_group:  # only those made in this room, to be answered in it
             tasks = [t for t in tasks if t.answers_at(message.channel, message.target)]
@@ -116,16 +129,18 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
                 f"({t.repeat}, {t.task_type}): {t.description}"
                 for t in tasks[:20]
             ]
-            sections.append("Their pending scheduled tasks:\n" + "\n".join(lines))
+            sections.append(
+                "[from: memory, this person] Their pending scheduled tasks:\n" + "\n".join(lines)
+            )
         if request.learnings:
             sections.append(
-                "What you learned from your own tool use:\n"
+                "[from: lessons of your own tool use] What you learned:\n"
                 + "\n".join(f"- {item}" for item in request.learnings)
             )
-        hint = onboarding_hint(request.facts)
+        hint = "" if request.guidance_in_prompt else onboarding_hint(request.facts)
         if hint:
             sections.append(hint)
-    if request.language and request.language != "English":
+    if not request.guidance_in_prompt and request.language and request.language != "English":
         sections.append(f"Always answer in {request.language}.")
     return Context(
         system_prompt="\n\n".join(sections),

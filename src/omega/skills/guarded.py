@@ -7,11 +7,12 @@ once per content for the owner. What is parsed is the very bytes that were hashe
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from importlib import resources
 from pathlib import Path
 
-from omega.memory.artefacts import ArtefactStore, files_digest, folder_files
+from omega.memory.artefacts import ArtefactStore, Pin, files_digest, folder_files
 from omega.skills.skills import (
     SKILL_FILE,
     Skill,
@@ -23,6 +24,16 @@ from omega.skills.skills import (
 )
 
 log = logging.getLogger(__name__)
+GATE = "gate"  # who pinned what the gate approved by itself (evolution.registration)
+
+
+def pin_origin(pin: Pin) -> str:
+    """The origin label of a pinned skill: who installed or approved it."""
+    if pin.origin == "owner":
+        return "the owner, an installed skill"
+    if pin.pinned_by == GATE:
+        return f"a skill the gate approved by itself (proposal #{pin.proposal_id})"
+    return f"a skill the owner approved (proposal #{pin.proposal_id})"
 
 
 def bundled_dir() -> Path:
@@ -43,7 +54,10 @@ class GuardedSkills(SkillCatalog):
     def skills(self) -> list[Skill]:
         """Bundled skills, then admitted ones, sorted by name (a bundled name always wins)."""
         # Bundled skills are part of Omega itself, like its code: not audited per start.
-        bundled = self._bundled.skills() if self._bundled is not None else []
+        bundled = [
+            dataclasses.replace(skill, origin="Omega, a bundled skill")
+            for skill in (self._bundled.skills() if self._bundled is not None else [])
+        ]
         taken = {s.path.parent.name for s in bundled} | {s.name for s in bundled}
         admitted: list[Skill] = []
         with self._lock:
@@ -58,8 +72,9 @@ class GuardedSkills(SkillCatalog):
     def _admit(self, folder: Path) -> Skill | None:
         files = folder_files(folder)
         digest = files_digest(files)
-        verdict = self.artefacts.verdict("skill", folder.name, folder, digest)
-        if verdict:
+        pin = self.artefacts.pinned("skill", folder)
+        verdict = "unknown" if pin is None else "changed" if pin.sha256 != digest else ""
+        if pin is None or verdict:
             self.artefacts.refuse("skill", folder.name, folder, digest, verdict)
             return None
         key = (folder, digest)
@@ -72,9 +87,17 @@ class GuardedSkills(SkillCatalog):
                 log.warning("skipping skill: %s", exc)
                 self._parsed[key] = None
         skill = self._parsed[key]
-        if skill is not None:
-            self._announce(skill, "pinned", digest)
-        return skill
+        if skill is None:
+            return None
+        self._announce(skill, "pinned", digest)
+        return dataclasses.replace(skill, origin=pin_origin(pin), audience=self._audience(pin))
+
+    def _audience(self, pin: Pin) -> str:
+        """Whose prompts a pinned skill may reach: a skill the gate approved from a person's gap
+        only theirs (a rule older versions did not keep: applied when it loads)."""
+        if pin.pinned_by != GATE or pin.proposal_id is None:
+            return ""
+        return self.artefacts.proposal_scope(pin.proposal_id)
 
     def _announce(self, skill: Skill, origin: str, digest: str) -> None:
         """Audit a load once per content per process."""

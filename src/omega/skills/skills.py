@@ -51,6 +51,15 @@ class Skill:
     triggers: tuple[str, ...]
     mcp_servers: tuple[McpServer, ...]
     missing: tuple[str, ...]
+    # Who wrote or approved it, for the label in the prompt (GuardedSkills sets it).
+    origin: str = "a skill file"
+    # Whose prompts it may reach: "" everyone, else one person (person:<channel>:<id>) whose
+    # gap it came from, until the owner approves it (issue 37).
+    audience: str = ""
+
+    def visible_to(self, person: str) -> bool:
+        """Whether it may reach the prompt of `person` (person:<channel>:<id>)."""
+        return not self.audience or self.audience == person
 
     @property
     def available(self) -> bool:

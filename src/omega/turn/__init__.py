@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         MarkerOutcome,
         Notify,
         audit_change,
+        external_reads,
         marker_context,
         owner_message,
     )
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
         PromptSituation,
         compose_prompt_parts,
         compose_system_prompt,
+        origin_label,
     )
     from omega.turn.records import (
         UsageFields,
@@ -112,6 +114,7 @@ __all__ = [
     "dm_policies",
     "dm_policy",
     "elapsed_ms",
+    "external_reads",
     "granted_role",
     "is_owner",
     "load_turn",
@@ -123,6 +126,7 @@ __all__ = [
     "may_run_command",
     "may_use_marker",
     "models_for",
+    "origin_label",
     "owner_message",
     "person_folder",
     "person_workspace",
@@ -169,6 +173,8 @@ __getattr__ = loader(
         "creator_role": "privileges",
         "db_call": "records",
         "elapsed_ms": "records",
+        "external_reads": "effects",
+        "origin_label": "prompt",
         "is_owner": "auth",
         "load_turn": "load",
         "local_owner_id": "auth",

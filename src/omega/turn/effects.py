@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import tzinfo
 from typing import Literal
@@ -17,11 +17,27 @@ from omega.skills import ProjectCatalog, SkillCatalog
 from omega.turn.deps import Outbox, PipelineDeps, Turn
 from omega.turn.privileges import Role
 from omega.turn.state import RuntimeState
-from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage, ToolCall
 
 log = logging.getLogger(__name__)
 
 Notify = Callable[[OutgoingMessage], Awaitable[None]]
+
+# Tools whose results are only what the person or Omega wrote themselves: any other call
+# (fetch_url, run_shell, read_file, an MCP server's or a provider's own tool) may have read
+# text nobody here wrote, and its turn counts as one that read external content.
+OWN_TEXT_TOOLS = frozenset({"list_files", "write_file", "search_memory"})
+ATTACHED = "attached file"
+
+
+def external_reads(calls: Iterable[ToolCall], message: IncomingMessage | None = None) -> str:
+    """What external content a turn read ("" when none): the names of its tool calls that
+    may have returned text nobody here wrote, and an attached file. Fails closed: a tool it
+    does not know counts."""
+    names = [call.name for call in calls if call.name not in OWN_TEXT_TOOLS]
+    if message is not None and message.attachments:
+        names.append(ATTACHED)
+    return ", ".join(dict.fromkeys(names))
 
 
 @dataclass
@@ -42,6 +58,9 @@ class MarkerContext:
     role: Role = "stranger"
     # The pipeline, for what needs a provider (the gate's model judge of lesson proposals).
     deps: PipelineDeps | None = None
+    # What external content the turn read before writing these markers (external_reads):
+    # "" when none. Such a turn's lessons and gaps are not the owner's words (issue 37).
+    external: str = ""
 
     @property
     def owner(self) -> bool:
@@ -91,9 +110,15 @@ async def audit_change(
 
 
 def marker_context(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox, cause: str
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    out: Outbox,
+    cause: str,
+    external: str = "",
 ) -> MarkerContext:
-    """What markers of one reply act against, with the rights of the person answered."""
+    """What markers of one reply act against, with the rights of the person answered and
+    what external content the reply read (`external_reads`)."""
     return MarkerContext(
         store=deps.store,
         paths=deps.paths,
@@ -107,4 +132,5 @@ def marker_context(
         cause=cause,
         role=turn.role,
         deps=deps,
+        external=external,
     )
