@@ -137,7 +137,7 @@ def test_skill_improve_from_the_owner_is_a_global_lesson_never_a_file_edit(
     skill = ctx.skills.get("claude-code")
     assert skill is not None
     [shown] = with_lessons(ctx.store, [skill], "telegram:someone-else")
-    assert shown.body.endswith("- Pass --max-turns for long tasks")
+    assert shown.body.endswith("- [lesson from the owner] Pass --max-turns for long tasks")
     [entry] = [e for e in ctx.store.audit_entries() if e["event"] == "skill_lesson"]
     assert "Pass --max-turns" in str(entry["input_text"])
     assert ProposalStore(ctx.store).find() == []
