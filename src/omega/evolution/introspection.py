@@ -16,7 +16,7 @@ from omega.evolution.validation import LoopResult, validated_json
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.replica import replica_name
-from omega.turn import Outbox, PipelineDeps, ask_provider, is_owner, models_for
+from omega.turn import OWN_TEXT_TOOLS, Outbox, PipelineDeps, ask_provider, is_owner, models_for
 from omega.types import ChatMessage, Context, IncomingMessage, Reply
 
 log = logging.getLogger(__name__)
@@ -127,6 +127,12 @@ def record_cycle(
                 utc_now(),
             ),
         )
+
+
+def read_external(rows: list[dict[str, Any]]) -> bool:
+    """Whether a timeline's calls may have read text nobody here wrote (turn.OWN_TEXT_TOOLS):
+    the gate then never approves a skill it suggests by itself (issue 37)."""
+    return any(str(row["tool"]) not in OWN_TEXT_TOOLS for row in rows)
 
 
 async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopResult | None:
@@ -260,5 +266,7 @@ async def _evaluate(
             evidence=timeline(rows[-6:]).splitlines(),
             # A pattern in someone else's tool calls is theirs: never approved by the gate.
             scope="" if _the_owners(deps, rows[0]) else scope,
+            # Nor one from calls that read external content (issue 37).
+            hold=read_external(rows),
         )
     return result

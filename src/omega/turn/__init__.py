@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     )
     from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
     from omega.turn.effects import (
+        OWN_TEXT_TOOLS,
         MarkerContext,
         MarkerOutcome,
         Notify,
@@ -86,6 +87,7 @@ __all__ = [
     "BACKGROUND_SHARE",
     "GROUP_RULES",
     "OWNER_COMMANDS",
+    "OWN_TEXT_TOOLS",
     "ChannelPolicy",
     "MarkerContext",
     "MarkerOutcome",
@@ -146,6 +148,7 @@ __getattr__ = loader(
         "MarkerOutcome": "effects",
         "Notify": "effects",
         "OWNER_COMMANDS": "privileges",
+        "OWN_TEXT_TOOLS": "effects",
         "Outbox": "deps",
         "PipelineDeps": "deps",
         "PromptParts": "prompt",
