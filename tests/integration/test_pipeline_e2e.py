@@ -279,7 +279,9 @@ def test_skill_improve_from_the_owner_is_a_lesson_not_a_file_edit(
     assert not (isolated_env / "skills" / "playwright-mcp").exists()
     # Background calls (summaries, facts) may come after the answer; pick the answer's request.
     answer = next(r for r in fake_openai.requests if "take a screenshot" in r.last_user_text)
-    assert "- Wait for network idle before taking screenshots" in answer.system_text
+    assert "- [lesson from the owner] Wait for network idle before taking screenshots" in (
+        answer.system_text
+    )
     [row] = [r for r in audit(isolated_env) if r["event"] == "skill_lesson"]
     assert "Wait for network idle" in row["input_text"]
 
