@@ -6,8 +6,6 @@ from __future__ import annotations
 
 from pydantic import BaseModel
 
-from omega.types import Assurance
-
 from omega.channels.base import Channel
 from omega.channels.email.checks import check_email, missing_settings
 from omega.channels.email.config import EmailConfig
@@ -17,6 +15,7 @@ from omega.channels.plugin import (
     ChannelPlugin,
     ChannelUnavailableError,
 )
+from omega.types import Assurance
 
 __all__ = ["PLUGIN", "EmailConfig"]
 
@@ -31,7 +30,9 @@ def _build(ctx: ChannelContext) -> Channel:
     if missing:
         raise ChannelUnavailableError(f"[channel.email] needs {', '.join(missing)}")
     state = MailState.load(ctx.paths.home / "email.state.json")
-    return EmailChannel(ctx.section, state, ctx.health(lambda: ctx.section.sender()))  # type: ignore[attr-defined]
+    health = ctx.health(lambda: ctx.section.sender())  # type: ignore[attr-defined]
+    every = ctx.config.limits.denial_every_secs
+    return EmailChannel(ctx.section, state, health, ctx.store, denial_every_secs=every)
 
 
 def _proof(section: BaseModel) -> Assurance:
