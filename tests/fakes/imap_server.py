@@ -1,6 +1,7 @@
 """A wire double of an IMAP4rev1 server: the subset Omega's e-mail channel uses (CAPABILITY,
-LOGIN, SELECT, UID SEARCH, UID FETCH, UID STORE, IDLE, NOOP, LOGOUT), spoken on a loopback
-socket so `imaplib` talks to it unchanged. One folder; mail is put in with `deliver`.
+LOGIN, SELECT, UID SEARCH, UID FETCH (partial ones too), UID STORE, IDLE, NOOP, LOGOUT),
+spoken on a loopback socket so `imaplib` talks to it unchanged. One folder; mail is put in
+with `deliver`.
 
 Runs its asyncio loop in a thread of its own, so a test can kill and restart Omega (a
 subprocess) while the mailbox lives on."""
@@ -189,8 +190,13 @@ class FakeImap:
             mail = self.mail[index]
             if "BODY.PEEK[]" not in items.upper():
                 mail.flags.add("\\Seen")  # BODY[] sets \Seen, as on a real server
-            head = f"* {index + 1} FETCH (UID {uid} BODY[] {{{len(mail.raw)}}}"
-            say(head.encode() + b"\r\n" + mail.raw + b")")
+            raw, label = mail.raw, "BODY[]"
+            partial = re.search(r"\[\]<(\d+)\.(\d+)>", items)
+            if partial:  # BODY[]<start.count>: that slice only, as RFC 3501 says
+                start, count = int(partial.group(1)), int(partial.group(2))
+                raw, label = raw[start : start + count], f"BODY[]<{start}>"
+            head = f"* {index + 1} FETCH (UID {uid} {label} {{{len(raw)}}}"
+            say(head.encode() + b"\r\n" + raw + b")")
 
     def _store(self, args: str) -> None:
         match = re.match(r"(\S+) ([+-]?)FLAGS(?:\.SILENT)? \((.*)\)", args, re.IGNORECASE)

@@ -21,6 +21,9 @@ from tests.integration.test_start import Running
 from tests.integration.test_tool_loop import tool_call
 
 PASSWORD = "imap-secret-pass-0123"
+AUTHSERV = "mx.example.org"  # the receiving server whose Authentication-Results count
+# What that server writes above a mail it verified from example.org.
+PROVEN = f"{AUTHSERV}; dkim=pass header.d=example.org; spf=pass; dmarc=pass header.from=example.org"
 
 
 @pytest.fixture
@@ -37,13 +40,19 @@ def smtp() -> Iterator[SmtpSink]:
         yield server
 
 
-def _configure(home: Path, imap: FakeImap, smtp: SmtpSink, extra: str = "") -> None:
+def _configure(
+    home: Path,
+    imap: FakeImap,
+    smtp: SmtpSink,
+    extra: str = "",
+    allowed: str = '["Ana@Example.org"]',
+) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
         f"""
 [channel.email]
 enabled = true
-allowed_users = ["Ana@Example.org"]
+allowed_users = {allowed}
 imap_host = "127.0.0.1"
 imap_port = {imap.port}
 imap_security = "plain"
@@ -59,8 +68,11 @@ poll_secs = 2
     )
 
 
-def _mail(sender: str, subject: str, body: str, ident: str, **headers: str) -> bytes:
+def _mail(sender: str, subject: str, body: str, ident: str, *results: str, **headers: str) -> bytes:
+    """A mail; each of `results` an Authentication-Results field, topmost first."""
     mail = EmailMessage()
+    for result in results:
+        mail["Authentication-Results"] = result
     mail["From"] = sender
     mail["To"] = "omega@example.org"
     mail["Subject"] = subject
@@ -144,7 +156,8 @@ def _text(mail: EmailMessage) -> str:
 def test_mail_is_answered_in_its_thread_strangers_are_refused_and_files_go_both_ways(
     fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
 ) -> None:
-    _configure(isolated_env, imap, smtp, '[auth]\nowners = ["email:ana@example.org"]\n')
+    owner = f'authserv_id = "{AUTHSERV}"\n[auth]\nowners = ["email:ana@example.org"]\n'
+    _configure(isolated_env, imap, smtp, owner)
     fake_openai.script = [
         Step(text="Dinner is at eight.", match="when is dinner"),
         Step(
@@ -162,6 +175,7 @@ def test_mail_is_answered_in_its_thread_strangers_are_refused_and_files_go_both_
                 "Plans",
                 "when is dinner?\n\nOn Mon, Ana wrote:\n> an old message, quoted\n",
                 "<m2@example.org>",
+                PROVEN,
                 In_Reply_To="<m1@example.org>",
                 References="<m0@example.org> <m1@example.org>",
             )
@@ -180,6 +194,7 @@ def test_mail_is_answered_in_its_thread_strangers_are_refused_and_files_go_both_
 
         # An attachment in (saved for the model, named in its prompt) and a photo out.
         with_file = EmailMessage()
+        with_file["Authentication-Results"] = PROVEN  # the owner's tools need a proven sender
         with_file["From"], with_file["Subject"] = "ana@example.org", "Chart"
         with_file["Message-ID"] = "<m3@example.org>"
         with_file.set_content("draw a chart from the attached notes")

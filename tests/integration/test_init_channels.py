@@ -18,7 +18,16 @@ from tests.fakes.smtp_server import SmtpSink
 from tests.integration.terminal_session import Answer, run_in_terminal
 from tests.integration.test_channel_plugins import _outbox, _write_line
 from tests.integration.test_channel_plugins import plugins_dir as plugins_dir  # the fixture
-from tests.integration.test_email_channel import PASSWORD, _answers, _mail, _start, imap, smtp
+from tests.integration.test_email_channel import (
+    AUTHSERV,
+    PASSWORD,
+    PROVEN,
+    _answers,
+    _mail,
+    _start,
+    imap,
+    smtp,
+)
 from tests.integration.test_init import SECRETS, FakeTelegram
 from tests.integration.test_init import telegram as telegram  # the fixture
 
@@ -35,6 +44,11 @@ OTHERS = {
 }
 
 
+def _pythonpath(plugins: Path) -> str:
+    """The plug-ins' folder, before whatever PYTHONPATH the tests run with (a worktree's src)."""
+    return os.pathsep.join(filter(None, [str(plugins), os.environ.get("PYTHONPATH", "")]))
+
+
 def _env(home: Path, plugins: Path, **extra: str) -> dict[str, str]:
     env = {
         key: value
@@ -44,7 +58,7 @@ def _env(home: Path, plugins: Path, **extra: str) -> dict[str, str]:
     env.update(
         OMEGA_HOME=str(home),
         OMEGA_ALLOW_ROOT="1",
-        PYTHONPATH=str(plugins),
+        PYTHONPATH=_pythonpath(plugins),
         COLUMNS="400",
         NO_COLOR="1",
         TERM="xterm",
@@ -97,6 +111,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         Answer(r"SMTP user name \(Enter: the IMAP one\):", ""),
         Answer(r"SMTP password \(Enter: send without logging in\):", "", hidden=True),
         Answer(r"Address Omega's mail comes from .*:", ""),
+        Answer(r"Your mail provider's authserv-id.*:", AUTHSERV),
         Answer(r"Your own email address or id .*:", "Ana@Example.org"),
         Answer(r"Who else may talk to Omega on email .*:", ""),
         Answer(r"What a stranger who writes gets .*\(allowlist\):", ""),
@@ -113,6 +128,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         Answer(r"SMTP user name \(Enter: the IMAP one\):", ""),
         Answer(r"SMTP password \(Enter: send without logging in\):", "", hidden=True),
         Answer(r"Address Omega's mail comes from .*:", ""),
+        Answer(r"Your mail provider's authserv-id.*\(mx\.example\.org\):", ""),
         Answer(r"Your own email address or id .*:", "Ana@Example.org"),
         Answer(r"Who else may talk to Omega on email .*\(ana@example\.org\):", ""),
         Answer(r"What a stranger who writes gets .*\(allowlist\):", ""),
@@ -168,6 +184,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         "smtp_host": "127.0.0.1",
         "smtp_security": "plain",
         "smtp_port": smtp.port,
+        "authserv_id": AUTHSERV,
         "allowed_users": ["ana@example.org"],
         "dm_policy": "allowlist",
     }
@@ -186,10 +203,15 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         Step(text="Dinner is at eight.", match="when is dinner"),
         Step(text="Hello Ana, from the FIFO.", match="hi there"),
     ]
-    env = openai_env(fake_openai, PYTHONPATH=str(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600")
+    env = openai_env(
+        fake_openai, PYTHONPATH=_pythonpath(plugins_dir), OMEGA_MEMORY__IDLE_MINUTES="600"
+    )
     omega = _start(env, home)
     try:
-        imap.deliver(_mail("Ana <ana@example.org>", "Plans", "when is dinner?", "<m1@ex.org>"))
+        # The owner, proven by the receiving server's Authentication-Results.
+        imap.deliver(
+            _mail("Ana <ana@example.org>", "Plans", "when is dinner?", "<m1@ex.org>", PROVEN)
+        )
         _answers(smtp, "<m1@ex.org>", "Dinner is at eight.")
         _write_line(inbox, {"id": "f1", "from": "ana", "text": "hi there"})
         lines = _outbox(outbox, 1)

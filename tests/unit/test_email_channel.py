@@ -1,11 +1,13 @@
 """The e-mail channel in-process against the IMAP wire double and a real SMTP server
-(aiosmtpd): ids, \\Seen and the saved UID only after acceptance, polling without IDLE; and its
-mail parsing and building (with a fuzz test)."""
+(aiosmtpd): ids, \\Seen and the saved UID only after acceptance, polling without IDLE, a
+sender's thread written down only once admitted, refusals audited; and its mail parsing and
+building (with a fuzz test)."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
@@ -16,9 +18,12 @@ from hypothesis import strategies as st
 
 from omega.channels.email.channel import EmailChannel
 from omega.channels.email.config import EmailConfig
-from omega.channels.email.mail import Thread, build_mail, parse_mail, strip_quoted
-from omega.channels.email.state import MailState
+from omega.channels.email.limits import MAX_BYTES, MAX_LINES
+from omega.channels.email.mail import Thread, build_mail, parse_mail
+from omega.channels.email.state import KEEP_RECENT, KEEP_THREADS, MailState
+from omega.channels.email.text import strip_quoted
 from omega.channels.health import HealthReporter
+from omega.memory.store import Store
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.smtp_server import SmtpSink
@@ -72,13 +77,18 @@ async def _run_until(
     count: int,
     fail: bool = False,
     wait: float = 10.0,
+    admit: bool = True,
 ) -> BaseException | None:
-    """Run the channel until `count` messages were submitted, it raised, or `wait` passed."""
+    """Run the channel until `count` messages were submitted, it raised, or `wait` passed.
+    With `admit` (and a store) each message is put in the durable inbox, as the gateway does
+    for a sender it admits."""
 
     async def submit(message: IncomingMessage) -> asyncio.Future[None]:
         if fail:
             raise RuntimeError("the inbox could not keep it")
         got.append(message)
+        if admit and channel.store is not None:
+            channel.store.inbox_put(message)
         done: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         done.set_result(None)
         return done
@@ -97,9 +107,10 @@ async def _run_until(
     return None
 
 
-def _channel(config: EmailConfig, home: Path) -> EmailChannel:
+def _channel(config: EmailConfig, home: Path, store: Store | None = None) -> EmailChannel:
     state = MailState.load(home / "email.state.json")
-    return EmailChannel(config, state, HealthReporter(home / "email.health.json", lambda: ""))
+    health = HealthReporter(home / "email.health.json", lambda: "")
+    return EmailChannel(config, state, health, store)
 
 
 def _connect_first(config: EmailConfig, home: Path) -> None:
@@ -196,7 +207,8 @@ def test_replies_stay_in_the_thread_after_a_restart_and_carry_photos(
     _connect_first(config, tmp_path)
     imap.deliver(_mail("hi", "<t1@example.org>"))
     got: list[IncomingMessage] = []
-    asyncio.run(_run_until(_channel(config, tmp_path), got, 1))
+    store = Store(tmp_path / "memory.db")
+    asyncio.run(_run_until(_channel(config, tmp_path, store), got, 1))
     later = _channel(config, tmp_path)  # a fresh process: the thread comes from the state file
     answer = dataclasses.replace(got[0].answer("Here it is.", tag="reply"), photo=PNG)
     asyncio.run(later.send(answer))
@@ -206,6 +218,97 @@ def test_replies_stay_in_the_thread_after_a_restart_and_carry_photos(
     [photo] = list(first.iter_attachments())
     assert photo.get_content_type() == "image/png" and photo.get_content() == PNG
     assert second["In-Reply-To"] is None and second["Subject"] == config.subject
+
+
+def test_a_refused_senders_mail_leaves_nothing_in_the_state_file(
+    imap: FakeImap, smtp: SmtpSink, tmp_path: Path
+) -> None:
+    config = _config(imap, smtp)
+    store = Store(tmp_path / "memory.db")
+    _connect_first(config, tmp_path)
+    imap.deliver(_mail("let me in", "<s1@evil.example>", "Mallory <mallory@evil.example>"))
+    got: list[IncomingMessage] = []
+    channel = _channel(config, tmp_path, store)
+    asyncio.run(_run_until(channel, got, 1, admit=False))  # the gateway refused them
+    assert [m.sender_id for m in got] == ["mallory@evil.example"]
+    saved = (tmp_path / "email.state.json").read_text(encoding="utf-8")
+    assert "mallory" not in saved.lower() and "Hello" not in saved and "evil" not in saved
+    assert json.loads(saved)["last_uid"] == 1 and imap.seen() == [1]
+    # A pairing offer in this run still lands in their thread (held in memory only).
+    assert channel.state.thread(got[0].id, "mallory@evil.example").message_id == (
+        "<s1@evil.example>"
+    )
+
+
+def test_mail_past_a_cap_or_without_one_plain_from_is_refused_unread_and_audited_once(
+    imap: FakeImap, tmp_path: Path
+) -> None:
+    config = _config(imap)
+    store = Store(tmp_path / "memory.db")
+    _connect_first(config, tmp_path)
+    too_long = _mail("x\n" * (MAX_LINES + 10), "<big@example.org>")
+    imap.deliver(too_long)
+    imap.deliver(_mail("hi", "<c1@example.org>", "Ana (boss) <ana@example.org>"))
+    imap.deliver(_mail("hi", "<c2@example.org>", "Ana (boss) <ana@example.org>"))
+    imap.deliver(_mail("hello", "<ok@example.org>"))
+    got: list[IncomingMessage] = []
+    asyncio.run(_run_until(_channel(config, tmp_path, store), got, 1))
+    assert [m.id for m in got] == [f"email:{imap.uidvalidity}:4"]  # only the readable one
+    assert imap.seen() == [1, 2, 3, 4]
+    rows = [r for r in store.audit_entries() if r["event"] == "denied"]
+    details = sorted(str(r["detail"]) for r in rows)
+    assert len(details) == 2, details  # the second comment is counted, not audited again
+    assert f"email:{imap.uidvalidity}:1 refused unread: " in details[0]
+    assert f"more than {MAX_LINES}" in details[0]
+    assert "the From field has a comment" in details[1] and "ana@" not in details[1]
+    fetches = [c for c in imap.commands if c.startswith("UID FETCH")]
+    assert all(f"<0.{MAX_BYTES + 1}>" in c for c in fetches)  # never more than the cap
+    again: list[IncomingMessage] = []  # a restart fetches none of them again
+    asyncio.run(_run_until(_channel(config, tmp_path, store), again, 1, wait=1.0))
+    assert again == [] and len([c for c in imap.commands if c.startswith("UID FETCH")]) == 4
+
+
+def test_the_sender_is_the_from_with_the_servers_word_on_it_never_reply_to(
+    imap: FakeImap, tmp_path: Path
+) -> None:
+    config = _config(imap, authserv_id="MX.Example.ORG")
+    _connect_first(config, tmp_path)
+    proven = EmailMessage()
+    proven["Authentication-Results"] = (
+        "mx.example.org; dkim=pass header.d=example.org; dmarc=pass header.from=example.org"
+    )
+    proven["From"], proven["Reply-To"] = "Ana <ana@example.org>", "mallory@evil.example"
+    proven["Message-ID"] = "<p@example.org>"
+    proven.set_content("hi")
+    imap.deliver(bytes(proven))
+    imap.deliver(_mail("hi", "<f@example.org>"))  # no Authentication-Results at all
+    got: list[IncomingMessage] = []
+    asyncio.run(_run_until(_channel(config, tmp_path), got, 2))
+    assert [(m.sender_id, m.target, m.assurance) for m in got] == [
+        ("ana@example.org", "ana@example.org", "mail_server"),
+        ("ana@example.org", "ana@example.org", "refuted"),
+    ]
+    assert got[0].assurance_detail == "dkim=pass header.d=example.org (mx.example.org)"
+    assert got[1].assurance_detail == "no Authentication-Results from mx.example.org at the top"
+
+
+def test_threads_and_senders_written_down_are_bounded(tmp_path: Path) -> None:
+    state = MailState(tmp_path / "email.state.json")
+    for n in range(KEEP_THREADS + KEEP_RECENT + 20):
+        state.remember(f"email:1:{n}", f"p{n}@example.org", Thread(f"<{n}@x>", (), "s"))
+        state.admit(f"email:1:{n}")
+    assert len(state.recent) == KEEP_RECENT
+    assert len(state.threads) == KEEP_THREADS and len(state.latest) == KEEP_THREADS
+    state.save()
+    again = MailState.load(state.path)
+    assert list(again.threads) == list(state.threads) and not again.recent
+    last = KEEP_THREADS + KEEP_RECENT + 19
+    assert again.thread("", f"p{last}@example.org").message_id == f"<{last}@x>"
+    # A file an earlier Omega wrote (every sender's thread): its cursor only is taken.
+    legacy = {"uidvalidity": 7, "last_uid": 9, "threads": {"x": {}}, "latest": {"m@e.x": "x"}}
+    state.path.write_text(json.dumps(legacy), encoding="utf-8")
+    old = MailState.load(state.path)
+    assert (old.uidvalidity, old.last_uid, old.threads, old.latest) == (7, 9, {}, {})
 
 
 def test_parse_strips_quoted_history_reads_html_and_attachments() -> None:

@@ -110,6 +110,11 @@ class Inbox(Database):
                 self._notify(conn, wakeups.INBOX)  # another replica may take it at once
             return cursor.rowcount == 1
 
+    def inbox_has(self, message_id: str) -> bool:
+        """Whether the inbox holds the message (pending, done or failed): it was admitted.
+        (A refused sender's message is never put in it.)"""
+        return bool(self._query("SELECT 1 FROM inbox WHERE id = ?", (message_id,)))
+
     def inbox_begin(self, message_id: str) -> int:
         """Count one more attempt at handling a message (before it starts); return the count."""
         with self._tx() as conn:

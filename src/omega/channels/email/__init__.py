@@ -30,7 +30,9 @@ def _build(ctx: ChannelContext) -> Channel:
     if missing:
         raise ChannelUnavailableError(f"[channel.email] needs {', '.join(missing)}")
     state = MailState.load(ctx.paths.home / "email.state.json")
-    return EmailChannel(ctx.section, state, ctx.health(lambda: ctx.section.sender()))  # type: ignore[attr-defined]
+    health = ctx.health(lambda: ctx.section.sender())  # type: ignore[attr-defined]
+    every = ctx.config.limits.denial_every_secs
+    return EmailChannel(ctx.section, state, health, ctx.store, denial_every_secs=every)
 
 
 def _proof(section: BaseModel) -> Assurance:

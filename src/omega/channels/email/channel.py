@@ -5,7 +5,15 @@ Exactly once: a mail's id for Omega is `email:<UIDVALIDITY>:<UID>`, so the durab
 answers a re-delivered mail once; the last UID handed over is saved (state.py) only after
 `submit` returned (the message is durable), and only then is the mail flagged \\Seen. A crash
 in between hands the same mail over again after the restart, which the inbox drops or
-answers once."""
+answers once.
+
+Who a mail is from is read strictly from its one From field and proven (or refuted) by the
+receiving server's topmost Authentication-Results (identity.py, authres.py); the reply always
+goes to that From, never to Reply-To. A mail is parsed off the event loop, after caps that
+keep it linear (limits.py); one past a cap or without a readable sender is refused unread:
+never submitted, audited (at most once a `[limits] denial_every_secs` per kind of refusal),
+and passed like any other (cursor saved, \\Seen). A sender's thread is written to the state
+file only once the gateway admitted the mail (state.py)."""
 
 from __future__ import annotations
 
@@ -15,15 +23,21 @@ import smtplib
 import ssl
 import threading
 from email.message import EmailMessage
+from typing import TYPE_CHECKING
 
 from omega.channels.base import Submit
 from omega.channels.email.config import EmailConfig
 from omega.channels.email.imap import ImapSession, MailboxError
-from omega.channels.email.mail import Thread, build_mail, parse_mail
+from omega.channels.email.limits import MAX_BYTES, Refusal
+from omega.channels.email.mail import Received, Thread, build_mail, parse_mail
 from omega.channels.email.state import MailState
 from omega.channels.health import HealthReporter
 from omega.errors import OmegaError
+from omega.memory.audit import AuditEntry
 from omega.types import IncomingMessage, OutgoingMessage
+
+if TYPE_CHECKING:
+    from omega.memory.store import Store
 
 log = logging.getLogger(__name__)
 
@@ -39,10 +53,22 @@ class EmailChannel:
 
     name = "email"
 
-    def __init__(self, config: EmailConfig, state: MailState, health: HealthReporter) -> None:
+    def __init__(
+        self,
+        config: EmailConfig,
+        state: MailState,
+        health: HealthReporter,
+        store: Store | None = None,
+        denial_every_secs: float = 86_400,
+    ) -> None:
+        """`store`: where refusals are audited and admission is read (the durable inbox holds
+        a mail once the gateway admitted it); without one, refusals are only logged and no
+        sender's thread is written down."""
         self.config = config
         self.state = state
         self.health = health
+        self.store = store
+        self.denial_every_secs = denial_every_secs
         self._stop = threading.Event()
         self._lock = asyncio.Lock()  # the state is saved by `run` and `send`
 
@@ -90,37 +116,90 @@ class EmailChannel:
             await asyncio.to_thread(session.wait, self.config.poll_secs, self._stop)
 
     async def _take(self, session: ImapSession, uid: int, submit: Submit) -> None:
-        raw = await asyncio.to_thread(session.fetch, uid)
-        mail = parse_mail(raw) if raw is not None else None
         ident = f"email:{session.uidvalidity}:{uid}"
+        raw = await asyncio.to_thread(session.fetch, uid, MAX_BYTES + 1)
+        mail = None
+        if raw is not None:
+            mail = await asyncio.to_thread(parse_mail, raw, self.config.authserv_id)
         own = self.config.sender().strip().lower()
-        if mail is not None and mail.address and not mail.auto and mail.address != own:
-            async with self._lock:
-                self.state.remember(
-                    ident,
-                    mail.address,
-                    Thread(mail.message_id, tuple(mail.references), mail.subject),
-                )
-            text = mail.text
-            if mail.subject and not mail.references:  # a new conversation: its subject too
-                text = f"{mail.subject}\n\n{text}".strip()
-            message = IncomingMessage(
-                channel=self.name,
-                sender_id=mail.address,
-                text=text,
-                sender_name=mail.name,
-                attachments=mail.attachments,
-                id=ident,
-                # One conversation per mail thread: its first mail's Message-ID names it.
-                thread=mail.references[0] if mail.references else mail.message_id,
-            )
-            await submit(message)  # returns once the message is durable in the inbox
-        elif mail is not None:
-            log.info("email channel: mail %s is automatic, Omega's own or has no sender", uid)
+        if mail is None:
+            log.info("email channel: mail %s is gone", uid)
+        elif mail.refusal is not None:
+            await self._refuse(ident, mail.refusal)
+        elif mail.auto or mail.address == own:
+            log.info("email channel: mail %s is automatic or Omega's own", uid)
+        else:
+            await self._hand_over(ident, mail, submit)
         async with self._lock:
             self.state.last_uid = max(self.state.last_uid, uid)
             await asyncio.to_thread(self.state.save)
         await asyncio.to_thread(session.mark_seen, uid)
+
+    async def _hand_over(self, ident: str, mail: Received, submit: Submit) -> None:
+        """Submit one readable mail; write its thread down once the gateway admitted it."""
+        self.state.remember(
+            ident, mail.address, Thread(mail.message_id, tuple(mail.references), mail.subject)
+        )
+        text = mail.text
+        if mail.subject and not mail.references:  # a new conversation: its subject too
+            text = f"{mail.subject}\n\n{text}".strip()
+        message = IncomingMessage(
+            channel=self.name,
+            sender_id=mail.address,  # the From, read strictly; replies go there, never Reply-To
+            text=text,
+            sender_name=mail.name,
+            attachments=mail.attachments,
+            id=ident,
+            # One conversation per mail thread: its first mail's Message-ID names it.
+            thread=mail.references[0] if mail.references else mail.message_id,
+            assurance=mail.assurance,
+            assurance_detail=mail.assurance_detail,
+        )
+        await submit(message)  # returns once the message is durable in the inbox
+        if await self._admitted(ident):
+            async with self._lock:
+                self.state.admit(ident)  # saved with the cursor
+
+    async def _admitted(self, ident: str) -> bool:
+        """Whether the gateway admitted the mail: the durable inbox holds it (it keeps nothing
+        of a refused sender's message)."""
+        if self.store is None:
+            return False
+        try:
+            return await self.store.call(self.store.inbox_has, ident)
+        except Exception:
+            log.exception("email channel: could not read whether %s was admitted", ident)
+            return False
+
+    async def _refuse(self, ident: str, refusal: Refusal) -> None:
+        """Audit a mail refused unread (nothing of it is quoted), at most once a
+        `denial_every_secs` per kind of refusal, with the count dropped since."""
+        log.warning("email channel: refused mail %s unread: %s", ident, refusal.detail)
+        store = self.store
+        if store is None:
+            return
+        try:
+            due, dropped = await store.call(
+                store.denial_due,
+                self.name,
+                f"(refused mail: {refusal.code})",
+                self.denial_every_secs,
+            )
+            if not due:
+                return
+            detail = f"mail {ident} refused unread: {refusal.detail}"
+            if dropped:
+                detail += f"; {dropped} more such mail(s) refused since the last report"
+            entry = AuditEntry(
+                channel=self.name,
+                sender_id="",
+                status="denied",
+                event="denied",
+                detail=detail,
+            )
+            await store.call(store.audit, entry)
+        except Exception:
+            log.exception("email channel: could not audit the refusal of %s", ident)
 
     async def send(self, message: OutgoingMessage) -> None:
         """Mail one outgoing message to its target, in the thread it answers."""

@@ -48,18 +48,19 @@ class EmailConfig(PluginChannelConfig):
     from_address: str = Field(
         "", description="Address Omega's mail comes from (Enter: the IMAP user)"
     )
-    # Who vouches for a sender: the authserv-id of the receiving mail server (the mailbox
-    # provider's: mx.google.com for Gmail, outlook.com for Microsoft 365 and Outlook.com,
-    # mx.icloud.com ...). Only the topmost Authentication-Results header with this id is read;
-    # a sender is proven by its DMARC pass, or a DKIM pass aligned with the From domain. ""
-    # (the default): nobody's mail is proven, owners are refused and allowed people talk
-    # without tools (README, e-mail: who is speaking).
+    # Who vouches for a sender: the authserv-id of the receiving mail server, the first word of
+    # the Authentication-Results field it writes at the top of every mail (Gmail:
+    # mx.google.com). Only the topmost Authentication-Results field, and only with this id, is
+    # read; a sender is proven by its DMARC pass, or a DKIM pass aligned with the From domain.
+    # Microsoft 365 and Outlook.com write the field without an id (against RFC 8601): their
+    # mail cannot be proven. "" (the default): nobody's mail is proven, owners are refused and
+    # allowed people talk without tools (README, e-mail: who is speaking).
     authserv_id: str = Field(
         "",
         description=(
-            "Your mail provider's authserv-id, the name in its Authentication-Results header "
-            "(mx.google.com for Gmail, outlook.com for Microsoft, mx.icloud.com for iCloud; "
-            "Enter: none, and owners cannot use e-mail)"
+            "Your mail provider's authserv-id: the first word of the Authentication-Results "
+            "header at the top of a mail you received (mx.google.com for Gmail; Enter: none, "
+            "and owners cannot use e-mail)"
         ),
     )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail

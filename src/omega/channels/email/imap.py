@@ -59,9 +59,11 @@ class ImapSession:
         _ok(kind, data, "UID SEARCH")
         return max((int(x) for x in b" ".join(d for d in data if d).split()), default=0)
 
-    def fetch(self, uid: int) -> bytes | None:
-        """The whole raw message, without marking it seen; None when it is gone."""
-        kind, data = self.imap.uid("FETCH", str(uid), "(BODY.PEEK[])")
+    def fetch(self, uid: int, limit: int = 0) -> bytes | None:
+        """The raw message, without marking it seen; None when it is gone. With `limit`, at
+        most its first `limit` bytes (a partial FETCH: a huge mail is never downloaded)."""
+        section = f"BODY.PEEK[]<0.{limit}>" if limit > 0 else "BODY.PEEK[]"
+        kind, data = self.imap.uid("FETCH", str(uid), f"({section})")
         _ok(kind, data, "UID FETCH")
         for item in data:
             if isinstance(item, tuple) and re.search(rb"\bUID %d\b" % uid, item[0]):

@@ -1,29 +1,41 @@
-"""Mail in and out: a received message as text, attachments and thread headers; a reply as
-a MIME message that stays in the sender's thread. Pure functions over the standard library."""
+"""Mail in and out: a received message as its sender (identity.py, authres.py), text,
+attachments and thread headers; a reply as a MIME message that stays in the sender's thread.
+Pure functions over the standard library.
+
+A received mail is parsed with the `compat32` policy: the structure only, in linear time once
+limits.py's caps hold; the few headers Omega reads are read here, strictly, instead of by the
+`email.headerregistry` parser, whose cost some hostile headers make quadratic (or deeper
+than the recursion limit)."""
 
 from __future__ import annotations
 
 import hashlib
-import html
 import re
 from dataclasses import dataclass, field
 from email import policy
-from email.message import EmailMessage
+from email.header import decode_header, make_header
+from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.utils import formatdate, getaddresses, parseaddr
-from html.parser import HTMLParser
-from typing import ClassVar
+from email.utils import formatdate, getaddresses
 
-from omega.types import Attachment
+from omega.channels.email.authres import assurance_of
+from omega.channels.email.identity import sender_of
+from omega.channels.email.limits import Refusal, after_parsing, before_parsing
+from omega.channels.email.text import html_to_text, strip_quoted
+from omega.types import Assurance, Attachment
 
-__all__ = ["Received", "build_mail", "parse_mail", "reply_subject"]
+__all__ = ["Received", "Thread", "build_mail", "parse_mail", "reply_subject"]
+
+MAX_SUBJECT_CHARS = 998  # RFC 5322's line length: longer subjects are cut
+MAX_REFERENCES = 50  # the newest ids of a thread kept from References/In-Reply-To
+MAX_ID_CHARS = 998
 
 
 @dataclass
 class Received:
     """What Omega takes from one mail."""
 
-    address: str  # the sender's address, lower-cased, without display name ("" if none)
+    address: str  # the sender's From address, NFKC and case-folded ("" when refused)
     name: str  # the display name
     text: str  # the new text, quoted history removed
     subject: str
@@ -31,52 +43,98 @@ class Received:
     references: list[str] = field(default_factory=list)  # the thread, oldest first
     attachments: list[Attachment] = field(default_factory=list)
     auto: bool = False  # an auto-reply, bounce or list mail: never answered
+    # How the receiving server vouched for the From, and why (authres.py).
+    assurance: Assurance = "unverified"
+    assurance_detail: str = ""
+    # Why the mail is refused unread (past a cap, or no single plain From): never submitted.
+    refusal: Refusal | None = None
 
 
-def parse_mail(raw: bytes) -> Received:
-    """Read one RFC 5322 message (never raises on malformed mail: what is unreadable is left
-    out)."""
-    msg = BytesParser(policy=policy.default).parsebytes(raw)
-    name, address = parseaddr(str(msg.get("Reply-To") or msg.get("From") or ""))
-    if not address:
-        name, address = parseaddr(str(msg.get("From") or ""))
-    references = _ids(str(msg.get("References") or ""))
-    reply_to = _ids(str(msg.get("In-Reply-To") or ""))
-    for ident in reply_to:
+def _refused(refusal: Refusal) -> Received:
+    return Received("", "", "", "", "", refusal=refusal)
+
+
+def parse_mail(raw: bytes, authserv_id: str = "") -> Received:
+    """Read one RFC 5322 message: its caps first (limits.py), then its sender and how the
+    mail server `authserv_id` vouches for it, then its text and attachments. Never raises on
+    malformed mail: what is unreadable is left out, a mail without a readable sender or past a
+    cap comes back with `refusal` set and nothing else."""
+    refusal = before_parsing(raw)
+    if refusal is not None:
+        return _refused(refusal)
+    msg = BytesParser(policy=policy.compat32).parsebytes(raw)
+    refusal = after_parsing(msg)
+    if refusal is not None:
+        return _refused(refusal)
+    sender = sender_of(msg)
+    if isinstance(sender, Refusal):
+        return _refused(sender)
+    assurance, detail = assurance_of(msg, sender, authserv_id)
+    references = _ids(_raw(msg, "References"))
+    for ident in _ids(_raw(msg, "In-Reply-To")):
         if ident not in references:
             references.append(ident)
     text, attachments = _body(msg)
     return Received(
-        address=address.strip().lower() if "@" in address else "",
-        name=name.strip(),
+        address=sender.address,
+        name=sender.name[:200],
         text=strip_quoted(text),
-        subject=" ".join(str(msg.get("Subject") or "").split()),
-        message_id=(_ids(str(msg.get("Message-ID") or "")) or [""])[0],
-        references=references,
+        subject=" ".join(_decoded(_raw(msg, "Subject")[:4000]).split())[:MAX_SUBJECT_CHARS],
+        message_id=(_ids(_raw(msg, "Message-ID")) or [""])[0],
+        references=references[-MAX_REFERENCES:],
         attachments=attachments,
-        auto=_automatic(msg),
+        auto=_automatic(msg, sender.address),
+        assurance=assurance,
+        assurance_detail=detail,
     )
 
 
+def _raw(msg: Message, name: str) -> str:
+    """The first `name` field's value as written, unfolded ("" when there is none)."""
+    wanted = name.lower()
+    for key, value in msg.raw_items():
+        if key.strip().lower() == wanted:
+            return re.sub(r"\r?\n(?=[ \t])", "", str(value)).strip()
+    return ""
+
+
+def _from_8bit(text: str) -> str:
+    """Raw 8-bit header bytes (kept by the parser as surrogates) read as UTF-8."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    except UnicodeEncodeError:  # a lone surrogate no byte stands for
+        return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _decoded(value: str) -> str:
+    """A header value with its RFC 2047 encoded words decoded (broken ones kept as written)."""
+    value = _from_8bit(value)
+    if "=?" not in value:
+        return value
+    try:
+        return str(make_header(decode_header(value)))
+    except Exception:  # the email package raises assorted errors on broken encoded words
+        return value
+
+
 def _ids(header: str) -> list[str]:
-    return re.findall(r"<[^<>\s]+>", header)
+    return [x for x in re.findall(r"<[^<>\s]+>", header) if len(x) <= MAX_ID_CHARS]
 
 
-def _automatic(msg: EmailMessage) -> bool:
+def _automatic(msg: Message, sender: str) -> bool:
     """Mail no person wrote (RFC 3834 Auto-Submitted, bulk or list mail, bounces): answering
     it makes loops."""
-    auto = str(msg.get("Auto-Submitted") or "no").strip().lower()
-    precedence = str(msg.get("Precedence") or "").strip().lower()
-    sender = parseaddr(str(msg.get("From") or ""))[1].lower()
+    auto = (_raw(msg, "Auto-Submitted") or "no").lower()
+    precedence = _raw(msg, "Precedence").lower()
     return (
         auto != "no"
         or precedence in {"bulk", "junk", "list"}
-        or bool(msg.get("List-Id"))
+        or bool(_raw(msg, "List-Id"))
         or sender.startswith(("mailer-daemon@", "postmaster@"))
     )
 
 
-def _body(msg: EmailMessage) -> tuple[str, list[Attachment]]:
+def _body(msg: Message) -> tuple[str, list[Attachment]]:
     plain: list[str] = []
     htmls: list[str] = []
     attachments: list[Attachment] = []
@@ -99,7 +157,7 @@ def _body(msg: EmailMessage) -> tuple[str, list[Attachment]]:
     return "\n".join(html_to_text(x) for x in htmls), attachments
 
 
-def _payload(part: EmailMessage) -> bytes:
+def _payload(part: Message) -> bytes:
     """The part's decoded bytes; b"" when its transfer encoding is broken beyond reading."""
     try:
         payload = part.get_payload(decode=True)
@@ -108,100 +166,31 @@ def _payload(part: EmailMessage) -> bytes:
     return payload if isinstance(payload, bytes) else b""
 
 
-def _decode(part: EmailMessage, payload: bytes) -> str:
-    charset = part.get_content_charset() or "utf-8"
+def _decode(part: Message, payload: bytes) -> str:
     try:
+        charset = part.get_content_charset() or "utf-8"
         return payload.decode(charset, "replace")
-    except LookupError:  # an unknown charset name
+    except (LookupError, ValueError):  # an unknown or unusable charset name
         return payload.decode("utf-8", "replace")
 
 
-def _attachment(part: EmailMessage, kind: str, payload: bytes) -> Attachment:
+def _filename(part: Message) -> str:
+    try:
+        name = part.get_filename()
+    except Exception:  # a malformed RFC 2231 parameter
+        return ""
+    return _decoded(str(name))[:255] if name else ""
+
+
+def _attachment(part: Message, kind: str, payload: bytes) -> Attachment:
     major = kind.split("/")[0]
     category = major if major in ("image", "audio", "video") else "document"
     return Attachment(
         kind=category,  # type: ignore[arg-type]
         data=payload,
-        name=str(part.get_filename() or ""),
+        name=_filename(part),
         mime_type=kind,
     )
-
-
-class _Text(HTMLParser):
-    """HTML to plain text: block elements become line breaks, scripts and styles vanish."""
-
-    BLOCKS: ClassVar[set[str]] = {
-        "p",
-        "div",
-        "br",
-        "li",
-        "tr",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "blockquote",
-    }
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.out: list[str] = []
-        self.skip = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("script", "style", "head"):
-            self.skip += 1
-        elif tag in self.BLOCKS:
-            self.out.append("\n")
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in ("script", "style", "head"):
-            self.skip = max(0, self.skip - 1)
-        elif tag in self.BLOCKS:
-            self.out.append("\n")
-
-    def handle_data(self, data: str) -> None:
-        if not self.skip:
-            self.out.append(data)
-
-
-def html_to_text(markup: str) -> str:
-    """The readable text of an HTML mail body."""
-    parser = _Text()
-    try:
-        parser.feed(markup)
-        parser.close()
-    except Exception:  # HTMLParser is lenient; whatever it still raises leaves the raw text
-        return html.unescape(re.sub(r"<[^>]*>", " ", markup))
-    lines = [" ".join(line.split()) for line in "".join(parser.out).splitlines()]
-    return re.sub(r"\n{3,}", "\n\n", "\n".join(lines)).strip()
-
-
-# The line a mail program writes above the history it quotes.
-_ATTRIBUTION = re.compile(
-    r"^(On .{1,200}wrote:|-----\s*Original Message\s*-----|From: .+|Le .{1,200}a écrit\s*:"
-    r"|Am .{1,200}schrieb .{0,100}:|El .{1,200}escribió:|Em .{1,200}escreveu:)\s*$",
-    re.IGNORECASE,
-)
-
-
-def strip_quoted(text: str) -> str:
-    """The new text of a reply: everything from the quoted history (">" lines, an
-    "On ... wrote:" line) and the signature ("-- ") down is removed."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    kept: list[str] = []
-    for index, line in enumerate(lines):
-        rest = [x for x in lines[index + 1 :] if x.strip()]
-        if line.rstrip() == "--":  # the signature separator "-- "
-            break
-        if _ATTRIBUTION.match(line.strip()) and (not rest or rest[0].lstrip().startswith(">")):
-            break
-        if line.lstrip().startswith(">") and all(x.lstrip().startswith(">") for x in rest):
-            break
-        kept.append(line)
-    return "\n".join(kept).strip()
 
 
 def reply_subject(subject: str) -> str:

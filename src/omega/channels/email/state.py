@@ -1,17 +1,28 @@
-"""What the e-mail channel remembers across restarts, in a small JSON file (0600) under
-$OMEGA_HOME: the mailbox's UIDVALIDITY, the last UID handed to Omega, and the thread each
-recent mail belongs to (so a reply sent after a restart still lands in its thread)."""
+"""What the e-mail channel remembers, in a small JSON file (0600) under $OMEGA_HOME: the
+mailbox's UIDVALIDITY and the last UID handed to Omega (the cursor), and for ADMITTED senders
+only the thread their recent mails belong to (so a reply sent after a restart still lands in
+its thread).
+
+Nothing of a mail's sender is written before the gateway admitted them: the thread of every
+mail is first kept in memory only (`remember`, the newest KEEP_RECENT), and written with the
+cursor once the durable inbox holds the mail (`admit`). A refused stranger's address and
+subject never reach the file. Every map is bounded (KEEP_THREADS, oldest dropped first)."""
 
 from __future__ import annotations
 
 import json
 import os
+from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from omega.channels.email.mail import Thread
 
-KEEP_THREADS = 500  # recent mails whose thread is remembered
+KEEP_THREADS = 500  # admitted mails (and their senders) whose thread is written down
+KEEP_RECENT = 500  # mails of this run whose thread is held in memory, admitted or not
+# The file's format: 2 keeps admitted senders' threads only. A file without it (an Omega that
+# wrote every sender's thread) gives its cursor and nothing else.
+VERSION = 2
 
 
 @dataclass
@@ -23,27 +34,29 @@ class MailState:
     last_uid: int = -1  # -1: never connected (the first connection starts at the newest)
     threads: dict[str, dict[str, object]] = field(default_factory=dict)  # message id -> thread
     latest: dict[str, str] = field(default_factory=dict)  # address -> its latest message id
+    # This run's mails, admitted or not: message id -> (address, thread). Never saved.
+    recent: OrderedDict[str, tuple[str, Thread]] = field(default_factory=OrderedDict)
 
     @classmethod
     def load(cls, path: Path) -> MailState:
         """The saved state, or a fresh one when there is none (or it is unreadable)."""
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(
-                path,
-                int(data["uidvalidity"]),
-                int(data["last_uid"]),
-                dict(data.get("threads") or {}),
-                dict(data.get("latest") or {}),
-            )
-        except (OSError, ValueError, KeyError, TypeError):
+            state = cls(path, int(data["uidvalidity"]), int(data["last_uid"]))
+            if data.get("version") == VERSION:
+                state.threads = {str(k): dict(v) for k, v in dict(data["threads"]).items()}
+                state.latest = {str(k): str(v) for k, v in dict(data["latest"]).items()}
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
             return cls(path)
+        state._trim()
+        return state
 
     def save(self) -> None:
         """Write the state atomically, readable by the owner only."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(".tmp")
         data = {
+            "version": VERSION,
             "uidvalidity": self.uidvalidity,
             "last_uid": self.last_uid,
             "threads": self.threads,
@@ -57,15 +70,40 @@ class MailState:
         os.replace(tmp, self.path)
 
     def remember(self, message_id: str, address: str, thread: Thread) -> None:
-        """Keep the thread of the mail Omega was given as `message_id`."""
+        """Hold, in memory only, the thread of the mail Omega was given as `message_id`."""
+        self.recent.pop(message_id, None)
+        self.recent[message_id] = (address, thread)
+        while len(self.recent) > KEEP_RECENT:
+            self.recent.popitem(last=False)
+
+    def admit(self, message_id: str) -> bool:
+        """Write down the thread of a mail the gateway admitted (to be saved with the cursor);
+        False when this run does not hold it."""
+        held = self.recent.get(message_id)
+        if held is None:
+            return False
+        address, thread = held
+        self.threads.pop(message_id, None)
         self.threads[message_id] = asdict(thread) | {"references": list(thread.references)}
+        self.latest.pop(address, None)
         self.latest[address] = message_id
+        self._trim()
+        return True
+
+    def _trim(self) -> None:
+        """Drop the oldest threads and senders past KEEP_THREADS."""
         for old in list(self.threads)[: max(0, len(self.threads) - KEEP_THREADS)]:
             del self.threads[old]
+        for old in list(self.latest)[: max(0, len(self.latest) - KEEP_THREADS)]:
+            del self.latest[old]
 
     def thread(self, reply_to: str, address: str) -> Thread:
-        """The thread a message to `address` answering `reply_to` belongs in: that mail's,
-        else the address's latest; an empty Thread (a new conversation) when none."""
+        """The thread a message to `address` answering `reply_to` belongs in: that mail's
+        (written down, or held from this run), else the address's latest written one; an empty
+        Thread (a new conversation) when none."""
+        held = self.recent.get(reply_to)
+        if held is not None and held[0] == address:
+            return held[1]
         data = self.threads.get(reply_to) or self.threads.get(self.latest.get(address, ""))
         if not data:
             return Thread()
