@@ -270,6 +270,45 @@ def test_an_unproven_stranger_gets_no_pairing_code_under_the_pairing_policy(
     assert code == 0, err
 
 
+def test_a_proven_stranger_gets_a_pairing_code_mailed_to_their_own_address(
+    fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
+) -> None:
+    """With the receiving server's verdict trusted, a stranger whose domain passed DMARC is
+    who their From says: pairing mails the code there (and only there, never to Reply-To)."""
+    _configure(isolated_env, imap, smtp, f'dm_policy = "pairing"\nauthserv_id = "{AUTHSERV}"\n')
+    omega = _start(openai_env(fake_openai), isolated_env)
+    try:
+        proof = f"{AUTHSERV}; dkim=pass header.d=example.net; dmarc=pass header.from=example.net"
+        imap.deliver(
+            _mail(
+                "bob@example.net",
+                "hello",
+                "may I talk to you?",
+                "<b2@example.net>",
+                Authentication_Results=proof,
+                Reply_To="third.party@elsewhere.example",
+            )
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            with smtp.lock:
+                sent = [m for _, m in smtp.mail]
+            if any(m.get("To") == "bob@example.net" for m in sent):
+                break
+            assert time.monotonic() < deadline, "no pairing code was mailed"
+            time.sleep(0.05)
+        assert not any("third.party" in str(m.get("To")) for m in sent)
+        with connect_db(isolated_env / "memory.db") as conn:
+            ((channel, sender),) = conn.execute(
+                "SELECT channel, sender_id FROM pairing_requests"
+            ).fetchall()
+        assert (channel, sender) == ("email", "bob@example.net")
+        assert not any("may I talk" in json.dumps(r.body) for r in fake_openai.requests)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+
+
 def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_nothing(
     fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
 ) -> None:
