@@ -17,6 +17,13 @@ from omega.types import Context, Reply, ToolCall, Usage
 # spending_cap: Omega itself refused the call, today's spending cap is reached (turn/spend.py).
 ErrorKind = Literal["timeout", "unavailable", "rate_limit", "overloaded", "spending_cap", "error"]
 LOAD_KINDS = frozenset({"rate_limit", "overloaded"})  # answers that say: ask less at once
+# The provider is down, not this request at fault: refused, reset, DNS, TLS, HTTP 5xx
+# ("unavailable"; 503/529 "overloaded"), no answer in time ("timeout"). These open a fallback
+# chain's breaker; a 4xx is the request's or the configuration's fault and a 429 is the
+# limiter's business (providers/limiter.py), so neither does.
+DOWN_KINDS = frozenset({"timeout", "unavailable", "overloaded"})
+# Failures worth trying again later rather than giving up on the work (queued summaries).
+RETRY_LATER_KINDS = DOWN_KINDS | {"rate_limit"}
 
 
 class ProviderError(OmegaError):
