@@ -26,6 +26,19 @@ DOWN_KINDS = frozenset({"timeout", "unavailable", "overloaded"})
 RETRY_LATER_KINDS = DOWN_KINDS | {"rate_limit"}
 
 
+def http_error_kind(status: int) -> ErrorKind:
+    """The error kind of an HTTP status: 429 a rate limit, 503 and 529 an overload, 408 and 504
+    a timeout, any other 5xx the provider down; any other 4xx this request's fault (a bad
+    request, a wrong key or model name)."""
+    if status == 429:
+        return "rate_limit"
+    if status in (503, 529):
+        return "overloaded"
+    if status in (408, 504):
+        return "timeout"
+    return "unavailable" if status >= 500 else "error"
+
+
 class ProviderError(OmegaError):
     """A provider could not answer; `kind` picks the friendly message shown to the user, and
     `hint`, when set, is one sentence saying what to do instead (shown as it is);
