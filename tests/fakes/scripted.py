@@ -3,6 +3,7 @@ and the HTTP server's lifecycle. Each fake adds only its wire format."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -55,6 +56,7 @@ class ScriptedServer(Generic[S, R]):
         self.connections = 0
         self.open_connections = 0
         self.max_open_connections = 0
+        self._sockets: set[Any] = set()  # the accepted ones still open (`go_away` drops them)
 
     def enter(self) -> None:
         """A slow answer starts."""
@@ -90,6 +92,19 @@ class ScriptedServer(Generic[S, R]):
                 return self.script.pop(index)
         return self._make_step(text=f"echo: {request.last_user_text}", status=self.default_status)
 
+    def go_away(self) -> None:
+        """The provider goes away: the port is closed (new connections are refused) and every
+        open connection is dropped (a keep-alive client sees its socket closed)."""
+        import socket
+
+        self._server.shutdown()
+        self._server.server_close()
+        with self._lock:
+            sockets = list(self._sockets)
+        for sock in sockets:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
+
     def _opened(self) -> None:
         with self._lock:
             self.connections += 1
@@ -108,9 +123,13 @@ class ScriptedServer(Generic[S, R]):
 
             def process_request(self, request: Any, client_address: Any) -> None:
                 fake._opened()
+                with fake._lock:
+                    fake._sockets.add(request)
                 super().process_request(request, client_address)
 
             def shutdown_request(self, request: Any) -> None:
+                with fake._lock:
+                    fake._sockets.discard(request)
                 super().shutdown_request(request)
                 fake._closed()
 

@@ -40,6 +40,7 @@ OPENAI_KEY = "sk-test-secret-key-0123456789"
 PRICED_ANTHROPIC = "claude-sonnet-4-6"  # genai-prices: $3 in / $15 out per million tokens
 PRICED_GEMINI = "gemini-2.5-flash"  # genai-prices: $0.30 in / $2.50 out per million tokens
 FRIENDLY_ERROR = "Something went wrong on my side. Please try again."
+UNAVAILABLE = "My AI provider is not available right now. Please try again later."
 SYSTEM = "You are a test assistant."
 CONTEXT = Context(
     system_prompt=SYSTEM,
@@ -84,6 +85,16 @@ def openai_section(server: FakeOpenAI) -> dict[str, Any]:
 
 def complete(provider: Provider, context: Context = CONTEXT) -> Reply:
     return asyncio.run(provider.complete(context))
+
+
+def complete_limited(provider: Provider, context: Context = CONTEXT) -> tuple[Reply, int]:
+    """The answer as Omega asks for it (providers.limiter.limited_call: its limiter sees a
+    refusal for load at once and asks again), and the limiter's limit afterwards (of 8)."""
+    from omega.providers.limiter import AdaptiveLimiter, limited_call
+
+    limiter = AdaptiveLimiter(8)
+    reply = asyncio.run(limited_call(limiter, provider, context))
+    return reply, limiter.limit
 
 
 def anthropic_env(server: FakeAnthropic, **extra: str) -> dict[str, str]:
@@ -177,12 +188,13 @@ def test_anthropic_rate_limit_and_overload_are_retried(
 ) -> None:
     fake_anthropic.script = [anthropic_server.Step(status=status), anthropic_server.Step("ok")]
     config = config_for(anthropic=anthropic_section(fake_anthropic))
-    reply = complete(build_provider("anthropic", config, OmegaPaths(Path("unused"))))
+    reply, limit = complete_limited(build_provider("anthropic", config, OmegaPaths(Path("x"))))
     assert reply.text == "ok"
-    assert len(fake_anthropic.requests) == 2  # the SDK retried once
+    assert len(fake_anthropic.requests) == 2  # Omega asked again, not the SDK
+    assert limit == 4  # the limiter saw the refusal (issue 38: the SDK's retries are off)
 
 
-@pytest.mark.parametrize(("status", "kind"), [(500, "error"), (429, "rate_limit")])
+@pytest.mark.parametrize(("status", "kind"), [(500, "unavailable"), (429, "rate_limit")])
 def test_anthropic_persistent_failure_is_provider_error(
     fake_anthropic: FakeAnthropic, status: int, kind: str
 ) -> None:
@@ -193,7 +205,7 @@ def test_anthropic_persistent_failure_is_provider_error(
     assert caught.value.kind == kind
     assert str(status) in str(caught.value)
     assert ANTHROPIC_KEY not in str(caught.value)
-    assert len(fake_anthropic.requests) == 3  # one try and the two retries ApiSettings allows
+    assert len(fake_anthropic.requests) == 1  # the SDK's own retries are off (issue 38)
 
 
 def test_anthropic_chat_end_to_end(fake_anthropic: FakeAnthropic, isolated_env: Path) -> None:
@@ -219,9 +231,9 @@ def test_anthropic_chat_end_to_end(fake_anthropic: FakeAnthropic, isolated_env: 
 def test_anthropic_down_gives_friendly_message_and_error_audit(
     fake_anthropic: FakeAnthropic, isolated_env: Path
 ) -> None:
-    fake_anthropic.default_status = 500
+    fake_anthropic.default_status = 500  # a 5xx: the provider is down, and the user told so
     events = chat_events(anthropic_env(fake_anthropic), "hello?")
-    assert [(e["kind"], e["text"]) for e in events] == [("error", FRIENDLY_ERROR)]
+    assert [(e["kind"], e["text"]) for e in events] == [("error", UNAVAILABLE)]
     [row] = audit_rows(isolated_env)
     assert row["status"] == "error"
     assert row["provider"] == "anthropic"
@@ -267,9 +279,9 @@ def test_gemini_rate_limit_is_retried(fake_gemini: FakeGemini) -> None:
     # google-genai backs off about 1-2 s before the retry: one 429 keeps this test short.
     fake_gemini.script = [gemini_server.Step(status=429), gemini_server.Step(text="ok")]
     config = config_for(gemini=gemini_section(fake_gemini))
-    reply = complete(build_provider("gemini", config, OmegaPaths(Path("unused"))))
+    reply, limit = complete_limited(build_provider("gemini", config, OmegaPaths(Path("x"))))
     assert reply.text == "ok"
-    assert len(fake_gemini.requests) == 2
+    assert len(fake_gemini.requests) == 2 and limit == 4  # Omega asked again, not the SDK
 
 
 def test_gemini_persistent_500_is_provider_error(fake_gemini: FakeGemini) -> None:
@@ -277,10 +289,10 @@ def test_gemini_persistent_500_is_provider_error(fake_gemini: FakeGemini) -> Non
     config = config_for(gemini=gemini_section(fake_gemini))
     with pytest.raises(ProviderError) as caught:
         complete(build_provider("gemini", config, OmegaPaths(Path("unused"))))
-    assert caught.value.kind == "error"
+    assert caught.value.kind == "unavailable"  # a 5xx: the provider is down
     assert "500" in str(caught.value)
     assert GEMINI_KEY not in str(caught.value)
-    assert len(fake_gemini.requests) == 3  # one try and the two retries ApiSettings allows
+    assert len(fake_gemini.requests) == 1  # the SDK's own retries are off (issue 38)
 
 
 def test_gemini_chat_end_to_end(fake_gemini: FakeGemini, isolated_env: Path) -> None:
@@ -322,9 +334,9 @@ def test_gemini_refusal_gives_friendly_message_and_error_audit(
 def test_openai_rate_limit_is_retried(fake_openai: FakeOpenAI) -> None:
     fake_openai.script = [OpenAIStep(status=429), OpenAIStep(text="ok")]
     config = config_for(openai=openai_section(fake_openai))
-    reply = complete(build_provider("openai", config, OmegaPaths(Path("unused"))))
+    reply, limit = complete_limited(build_provider("openai", config, OmegaPaths(Path("x"))))
     assert reply.text == "ok"
-    assert len(fake_openai.requests) == 2
+    assert len(fake_openai.requests) == 2 and limit == 4  # Omega asked again, not the SDK
 
 
 @pytest.mark.parametrize("name", ["ollama", "openrouter"])
@@ -381,11 +393,11 @@ def test_chain_answers_from_the_fallback_with_its_own_model(
     with caplog.at_level(logging.WARNING, logger="omega.providers.fallback"):
         reply = complete(chain, context)
     assert (reply.text, reply.provider) == ("echo: hi", "openai")
-    assert len(fake_anthropic.requests) == 3
+    assert len(fake_anthropic.requests) == 1  # one attempt: the SDK's retries are off
     assert fake_anthropic.requests[0].body["model"] == PRICED_ANTHROPIC
     # The anthropic model name was meant for anthropic: openai gets its own configured model.
     assert fake_openai.requests[0].body["model"] == "fake-model"
-    assert "provider anthropic failed (error)" in caplog.text
+    assert "provider anthropic failed (unavailable)" in caplog.text
     assert ANTHROPIC_KEY not in caplog.text
 
 

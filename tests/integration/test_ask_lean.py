@@ -73,20 +73,27 @@ def _lean(server: FakeOpenAI, **kwargs: float) -> LeanChatProvider:
 
 def test_lean_provider_request_usage_and_retries(fake_openai: FakeOpenAI) -> None:
     fake_openai.script = [Step(status=503), Step(status=500), Step(text="answer")]
-    reply = asyncio.run(_lean(fake_openai).complete(_context()))
+    reply = asyncio.run(_lean(fake_openai, max_retries=2).complete(_context()))
     assert reply.text == "answer" and reply.provider == "openai"
     assert reply.usage.input_tokens > 0 and reply.usage.output_tokens > 0
-    assert len(fake_openai.requests) == 3  # two retries, as the SDK does
+    assert len(fake_openai.requests) == 3  # two retries, when asked for
     body = fake_openai.requests[-1].body
     assert [m["role"] for m in body["messages"]] == ["system", "user", "assistant", "user"]
     assert body["max_tokens"] == 20 and body["model"] == "fake-model"
 
 
 def test_lean_provider_errors_are_classified(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script = [Step(status=429)] * 3
+    fake_openai.script = [Step(status=429, retry_after=7)] * 3
     with pytest.raises(ProviderError) as err:
         asyncio.run(_lean(fake_openai).complete(_context()))
-    assert err.value.kind == "rate_limit" and len(fake_openai.requests) == 3
+    # One attempt: the 429 and its retry-after go to Omega's limiter at once (issue 38).
+    assert err.value.kind == "rate_limit" and len(fake_openai.requests) == 1
+    assert err.value.retry_after == 7
+    for status, kind in ((500, "unavailable"), (502, "unavailable"), (504, "timeout")):
+        fake_openai.script = [Step(status=status)]
+        with pytest.raises(ProviderError) as err:
+            asyncio.run(_lean(fake_openai).complete(_context()))
+        assert err.value.kind == kind, status
     fake_openai.script = [Step(status=401, text="bad key")]
     with pytest.raises(ProviderError) as err:
         asyncio.run(_lean(fake_openai).complete(_context()))

@@ -15,12 +15,13 @@ EVERYONE = {"OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS": '["*"]', "OMEGA_PROVIDER__
 
 
 def test_429s_halve_the_limit_and_retry_after_pauses_new_calls(fake_openai: FakeOpenAI) -> None:
-    """Ceiling 8: the first eight calls are refused with 429 (three attempts each, the SDK's
-    retries included); the limit halves to 4 and nothing is asked for retry-after's 1 s; the
-    other eight people are then answered four at a time."""
-    fake_openai.script = [Step(status=429, text="slow down", retry_after=1)] * 24 + [
+    """Ceiling 8: the first eight calls are refused with 429, once each (issue 38: the SDK does
+    not retry on its own, the limiter sees each refusal at once); the limit halves to 4 and
+    nothing is asked for retry-after's 1 s; then all sixteen people are answered, the eight
+    refused ones asked again by Omega, a few at a time."""
+    fake_openai.script = [Step(status=429, text="slow down", retry_after=1)] * 8 + [
         Step(text="Hi.", hang_secs=0.5)
-    ] * 8
+    ] * 16
     result = run_omega(
         "chat",
         "--jsonl",
@@ -31,13 +32,14 @@ def test_429s_halve_the_limit_and_retry_after_pauses_new_calls(fake_openai: Fake
     assert result.returncode == 0, result.stderr
     errors = [e for e in result.events if e["kind"] == "error"]
     replies = [e for e in result.events if e["kind"] == "reply"]
-    assert len(errors) == 8 and len(replies) == 8
-    assert all("rate-limited" in str(e["text"]) for e in errors)
-    assert fake_openai.max_in_flight == 4  # the answered calls: at most the halved limit
-    refused = [r for r in fake_openai.requests if r.last_user_text == "hello"][:24]
-    answered = [r for r in fake_openai.requests if r.last_user_text == "hello"][24:]
-    assert len(answered) == 8
-    assert min(r.at for r in answered) - max(r.at for r in refused) >= 0.9
+    assert not errors and len(replies) == 16
+    hellos = [r for r in fake_openai.requests if r.last_user_text == "hello"]
+    refused, answered = hellos[:8], hellos[8:]
+    assert len(answered) == 16
+    # Halved to 4, then one more after each window of answers: never the ceiling again here.
+    assert fake_openai.max_in_flight <= 6
+    # Nothing is answered before the first refusal's retry-after has passed.
+    assert min(r.at for r in answered) - min(r.at for r in refused) >= 0.9
 
 
 def test_a_thousand_senders_never_open_more_sockets_than_the_pool(

@@ -143,7 +143,7 @@ def test_the_service_comes_up_and_goes_down_in_order(
     events: list[str] = []
     asked = asyncio.Event()
 
-    async def summarize(deps: object) -> int:
+    async def summarize(deps: object, **_: object) -> int:
         events.append("summarized")
         return 0
 

@@ -17,7 +17,7 @@ from omega.loops.heartbeat import (
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
 from omega.owner import OWNER
-from omega.providers.base import ProviderError
+from omega.providers.base import ErrorKind, ProviderError
 from omega.turn import PipelineDeps
 from tests.conftest import MakeDeps
 from tests.fakes.outbox import Recorder
@@ -307,6 +307,32 @@ def test_failed_summary_falls_back_and_still_closes(make_deps: MakeDeps) -> None
     asyncio.run(summarize_conversation(deps, conversation))
     assert deps.store.recent_summaries("bo") == ["(2 messages, summary unavailable)"]
     assert deps.store.active_conversation_id("terminal", "bo") is None
+
+
+@pytest.mark.parametrize("kind", ["unavailable", "timeout", "overloaded", "rate_limit"])
+def test_a_summary_the_provider_cannot_make_now_stays_queued(
+    make_deps: MakeDeps, kind: ErrorKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: the provider down (or refusing for load, asked again by the limiter first)
+    leaves the conversation open for a later pass, with no placeholder summary; the pass stops
+    at the first such failure."""
+    from omega.loops.summarizer import SummaryDeferredError, summarize_idle
+    from omega.providers import limiter
+
+    monkeypatch.setattr(limiter, "LOAD_BACKOFF_SECS", 0.01)
+    provider = ScriptedProvider(default=ProviderError("down", kind=kind))
+    deps = make_deps(provider)
+    first = deps.store.store_exchange("terminal", "bo", "hello", "hi")
+    deps.store.store_exchange("terminal", "cy", "hello", "hi")
+    with pytest.raises(SummaryDeferredError):
+        asyncio.run(summarize_conversation(deps, first))
+    asked = len(provider.prompts)
+    assert deps.store.recent_summaries("bo") == []
+    assert deps.store.active_conversation_id("terminal", "bo") == first
+    deps.config.memory.idle_minutes = 1e-9
+    assert asyncio.run(summarize_idle(deps)) == 0
+    assert len(provider.prompts) == 2 * asked  # the pass did not ask for the second one
+    assert len(deps.store.active_conversations()) == 2
 
 
 def test_heartbeat_carries_open_limitations_and_can_resolve_them(make_deps: MakeDeps) -> None:

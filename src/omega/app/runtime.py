@@ -65,11 +65,22 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
     from omega.turn import PipelineDeps, RuntimeState
 
     name = resolve_provider_name(runtime.config)
+    state = RuntimeState(heartbeat_interval=runtime.config.heartbeat.interval_minutes)
+    ceiling = runtime.config.limits.max_concurrent_provider_calls
+    provider = build_chain(
+        name,
+        runtime.config,
+        runtime.paths,
+        store,
+        one_shot=one_shot,
+        # A chain's members each go through their own limiter (probes too), by name.
+        limiter_for=lambda member: state.provider_limiter(member, ceiling),
+    )
     return PipelineDeps(
         config=runtime.config,
         prompts=runtime.prompts,
         store=store,
-        provider=build_chain(name, runtime.config, runtime.paths, store, one_shot=one_shot),
+        provider=provider,
         provider_timeout=chain_timeout(name, runtime.config),
         paths=runtime.paths,
         # Bundled skills from the package, others only when pinned (no copies, no edits).
@@ -77,7 +88,7 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
             runtime.paths.skills, ArtefactStore(store, runtime.paths.home), bundled_dir()
         ),
         projects=ProjectCatalog(runtime.paths.projects),
-        state=RuntimeState(heartbeat_interval=runtime.config.heartbeat.interval_minutes),
+        state=state,
     )
 
 

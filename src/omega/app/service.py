@@ -8,9 +8,13 @@ up and goes down; the gateway only admits, dispatches and delivers."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
+import os
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
     from omega.web.app import WebServer
 
 log = logging.getLogger(__name__)
+
+STOP_RESERVE_SECS = 1.5  # of the stop's deadline, kept for the service jobs and the store
 
 
 @dataclass
@@ -50,6 +56,9 @@ class Service:
     supervised: list[SupervisedChannel] = field(default_factory=list)
     # This process as a replica of the fleet sharing its database (leases, beat).
     fleet: Fleet | None = None
+    # A stop ends within this long, whatever the provider does ([service] stop_timeout_secs;
+    # None: no deadline). What does not fit is queued in the store.
+    stop_timeout: float | None = None
 
 
 def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Service:
@@ -85,6 +94,7 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
         channel_failures=started.failures,
         supervised=started.supervised,
         fleet=fleet,
+        stop_timeout=runtime.config.service.stop_timeout_secs,
     )
 
 
@@ -152,9 +162,12 @@ async def run_service(
     kept owner alerts, the channels (then `on_ready`: the service manager's readiness). Down:
     intake stops, in-flight replies finish within the grace period (what does not stays in
     the durable inbox), loop jobs stop, collapsed alerts go out, open conversations are
-    summarized (when asked), service jobs stop last."""
+    summarized (when asked; what is not stays open, queued for the summarizer), service jobs
+    stop last. With `service.stop_timeout`, all of the way down fits in it (StopClock)."""
     gateway = service.gateway
     intake = stop if stop is not None else asyncio.Event()
+    clock = StopClock(service.stop_timeout)
+    watch = asyncio.create_task(clock.watch(intake), name="stop-clock")
     services = start_jobs([j for j in service.jobs if j.lifetime == "service"], intake)
     try:
         await gateway.prepare()
@@ -167,19 +180,54 @@ async def run_service(
         except Exception:
             log.exception("delivering kept owner alerts failed")
         await _watch_channel_plugins(service)
-        await gateway.serve(stop, grace=service.grace, on_ready=on_ready)
+        grace = clock.grace(service.grace, service.deps.config.omega.shutdown_grace_secs)
+        await gateway.serve(stop, grace=grace, on_ready=on_ready)
         loops_stop.set()
         await stop_jobs(loops)
-        await gateway.close()
+        try:
+            await asyncio.wait_for(gateway.close(), clock.left())
+        except TimeoutError:
+            log.warning("the collapsed owner alerts were not sent before the stop deadline")
         if service.summarize_on_exit and await _last_replica(service):
             from omega.loops.summarizer import summarize_all_active
 
-            count = await summarize_all_active(service.deps)
+            count = await summarize_all_active(service.deps, within=clock.left())
             log.info("summarized %d open conversations at shutdown", count)
         log.info("gateway stopped")
     finally:
         intake.set()
+        watch.cancel()
         await stop_jobs(services)
+
+
+class StopClock:
+    """The stop's deadline: it starts when intake stops and ends `timeout` seconds later, less
+    a reserve for stopping the service jobs and closing the store (None: no deadline)."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.timeout = timeout
+        self.reserve = 0.0 if timeout is None else min(STOP_RESERVE_SECS, timeout * 0.2)
+        self.started: float | None = None
+
+    async def watch(self, stop: asyncio.Event) -> None:
+        """Note when the stop began."""
+        await stop.wait()
+        self.started = time.monotonic()
+
+    def left(self) -> float | None:
+        """Seconds the stop's remaining steps may still take (None: no limit)."""
+        if self.timeout is None:
+            return None
+        began = self.started if self.started is not None else time.monotonic()
+        return max(0.0, began + self.timeout - self.reserve - time.monotonic())
+
+    def grace(self, asked: float | None, configured: float) -> float | None:
+        """How long in-flight replies may take: what was asked (else [omega]
+        shutdown_grace_secs), never past the deadline. None leaves it to the gateway."""
+        if self.timeout is None:
+            return asked
+        wanted = configured if asked is None else asked
+        return min(wanted, max(0.0, self.timeout - self.reserve))
 
 
 async def _last_replica(service: Service) -> bool:
@@ -228,7 +276,8 @@ async def _alert_unconfined_sandbox(gateway: Gateway) -> None:
 
 def serve(service: Service) -> None:
     """Run the service until SIGINT or SIGTERM, telling the service manager READY and
-    STOPPING (sd_notify); the store is closed at the end."""
+    STOPPING (sd_notify); the store is closed at the end. A stop that is still running when
+    `service.stop_timeout` has passed ends the process there (`hard_stop`)."""
     import signal
 
     from omega.ops.notify import sd_notify
@@ -237,8 +286,14 @@ def serve(service: Service) -> None:
         stop = asyncio.Event()
 
         def stopping() -> None:
+            if stop.is_set():
+                return
             sd_notify("STOPPING=1")
             stop.set()
+            if service.stop_timeout is not None:
+                timer = threading.Timer(service.stop_timeout, hard_stop, (service.stop_timeout,))
+                timer.daemon = True
+                timer.start()
 
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
@@ -249,3 +304,15 @@ def serve(service: Service) -> None:
         asyncio.run(main())
     finally:
         service.deps.store.close()
+
+
+def hard_stop(timeout: float) -> None:
+    """The last resort of a stop past its deadline: what is durable is in the store (committed
+    transactions; an unanswered message stays in the inbox, an unsummarized conversation
+    open), so the process ends now rather than be killed by the service manager."""
+    log.error("the stop took longer than %gs: exiting now", timeout)
+    sys.stderr.write(f"omega: the stop took longer than {timeout:g}s; exiting now\n")
+    for handler in logging.getLogger().handlers:
+        with contextlib.suppress(Exception):
+            handler.flush()
+    os._exit(1)

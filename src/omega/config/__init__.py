@@ -30,6 +30,7 @@ from omega.config.service import (
     MemorySection,
     OmegaSection,
     SchedulerSection,
+    ServiceSection,
     StoreSection,
 )
 from omega.config.sources import (
@@ -51,6 +52,7 @@ class Config(Section):
     """The whole configuration; every section has working defaults."""
 
     omega: OmegaSection = Field(default_factory=OmegaSection)
+    service: ServiceSection = Field(default_factory=ServiceSection)
     voice: VoiceSection = Field(default_factory=VoiceSection)
     auth: AuthSection = Field(default_factory=AuthSection)
     provider: ProviderSection = Field(default_factory=ProviderSection)

@@ -85,7 +85,8 @@ class ProviderSection(Section):
     ] = "auto"
     timeout_secs: Annotated[float, Field(gt=0)] = 120.0
     fallback: list[ProviderName] = Field(default_factory=list)
-    # A member of the chain that timed out or was unreachable is skipped this long, then probed.
+    # A member of the chain that is down (refused, reset, DNS, TLS, 5xx, timeout) is skipped
+    # this long, then probed (a 4xx or a 429 opens nothing).
     breaker_secs: Annotated[float, Field(gt=0)] = 30.0
     # Classify and route every message with a cheap planning call (skipped for `local`,
     # whose 135M model cannot plan).

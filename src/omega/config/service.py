@@ -1,4 +1,4 @@
-"""Running the service: [omega], [memory], [store], [scheduler] and [heartbeat]."""
+"""Running the service: [omega], [service], [memory], [store], [scheduler] and [heartbeat]."""
 
 from __future__ import annotations
 
@@ -22,6 +22,16 @@ class OmegaSection(Section):
     inbox_lease_secs: Annotated[float, Field(ge=1)] = 30.0
     # How often a replica looks for messages other replicas received (its own: at once).
     inbox_poll_secs: Annotated[float, Field(gt=0, le=60)] = 0.3
+
+
+class ServiceSection(Section):
+    """`omega start` as a service (issue 38)."""
+
+    # A stop (SIGTERM, SIGINT) ends within this long whatever the provider does: the turns in
+    # flight first, then the open conversations' summaries; what does not fit stays queued in
+    # the store (an unanswered message in the inbox, an unsummarized conversation open for the
+    # summarizer). The service manager's own stop timeout must be longer (TimeoutStopSec).
+    stop_timeout_secs: Annotated[float, Field(ge=1, le=3600)] = 10.0
 
 
 class MemorySection(Section):

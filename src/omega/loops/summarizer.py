@@ -1,4 +1,7 @@
-"""The summarizer: idle conversations become a short summary plus validated facts, then close."""
+"""The summarizer: idle conversations become a short summary plus validated facts, then close.
+
+A summary the provider cannot make now leaves its conversation open: that is the queue (in the
+store, so another replica or the next start makes it), never a placeholder in its place."""
 
 from __future__ import annotations
 
@@ -7,7 +10,7 @@ import contextlib
 import logging
 import re
 
-from omega.providers.base import ProviderError
+from omega.providers.base import RETRY_LATER_KINDS, ProviderError
 from omega.turn import PipelineDeps, ask_provider
 from omega.types import ChatMessage, Context
 
@@ -24,6 +27,7 @@ FACTS_PROMPT = (
     "If there are none, answer exactly: none"
 )
 MAX_TRANSCRIPT_CHARS = 12_000
+SHUTDOWN_CONCURRENCY = 4  # summaries asked at once at shutdown (each waits on the provider)
 _KEY = re.compile(r"^[a-z][a-z0-9_]*$")
 _PRICE_OR_NUMBER = re.compile(r"^[\s$€£¥+-]*[\d.,\s%]+$")
 
@@ -71,8 +75,14 @@ async def _ask(deps: PipelineDeps, instruction: str, text: str, event: str) -> s
     return reply.text.strip()
 
 
-async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> str:
-    """Summarize one conversation, store its facts, close it; return the summary kept."""
+async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> str | None:
+    """Summarize one conversation, store its facts, close it; return the summary kept.
+
+    When the provider is down, slow or refusing for load (a kind that opens the fallback
+    breaker, or a rate limit), the conversation stays open, queued for a later pass of the
+    summarizer (on this replica, another one or the next start), and None is returned: a
+    summary is made later, never replaced by a placeholder. Another failure (the request's
+    own fault) keeps "(N messages, summary unavailable)" and closes it."""
     store = deps.store
     messages = await store.call(store.conversation_messages, conversation_id)
     owner = await store.call(store.conversation_sender, conversation_id)
@@ -83,6 +93,9 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
     try:
         summary = await _ask(deps, SUMMARIZE_PROMPT, text, "summary") or ""
     except ProviderError as exc:
+        if exc.kind in RETRY_LATER_KINDS:
+            log.warning("summary of %s deferred (%s): %s", conversation_id[:8], exc.kind, exc)
+            raise SummaryDeferredError(exc) from exc
         log.warning("summary of %s failed: %s", conversation_id[:8], exc)
         summary = ""
     if not summary:
@@ -100,26 +113,80 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
     return summary
 
 
+class SummaryDeferredError(Exception):
+    """A summary the provider could not make now: its conversation stays open (queued)."""
+
+    def __init__(self, cause: ProviderError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
+
+
+async def _summarize_or_defer(deps: PipelineDeps, conversation_id: str) -> str | None:
+    """summarize_conversation, None when the summary was deferred (the conversation queued)."""
+    try:
+        return await summarize_conversation(deps, conversation_id)
+    except SummaryDeferredError:
+        return None
+
+
 async def summarize_idle(deps: PipelineDeps) -> int:
-    """Summarize every conversation idle for `memory.idle_minutes`; return how many."""
+    """Summarize every conversation idle for `memory.idle_minutes`; return how many.
+
+    A pass ends at the first summary deferred because the provider is down: the rest stay
+    queued for the next pass instead of each waiting out the same failure."""
     idle = await deps.store.call(deps.store.idle_conversations, deps.config.memory.idle_minutes)
+    done = 0
     for conversation_id, _, _ in idle:
         try:
-            await summarize_conversation(deps, conversation_id)
+            if await _summarize_or_defer(deps, conversation_id) is None:
+                log.info("%d idle conversations wait for the provider", len(idle) - done)
+                break
+            done += 1
         except Exception:
             log.exception("summarizing %s failed", conversation_id[:8])
-    return len(idle)
+    return done
 
 
-async def summarize_all_active(deps: PipelineDeps) -> int:
-    """At shutdown: summarize every open conversation."""
+async def summarize_all_active(deps: PipelineDeps, *, within: float | None = None) -> int:
+    """At shutdown: summarize every open conversation, a few at a time, within `within`
+    seconds (None: no limit); return how many were summarized.
+
+    What is not done in time, or not while the provider is down, stays open: queued in the
+    store for the summarizer (another replica's, or this one's at the next start)."""
     active = await deps.store.call(deps.store.active_conversations)
-    for conversation_id, _, _ in active:
-        try:
-            await summarize_conversation(deps, conversation_id)
-        except Exception:
-            log.exception("summarizing %s at shutdown failed", conversation_id[:8])
-    return len(active)
+    if not active:
+        return 0
+    gate = asyncio.Semaphore(SHUTDOWN_CONCURRENCY)
+    provider_down = asyncio.Event()
+    done: list[str] = []
+
+    async def one(conversation_id: str) -> None:
+        async with gate:
+            if provider_down.is_set():
+                return
+            try:
+                if await _summarize_or_defer(deps, conversation_id) is None:
+                    provider_down.set()  # the others would wait out the same failure
+                else:
+                    done.append(conversation_id)
+            except Exception:
+                log.exception("summarizing %s at shutdown failed", conversation_id[:8])
+
+    tasks = [asyncio.create_task(one(cid), name=f"summary:{cid[:8]}") for cid, _, _ in active]
+    _, pending = await asyncio.wait(tasks, timeout=within)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    left = len(active) - len(done)
+    if left:
+        why = "the provider is unavailable" if provider_down.is_set() else "no time was left"
+        log.warning(
+            "%d open conversations were not summarized at shutdown (%s): they stay queued "
+            "for the summarizer",
+            left,
+            why,
+        )
+    return len(done)
 
 
 async def summarizer_loop(deps: PipelineDeps, stop: asyncio.Event) -> None:

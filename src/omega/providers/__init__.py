@@ -16,6 +16,7 @@ from omega.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from omega.memory.store import Store
+    from omega.providers.limiter import LimiterFor
 
 log = logging.getLogger(__name__)
 
@@ -139,8 +140,10 @@ def build_chain(
     store: Store | None = None,
     *,
     one_shot: bool = False,
+    limiter_for: LimiterFor | None = None,
 ) -> Provider:
-    """The named provider, wrapped with `[provider] fallback` in a FallbackProvider when set."""
+    """The named provider, wrapped with `[provider] fallback` in a FallbackProvider when set;
+    `limiter_for` gives each member of such a chain its own limiter (calls and probes)."""
     names = chain_names(name, config)
     if len(names) == 1:
         return build_provider(name, config, paths, store, one_shot=one_shot)
@@ -150,6 +153,7 @@ def build_chain(
         [build_provider(n, config, paths, store, one_shot=one_shot) for n in names],
         timeouts=[provider_timeout(n, config) for n in names],
         breaker_secs=config.provider.breaker_secs,
+        limiter_for=limiter_for,
     )
 
 

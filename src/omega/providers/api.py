@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.base import ErrorKind, ProviderError, salvage_tool_calls, salvage_usage
+from omega.providers.base import (
+    ErrorKind,
+    ProviderError,
+    http_error_kind,
+    salvage_tool_calls,
+    salvage_usage,
+)
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
@@ -52,7 +58,9 @@ class ApiSettings:
     base_url: str = ""
     model_complex: str = ""
     timeout_secs: float = 120.0
-    max_retries: int = 2
+    # Retries of the provider's SDK client: none, so a 429 (and its retry-after) reaches
+    # Omega's limiter at once and a down member its fallback breaker (issue 38).
+    max_retries: int = 0
     vision: bool | None = None  # None: decided by the provider and endpoint (`sees_images`)
     # Sockets this provider opens at most: one pool shared by all its models and calls.
     max_connections: int = 64
@@ -149,25 +157,30 @@ class ApiProvider:
                 api_key=s.api_key or "none",
                 http_client=self.http_client(),
             )
+            provider.client.max_retries = s.max_retries  # the SDK's own retries (none)
             model = OpenAIChatModel(model_name, provider=provider)
         elif s.name == "anthropic":
             from pydantic_ai.models.anthropic import AnthropicModel
             from pydantic_ai.providers.anthropic import AnthropicProvider
 
-            model = AnthropicModel(
-                model_name,
-                provider=AnthropicProvider(
-                    api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
-                ),
+            anthropic = AnthropicProvider(
+                api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
             )
+            anthropic.client.max_retries = s.max_retries  # the SDK's own retries (none)
+            model = AnthropicModel(model_name, provider=anthropic)
         elif s.name == "gemini":
+            from google.genai.types import HttpRetryOptions
             from pydantic_ai.models.google import GoogleModel
             from pydantic_ai.providers.google import GoogleProvider
 
             model = GoogleModel(
                 model_name,
                 provider=GoogleProvider(
-                    api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
+                    api_key=s.api_key,
+                    base_url=s.base_url or None,
+                    http_client=self.http_client(),
+                    # attempts counts the first one: the SDK's own retries (none)
+                    retry_options=HttpRetryOptions(attempts=1 + s.max_retries),
                 ),
             )
         else:
@@ -311,15 +324,7 @@ class ApiProvider:
         except exceptions.UsageLimitExceeded as exc:
             raise ProviderError(f"{self.name}: too many tool rounds ({exc})") from exc
         except (exceptions.AgentRunError, exceptions.UserError) as exc:
-            timed_out = isinstance(
-                exc, TimeoutError | exceptions.ModelTimeoutError | exceptions.ModelRequestTimeout
-            )
-            api_kind: ErrorKind = (
-                "timeout" if timed_out or "timed out" in str(exc).lower() else "error"
-            )
-            if isinstance(exc, exceptions.ModelRateLimitError):
-                api_kind = "rate_limit"
-            raise ProviderError(f"{self.name}: {exc}", kind=api_kind) from exc
+            raise ProviderError(f"{self.name}: {exc}", kind=run_error_kind(exc)) from exc
         except TimeoutError as exc:
             raise ProviderError(f"{self.name}: request timed out", kind="timeout") from exc
         messages = result.new_messages()
@@ -345,11 +350,24 @@ def _salvage(recorder: RecordingToolset) -> None:
     salvage_tool_calls(recorder.recorded())
 
 
-def http_error_kind(status: int) -> ErrorKind:
-    """The error kind of an HTTP status: 429 is a rate limit, 503 and 529 an overload."""
-    if status == 429:
+def run_error_kind(exc: Exception) -> ErrorKind:
+    """The kind of a failed run that is no HTTP answer: refused, reset, DNS or TLS failures are
+    "unavailable" (a fallback breaker opens), no answer in time a "timeout", else "error"."""
+    from pydantic_ai import exceptions
+
+    if isinstance(exc, exceptions.ModelRateLimitError):
         return "rate_limit"
-    return "overloaded" if status in (503, 529) else "error"
+    timed_out = (TimeoutError, exceptions.ModelTimeoutError, exceptions.ModelRequestTimeout)
+    if isinstance(exc, timed_out) or "timed out" in str(exc).lower():
+        return "timeout"
+    if isinstance(exc, exceptions.ModelOverloadedError):
+        return "overloaded"
+    down = (
+        exceptions.ModelConnectionError,
+        exceptions.ModelUnavailableError,
+        exceptions.ModelServerError,
+    )
+    return "unavailable" if isinstance(exc, down) else "error"
 
 
 def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:

@@ -17,6 +17,26 @@ from omega.types import Context, Reply, ToolCall, Usage
 # spending_cap: Omega itself refused the call, today's spending cap is reached (turn/spend.py).
 ErrorKind = Literal["timeout", "unavailable", "rate_limit", "overloaded", "spending_cap", "error"]
 LOAD_KINDS = frozenset({"rate_limit", "overloaded"})  # answers that say: ask less at once
+# The provider is down, not this request at fault: refused, reset, DNS, TLS, HTTP 5xx
+# ("unavailable"; 503/529 "overloaded"), no answer in time ("timeout"). These open a fallback
+# chain's breaker; a 4xx is the request's or the configuration's fault and a 429 is the
+# limiter's business (providers/limiter.py), so neither does.
+DOWN_KINDS = frozenset({"timeout", "unavailable", "overloaded"})
+# Failures worth trying again later rather than giving up on the work (queued summaries).
+RETRY_LATER_KINDS = DOWN_KINDS | {"rate_limit"}
+
+
+def http_error_kind(status: int) -> ErrorKind:
+    """The error kind of an HTTP status: 429 a rate limit, 503 and 529 an overload, 408 and 504
+    a timeout, any other 5xx the provider down; any other 4xx this request's fault (a bad
+    request, a wrong key or model name)."""
+    if status == 429:
+        return "rate_limit"
+    if status in (503, 529):
+        return "overloaded"
+    if status in (408, 504):
+        return "timeout"
+    return "unavailable" if status >= 500 else "error"
 
 
 class ProviderError(OmegaError):

@@ -1,9 +1,13 @@
 """A chain of providers: the first one that answers wins, the others are tried in order.
 
-A member that timed out or was unreachable has its breaker opened: later calls skip it and go
-to the next member at once, instead of waiting it out on every call (a planning call and then
-the reply would wait twice). Every `breaker_secs` a cheap probe asks it again in the background;
-the breaker closes when the probe is answered. The last member is never skipped.
+A member that is down (providers.base.DOWN_KINDS: refused, reset, DNS, TLS, 5xx, timeout) has
+its breaker opened: later calls skip it and go to the next member at once, instead of paying the
+failed attempt on every call (a planning call and then the reply would pay twice). Every
+`breaker_secs` a cheap probe (a few tokens, no tools) asks it again in the background; the
+breaker closes when the probe is answered. A 4xx is this request's fault and opens nothing; a
+429 is the limiter's business: with `limiter_for`, every member's calls and probes go through
+that member's own limiter, and a member waiting out a `retry-after` is skipped meanwhile. The
+last member is never skipped.
 """
 
 from __future__ import annotations
@@ -14,16 +18,21 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from omega.providers.base import Provider, ProviderError
+from omega.providers.base import DOWN_KINDS, Provider, ProviderError
+from omega.providers.limiter import LOAD_RETRIES, LimiterFor, limited_call
 from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)
 
 BREAKER_SECS = 30.0  # how long a dead member is skipped before it is probed
 PROBE_TIMEOUT_SECS = 15.0
-# Errors that say the member is down, not that this one request was bad.
-_DEAD_KINDS = frozenset({"timeout", "unavailable"})
-PROBE = Context("Answer with the single word OK.", [ChatMessage("user", "ping")], max_tokens=5)
+# The cheapest question that proves a member answers: a few tokens out, no tools, no history.
+PROBE = Context(
+    "Answer with the single word OK.",
+    [ChatMessage("user", "ping")],
+    max_tokens=5,
+    use_tools=False,
+)
 
 
 @dataclass
@@ -41,7 +50,8 @@ class FallbackProvider:
     `timeouts`, when given, bounds each member's attempt so a hanging provider still leaves time
     for the ones after it (the caller's overall timeout should be their sum). A `context.model`
     names one of the first provider's models, so the others get the context without it and
-    answer with their own configured model.
+    answer with their own configured model. `limiter_for`, when given, is each member's own
+    limiter by name (the chain then limits its calls itself: `limits_members`).
     """
 
     def __init__(
@@ -51,6 +61,7 @@ class FallbackProvider:
         *,
         breaker_secs: float = BREAKER_SECS,
         clock: Callable[[], float] = time.monotonic,
+        limiter_for: LimiterFor | None = None,
     ) -> None:
         if not providers:
             raise ValueError("FallbackProvider needs at least one provider")
@@ -61,6 +72,12 @@ class FallbackProvider:
         self.breaker_secs = breaker_secs
         self._clock = clock
         self._breakers = [_Breaker() for _ in self.providers]
+        self.limiter_for = limiter_for
+
+    @property
+    def limits_members(self) -> bool:
+        """Whether each member's calls go through its own limiter here (not the caller's)."""
+        return self.limiter_for is not None
 
     def is_open(self, index: int) -> bool:
         """Whether member `index` is being skipped as dead."""
@@ -109,6 +126,9 @@ class FallbackProvider:
                 self._maybe_probe(index)
                 log.debug("provider %s skipped: its breaker is open", provider.name)
                 continue
+            if index < last and self.limiter_for and self.limiter_for(provider.name).paused():
+                log.debug("provider %s skipped: it asked to wait (retry-after)", provider.name)
+                continue
             # Another provider would reject the first one's model name (gpt-4o-mini on Anthropic).
             member_context = context if index == 0 else replace(context, model=None)
             try:
@@ -121,7 +141,7 @@ class FallbackProvider:
             else:
                 self._close(index)
                 return reply
-            if index < last and last_error.kind in _DEAD_KINDS:
+            if index < last and last_error.kind in DOWN_KINDS:
                 self._open(index)
             following = self.providers[index + 1].name if index + 1 < len(self.providers) else ""
             # ProviderError messages carry status codes and response bodies, never API keys.
@@ -164,7 +184,13 @@ class FallbackProvider:
     async def _probe(self, index: int) -> None:
         provider = self.providers[index]
         try:
-            await asyncio.wait_for(provider.complete(PROBE), PROBE_TIMEOUT_SECS)
+            if self.limiter_for is None:
+                await asyncio.wait_for(provider.complete(PROBE), PROBE_TIMEOUT_SECS)
+            else:  # within the member's limit, after any retry-after it gave
+                limiter = self.limiter_for(provider.name)
+                await asyncio.wait_for(
+                    limited_call(limiter, provider, PROBE, retries=0), PROBE_TIMEOUT_SECS
+                )
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -174,12 +200,19 @@ class FallbackProvider:
             self._close(index)
 
     async def _attempt(self, index: int, provider: Provider, context: Context) -> Reply:
-        if self.timeouts is None:
-            return await provider.complete(context)
-        timeout = self.timeouts[index]
+        timeout = None if self.timeouts is None else self.timeouts[index]
         try:
+            if self.limiter_for is not None:
+                # A member before the last one leaves a refusal for load to the next member.
+                retries = 0 if index < len(self.providers) - 1 else LOAD_RETRIES
+                limiter = self.limiter_for(provider.name)
+                return await limited_call(
+                    limiter, provider, context, attempt_secs=timeout, retries=retries
+                )
             return await asyncio.wait_for(provider.complete(context), timeout)
         except TimeoutError as exc:
+            if timeout is None:
+                raise
             raise ProviderError(
                 f"{provider.name} gave no answer within {timeout:g}s", kind="timeout"
             ) from exc

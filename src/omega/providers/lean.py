@@ -3,12 +3,13 @@
 `omega ask` answers one question with no tools and no memory; importing pydantic-ai and the
 OpenAI SDK for that costs more than half of its cold start. This provider speaks the
 chat-completions wire format with the standard library (http.client in a worker thread):
-the same request shape (system prompt first, then the turns), the SDK's retry policy on 429,
-5xx and connection errors, the same error kinds. Its cost is the one the server reports in
-its usage (OpenRouter's `usage.cost`), else the model's list price (genai-prices, the table
-`ApiProvider` prices with), loaded on a worker thread while the request is in flight; a model
-not listed is costed by the turn (`[limits] unknown_model_usd_per_mtok`). Tools and MCP servers
-stay with `ApiProvider`.
+the same request shape (system prompt first, then the turns) and the same error kinds. Like the
+SDK clients Omega builds, it makes one attempt by default (`max_retries` retries 408, 409, 429,
+5xx and connection errors): a 429 is seen at once by the limiter and its `retry-after`. Its
+cost is the one the server reports in its usage (OpenRouter's `usage.cost`), else the model's
+list price (genai-prices, the table `ApiProvider` prices with), loaded on a worker thread while
+the request is in flight; a model not listed is costed by the turn
+(`[limits] unknown_model_usd_per_mtok`). Tools and MCP servers stay with `ApiProvider`.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from urllib.parse import urlsplit
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.base import ErrorKind, ProviderError, salvage_usage
+from omega.providers.base import ProviderError, http_error_kind, salvage_usage
 from omega.types import Context, Reply, Usage
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -39,7 +40,7 @@ class LeanChatProvider:
         api_key: str,
         base_url: str,
         timeout_secs: float = 120.0,
-        max_retries: int = 2,
+        max_retries: int = 0,
     ) -> None:
         self._name = name
         self.model = model
@@ -128,10 +129,11 @@ class LeanChatProvider:
                 response = conn.getresponse()
                 raw = response.read()
                 status = response.status
+                retry_after = response.getheader("retry-after")
             except TimeoutError as exc:
                 raise ProviderError(f"{self._name}: request timed out", kind="timeout") from exc
             except OSError as exc:
-                status, raw = 0, str(exc).encode()
+                status, raw, retry_after = 0, str(exc).encode(), None
             finally:
                 conn.close()
             if status == 200:
@@ -143,13 +145,23 @@ class LeanChatProvider:
                 time.sleep(min(0.5 * 2**attempt, max(0.0, deadline - time.monotonic())))
                 attempt += 1
                 continue
-            kind: ErrorKind = "rate_limit" if status == 429 else "error"
-            if status in (503, 529):
-                kind = "overloaded"  # the same kinds as ApiProvider's (api.http_error_kind)
-            if status == 0:
-                kind = "unavailable"
-                raise ProviderError(f"{self._name}: cannot connect: {raw.decode()}", kind=kind)
-            raise ProviderError(f"{self._name} HTTP {status}: {raw[:300]!r}", kind=kind)
+            if status == 0:  # refused, reset, DNS, TLS: the provider is down
+                raise ProviderError(
+                    f"{self._name}: cannot connect: {raw.decode()}", kind="unavailable"
+                )
+            raise ProviderError(
+                f"{self._name} HTTP {status}: {raw[:300]!r}",
+                kind=http_error_kind(status),  # the same kinds as ApiProvider's
+                retry_after=_seconds(retry_after),
+            )
+
+
+def _seconds(header: str | None) -> float | None:
+    """A `retry-after` header in seconds (its HTTP-date form is not used by these servers)."""
+    try:
+        return max(0.0, float(header)) if header else None
+    except ValueError:
+        return None
 
 
 def _usage(usage: dict[str, Any]) -> Usage:

@@ -6,6 +6,10 @@ people is asked at once, not in two waves) and halves when the provider says it 
 after each window of successful calls, up to the ceiling again. Calls waiting for a slot are
 admitted round-robin by sender, so one person's burst queues behind itself, never in front of
 everyone else.
+
+There is one limiter per provider actually called (a fallback chain's members each have theirs,
+its probes included), and the SDKs do not retry on their own: a refusal for load is seen here
+at once and asked again (`limited_call`) once its `retry-after` has passed.
 """
 
 from __future__ import annotations
@@ -15,8 +19,17 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from omega.providers.base import LOAD_KINDS, ProviderError
+
+if TYPE_CHECKING:
+    from omega.providers.base import Provider
+    from omega.types import Context, Reply
 
 MAX_RETRY_AFTER_SECS = 60.0  # a longer `retry-after` is not honoured past this
+LOAD_RETRIES = 2  # a call refused for load is asked again this many times (the SDKs' own: none)
+LOAD_BACKOFF_SECS = 1.0  # before the first of those when the refusal named no retry-after
 
 
 class AdaptiveLimiter:
@@ -43,6 +56,10 @@ class AdaptiveLimiter:
         self._waiting: dict[str, deque[asyncio.Future[int]]] = {}
         self._turns: deque[str] = deque()  # senders with waiting calls, in round-robin order
         self._wake: asyncio.TimerHandle | None = None
+
+    def paused(self) -> bool:
+        """Whether new calls wait out a provider's `retry-after` now."""
+        return self._clock() < self.paused_until
 
     @property
     def waiting(self) -> int:
@@ -151,3 +168,41 @@ class CallTicket:
     def overloaded(self, retry_after: float | None = None) -> None:
         """The provider refused for load (429/503/529), maybe saying when to come back."""
         self._limiter.overloaded(retry_after, self.epoch)
+
+
+# Which limiter a provider's calls go through, by the provider's name (the member a fallback
+# chain actually calls, not the chain's first).
+LimiterFor = Callable[[str], AdaptiveLimiter]
+
+
+async def limited_call(
+    limiter: AdaptiveLimiter,
+    provider: Provider,
+    context: Context,
+    *,
+    attempt_secs: float | None = None,
+    retries: int = LOAD_RETRIES,
+) -> Reply:
+    """One call to `provider` within its limiter, each attempt bounded by `attempt_secs` (raising
+    TimeoutError) once admitted. A refusal for load (429, 503, 529) is told to the limiter at
+    once (the limit halves, new calls wait out its `retry-after`) and asked again, at most
+    `retries` times, once that pause is over (or after a short backoff when it named none);
+    one asking to wait longer than MAX_RETRY_AFTER_SECS is raised as it is."""
+    attempt = 0
+    while True:
+        async with limiter.call(context.sender_id) as ticket:
+            try:
+                reply = await asyncio.wait_for(provider.complete(context), attempt_secs)
+            except ProviderError as exc:
+                if exc.kind not in LOAD_KINDS:
+                    raise
+                ticket.overloaded(exc.retry_after)
+                said = exc.retry_after or 0.0
+                if attempt >= retries or said > MAX_RETRY_AFTER_SECS:
+                    raise
+            else:
+                ticket.ok()
+                return reply
+        attempt += 1
+        if not said:  # a named retry-after is waited out by the limiter's pause
+            await asyncio.sleep(LOAD_BACKOFF_SECS * 2 ** (attempt - 1))

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry, AuditStatus
-from omega.providers.base import LOAD_KINDS, ProviderError, Spent, salvaged
+from omega.providers.base import ProviderError, Spent, salvaged
+from omega.providers.limiter import LOAD_RETRIES, MAX_RETRY_AFTER_SECS, limited_call
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call, elapsed_ms, record_audit, usage_fields
 from omega.turn.spend import costed, costed_spent, refusal
@@ -112,30 +113,34 @@ async def _audit_call(
 
 
 async def _complete(deps: PipelineDeps, context: Context) -> Reply:
-    """The call itself, within the provider's limit and the timeout."""
-    limiter = deps.state.provider_limiter(
-        deps.provider.name, deps.config.limits.max_concurrent_provider_calls
-    )
+    """The call itself, within the limit of the provider actually called and the timeout (a
+    fallback chain limits each member it calls with that member's limiter)."""
+    provider = deps.provider
     try:
-        async with limiter.call(context.sender_id) as ticket:
-            try:
-                reply = await asyncio.wait_for(
-                    deps.provider.complete(context), deps.provider_timeout
-                )
-            except ProviderError as exc:
-                if exc.kind in LOAD_KINDS:  # the provider asks for fewer calls at once
-                    ticket.overloaded(exc.retry_after)
-                raise
-            ticket.ok()
+        if getattr(provider, "limits_members", False):
+            reply = await asyncio.wait_for(provider.complete(context), _chain_bound(deps))
+        else:
+            limiter = deps.state.provider_limiter(
+                provider.name, deps.config.limits.max_concurrent_provider_calls
+            )
+            reply = await limited_call(
+                limiter, provider, context, attempt_secs=deps.provider_timeout
+            )
     except TimeoutError:
         raise ProviderError(
-            f"{deps.provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
+            f"{provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
         ) from None
     except ProviderError:
         raise
     except Exception as exc:  # a provider bug is still only a friendly message for the user
-        raise ProviderError(f"{deps.provider.name} crashed: {exc!r}") from exc
+        raise ProviderError(f"{provider.name} crashed: {exc!r}") from exc
     return reply
+
+
+def _chain_bound(deps: PipelineDeps) -> float:
+    """The longest a chain's answer may take: its members' timeouts, plus the waits for a
+    `retry-after` its last member may honour (the members bound each of their attempts)."""
+    return deps.provider_timeout + LOAD_RETRIES * MAX_RETRY_AFTER_SECS
 
 
 async def _record_tool_calls(
