@@ -15,6 +15,7 @@ HELP: dict[str, str] = {
     "forget": "close this conversation and start fresh",
     "tasks": "your pending reminders and actions",
     "cancel <id>": "cancel a task by its id (or the start of it)",
+    "rerun <id>": "run one of your scheduled actions again now (one that may not have run)",
     "language [name]": "show or set my language (/lang too)",
     "personality [text|reset]": "show, set or reset how I talk to you",
     "purge": "forget every fact about you",

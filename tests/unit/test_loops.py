@@ -105,17 +105,73 @@ def test_failed_send_is_retried_with_backoff_never_marked_delivered(make_deps: M
     assert final is not None and final.status == "failed"
 
 
-def test_crash_between_send_and_bookkeeping_does_not_fire_twice(make_deps: MakeDeps) -> None:
+def test_a_reminder_cut_short_by_a_crash_is_delivered_again_with_its_stable_id(
+    make_deps: MakeDeps,
+) -> None:
+    """A missed reminder is worse than a repeated one: a reminder the dead run had claimed is
+    delivered again, at least once, with the id a first delivery carries (task:<id>@<due>), so
+    a receiver can drop a repeat; then it moves on to its next time."""
     deps = make_deps(ScriptedProvider())
     task_id = add_task(deps, NOW - timedelta(seconds=5), repeat="daily")
-    assert deps.store.claim_task(task_id)  # the run that died had claimed and sent it
+    first = Recorder()
+    assert asyncio.run(Scheduler(deps, first, respond).run_due(NOW)) == 1
+    task = deps.store.task(task_id)
+    assert task is not None
+    deps.store.update_task("ana", task_id[:8], due_at=NOW - timedelta(seconds=5))  # again due
+    assert deps.store.claim_task(task_id)  # the run that died had claimed it (and maybe sent)
     out = Recorder()
     scheduler = Scheduler(deps, out, respond)
     assert asyncio.run(scheduler.recover()) == 1
-    asyncio.run(scheduler.run_due(datetime.now(UTC)))
-    assert out.sent == []
+    asyncio.run(scheduler.run_due(NOW))
+    assert [m.text for m in out.sent] == ["Reminder: Call mom"]
+    assert out.sent[0].id == first.sent[0].id  # the same occurrence, the same id
+    assert out.sent[0].id.startswith(f"task:{task_id}@")
     task = deps.store.task(task_id)
-    assert task is not None and task.status == "pending" and task.due_at > datetime.now(UTC)
+    assert task is not None and task.status == "pending" and task.due_at > NOW
+
+
+def test_an_action_cut_short_by_a_crash_is_never_counted_done_nor_run_again_by_itself(
+    make_deps: MakeDeps,
+) -> None:
+    """An action may act in the world: cut short, it is not run again by itself, and not
+    silently counted as done: its person is told it may not have run, with the task, and
+    /rerun runs it again (once)."""
+    from omega.gateway.pipeline import handle_message
+    from omega.types import IncomingMessage
+
+    provider = ScriptedProvider("Ran it.", "Ran it again.")
+    deps = make_deps(provider)
+    task_id = add_task(
+        deps, NOW - timedelta(seconds=1), description="Pay the rent", task_type="action"
+    )
+    assert deps.store.claim_task(task_id)  # claimed by a run that died mid-action
+    out = Recorder()
+    scheduler = Scheduler(deps, out, respond)
+    assert asyncio.run(scheduler.recover()) == 1
+    asyncio.run(scheduler.run_due(NOW + timedelta(days=1)))
+    assert provider.prompts == []  # not run again by itself
+    (told,) = out.sent
+    assert told.kind == "alert" and told.target == "ana"
+    assert "may not have run" in told.text and "Pay the rent" in told.text
+    assert f"/rerun {task_id[:8]}" in told.text
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "failed"  # not "delivered"
+    (row,) = deps.store.query("SELECT last_error FROM scheduled_tasks WHERE id = ?", (task_id,))
+    assert "may not have run" in str(row["last_error"])
+    # /rerun from the task's person runs it now, once.
+    rerun = Recorder()
+    message = IncomingMessage("terminal", "ana", f"/rerun {task_id[:8]}", assurance="local")
+    asyncio.run(handle_message(deps, message, rerun))
+    assert any("again now" in m.text for m in rerun.sent), [m.text for m in rerun.sent]
+    asyncio.run(scheduler.run_due(datetime.now(UTC)))
+    assert len(provider.prompts) == 1 and "Pay the rent" in provider.prompts[0]
+    task = deps.store.task(task_id)
+    assert task is not None and task.status == "delivered"
+    # Someone else cannot run it.
+    other = IncomingMessage("terminal", "bob", f"/rerun {task_id[:8]}", assurance="local")
+    answer = Recorder()
+    asyncio.run(handle_message(deps, other, answer))
+    assert any("Nothing to run again" in m.text for m in answer.sent)
 
 
 def test_action_task_runs_the_provider_and_can_schedule_more(make_deps: MakeDeps) -> None:

@@ -212,6 +212,7 @@ async def _answer(
             timezone=turn.zone,
             pairing=deps.state.pairing,
             role=turn.role,
+            tasks_changed=deps.state.tasks_changed,
         )
         closing = None
         if command.name == "forget":

@@ -4,8 +4,14 @@ It sleeps until the next due task (or until one is added), never polls blindly; 
 replicas share the database it looks again at least every `[store] lease_seconds`, since a
 task added on another replica does not wake this one. A task is
 claimed before it is sent; a failed send goes back to pending with backoff and is never marked
-delivered; a task found claimed at start-up (Omega died between send and bookkeeping) counts
-as sent, so it never fires twice in a row.
+delivered.
+
+A task found claimed at start-up (Omega died between claiming and bookkeeping) is settled by
+what it is: a reminder (text only) is delivered again, at least once, with the stable id
+`task:<id>@<due time>` that lets a receiver drop a repeat, since a missed reminder is worse
+than a repeated one; an action, which may act in the world, is never run again by itself and
+never silently counted as done: its person is told it may not have run, with the task, and
+`/rerun <id>` runs it again.
 """
 
 from __future__ import annotations
@@ -17,7 +23,9 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from omega.memory.db import to_db_time
 from omega.memory.tasks import Task
+from omega.memory.wakeups import TASKS
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
 from omega.turn import Outbox, PipelineDeps, Responder, creator_role, load_turn, lowest
 from omega.types import IncomingMessage, OutgoingMessage
@@ -71,14 +79,28 @@ class Scheduler:
         self._limit = asyncio.Semaphore(CONCURRENT_SENDERS)
 
     async def recover(self) -> int:
-        """Settle tasks a previous run claimed but never finished: they count as sent."""
+        """Settle tasks a previous run claimed but never finished (see the module docstring):
+        reminders go out again, actions are reported as possibly not run."""
         store = self.deps.store
         interrupted = await store.call(store.interrupted_tasks)
         for task in interrupted:
-            log.warning(
-                "task %s was being delivered when Omega stopped; not sending it again", task.id[:8]
+            if task.task_type != "action":
+                log.warning("reminder %s was cut short; delivering it again", task.id[:8])
+                await store.call(store.reopen_task, task.id)
+                continue
+            log.warning("action %s was cut short; it may not have run", task.id[:8])
+            await store.call(store.interrupt_task, task.id, self._safe_following(task))
+            await self.out.send(
+                OutgoingMessage(
+                    task.channel,
+                    task.reply_target,
+                    f"⚠️ Omega stopped while your scheduled action was running, so it may not "
+                    f"have run: [{task.id[:8]}] {task.description}\n"
+                    f"Say /rerun {task.id[:8]} to run it again.",
+                    kind="alert",
+                    id=f"task:{task.id}@{to_db_time(task.due_at)}#interrupted",
+                )
             )
-            await store.call(store.finish_task, task.id, self._safe_following(task))
         return len(interrupted)
 
     def _safe_following(self, task: Task) -> datetime | None:
@@ -119,6 +141,8 @@ class Scheduler:
                         task.reply_target,
                         f"Reminder: {task.description}",
                         kind="reminder",
+                        # The same on a re-delivery after a crash: a receiver drops a repeat.
+                        id=f"task:{task.id}@{to_db_time(task.due_at)}",
                     )
                 )
         except Exception as exc:
@@ -172,8 +196,11 @@ class Scheduler:
         """Deliver due tasks, then sleep until the next one is due, a task changes, or stop."""
         await self.recover()
         changed = self.deps.state.tasks_changed
+        elsewhere = self.deps.store.wake_event(TASKS)  # PostgreSQL: /rerun on any replica
         while not stop.is_set():
             changed.clear()
+            if elsewhere is not None:
+                elsewhere.clear()
             try:
                 await self.run_due()
             except Exception:
@@ -181,7 +208,8 @@ class Scheduler:
             longest = await self._longest_sleep()
             next_at = await self.deps.store.call(self.deps.store.next_due_at)
             delay = longest if next_at is None else (next_at - datetime.now(UTC)).total_seconds()
-            await _wait_any(stop, changed, seconds=min(max(delay, 0.0), longest))
+            events = (stop, changed) if elsewhere is None else (stop, changed, elsewhere)
+            await _wait_any(*events, seconds=min(max(delay, 0.0), longest))
 
     async def _longest_sleep(self) -> float:
         """`[scheduler] poll_interval_secs`; one lease time while other replicas run, since a

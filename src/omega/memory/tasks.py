@@ -10,6 +10,7 @@ from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from omega.errors import OmegaError
+from omega.memory import wakeups
 from omega.memory.db import Database, from_db_time, to_db_time, utc_now
 
 
@@ -49,6 +50,10 @@ def _anchor(due_at: datetime, timezone: str) -> str:
     except (ZoneInfoNotFoundError, ValueError):
         zone = UTC
     return due_at.astimezone(zone).replace(tzinfo=None).isoformat(timespec="seconds")
+
+
+# Why an action cut short by a crash is not marked done (`interrupt_task`).
+INTERRUPTED = "Omega stopped while it was running: it may not have run"
 
 
 def _task(row: sqlite3.Row) -> Task:
@@ -288,6 +293,75 @@ class Tasks(Database):
                 "last_error = ? WHERE id = ? AND status = 'delivering'",
                 ("failed" if give_up else "pending", to_db_time(retry_at), error[:1000], task_id),
             )
+
+    def reopen_task(self, task_id: str) -> None:
+        """A reminder whose delivery was cut short (Omega died after claiming it): pending
+        again at once, so it is delivered at least once (with its stable id, a receiver can
+        drop a repeat)."""
+        with self._tx() as conn:
+            conn.execute(
+                "UPDATE scheduled_tasks SET status = 'pending' WHERE id = ? "
+                "AND status = 'delivering'",
+                (task_id,),
+            )
+            self._notify(conn, wakeups.TASKS)
+
+    def interrupt_task(self, task_id: str, next_due: datetime | None) -> None:
+        """An action cut short by a crash: never counted as done (it may not have run, and it
+        may act in the world, so it is not run again by itself): a one-shot is failed with
+        the reason, a repeating one waits for its next time with the reason kept."""
+        with self._tx() as conn:
+            if next_due is None:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'failed', last_error = ? "
+                    "WHERE id = ? AND status = 'delivering'",
+                    (INTERRUPTED, task_id),
+                )
+            else:
+                conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'pending', due_at = ?, retry_count = 0, "
+                    "last_error = ? WHERE id = ? AND status = 'delivering'",
+                    (to_db_time(next_due), INTERRUPTED, task_id),
+                )
+
+    def rerun_candidate(self, sender_id: str, prefix: str) -> Task:
+        """The one action task of this sender `rerun_task` would run (to check rights first)."""
+        rows = self._query(
+            "SELECT * FROM scheduled_tasks WHERE sender_id = ? AND task_type = 'action' "
+            "AND status IN ('pending', 'failed') AND substr(id, 1, ?) = ?",
+            (sender_id, len(prefix), prefix),
+        )
+        if not rows:
+            raise TaskLookupError(f"no action task starts with {prefix!r}")
+        if len(rows) > 1:
+            raise TaskLookupError(f"{len(rows)} tasks start with {prefix!r}; give more of the id")
+        return _task(rows[0])
+
+    def rerun_task(self, sender_id: str, prefix: str) -> Task:
+        """Run one of this sender's action tasks again now (one that may not have run, or a
+        repeating one ahead of its time): pending, due now."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT id FROM scheduled_tasks WHERE sender_id = ? AND task_type = 'action' "
+                "AND status IN ('pending', 'failed') AND substr(id, 1, ?) = ?",
+                (sender_id, len(prefix), prefix),
+            ).fetchall()
+            if not rows:
+                raise TaskLookupError(f"no action task starts with {prefix!r}")
+            if len(rows) > 1:
+                raise TaskLookupError(
+                    f"{len(rows)} tasks start with {prefix!r}; give more of the id"
+                )
+            conn.execute(
+                "UPDATE scheduled_tasks SET status = 'pending', due_at = ?, retry_count = 0, "
+                "last_error = NULL WHERE id = ?",
+                (utc_now(), rows[0][0]),
+            )
+            self._notify(conn, wakeups.TASKS)
+        task = self.task(str(rows[0][0]))
+        if task is None:  # removed between the two statements
+            raise TaskLookupError(f"no action task starts with {prefix!r}")
+        return task
 
     def interrupted_tasks(self) -> list[Task]:
         """Tasks claimed by a run that died before its bookkeeping."""

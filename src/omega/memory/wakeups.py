@@ -23,7 +23,8 @@ log = logging.getLogger(__name__)
 CHANNEL = "omega_wake"
 RECONNECT_SECS = 1.0
 INBOX = "inbox"  # a message waits in the inbox for a replica to claim it
-CONFIG = "config"  # run-time settings changed (heartbeat interval, allow-lists, fragments)
+CONFIG = "config"  # run-time settings changed (the heartbeat interval)
+TASKS = "tasks"  # a scheduled task is due sooner than the scheduler planned
 
 
 def relay_topic(channel: str) -> str:

@@ -3,6 +3,7 @@ changes."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,3 +58,5 @@ class CommandContext:
     pairing: Mapping[str, PairingChannel] = field(default_factory=dict)
     # The sender's own role (turn.privileges.role_of: from their channel id, never a link's).
     role: Role = "stranger"
+    # Set when a command changes when a task is due (the scheduler plans its sleep again).
+    tasks_changed: asyncio.Event | None = None

@@ -93,6 +93,26 @@ def _cancel(ctx: CommandContext, args: str) -> str:
     return f"Cancelled [{task.id[:8]}] {task.description}"
 
 
+def _rerun(ctx: CommandContext, args: str) -> str:
+    """Run one of your action tasks again now (one Omega stopped in the middle of)."""
+    if not args:
+        return "Usage: /rerun <task id> (see /tasks)"
+    sender = ctx.message.sender_id
+    prefix = args.split()[0]
+    try:
+        found = ctx.store.rerun_candidate(sender, prefix)
+        if not may_edit_task(ctx.config, ctx.role, found):
+            made_by = creator_role(ctx.config, found)
+            _audit_refused(ctx, f"/rerun {found.id[:8]}: made by {made_by}, not {ctx.role}")
+            return f"Not run: [{found.id[:8]}] was set by someone with more rights."
+        task = ctx.store.rerun_task(sender, prefix)
+    except TaskLookupError as exc:
+        return f"Nothing to run again: {exc}."
+    if ctx.tasks_changed is not None:
+        ctx.tasks_changed.set()  # the scheduler runs it now, not at its next look
+    return f"Running [{task.id[:8]}] {task.description} again now."
+
+
 def _audit_refused(ctx: CommandContext, detail: str) -> None:
     """A command refused for the sender's role, in the audit log."""
     ctx.store.audit(
@@ -197,6 +217,7 @@ PERSON_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "forget": _forget,
     "tasks": _tasks,
     "cancel": _cancel,
+    "rerun": _rerun,
     "language": _language,
     "personality": _personality,
     "purge": _purge,
