@@ -27,6 +27,7 @@ from omega.paths import OmegaPaths
 from omega.types import Assurance
 
 if TYPE_CHECKING:
+    from omega.channels.state import ChannelState
     from omega.memory import Store
     from omega.ops.selfcheck import Check, CheckContext
 
@@ -109,6 +110,13 @@ class ChannelContext:
     root: object = None  # the composition root's Runtime, for built-ins that need more
     # What a factory leaves for the composition root besides its channel (the web server).
     products: dict[str, object] = field(default_factory=dict)
+
+    def state(self) -> ChannelState | None:
+        """The channel's durable values in the store (omega.channels.state), shared by every
+        replica on every host; None when the channel is built without a store."""
+        from omega.channels.state import ChannelState
+
+        return ChannelState(self.store, self.name) if self.store is not None else None
 
     def health(self, account: Callable[[], str] = lambda: "") -> HealthReporter:
         """A reporter writing this channel's health file, which `omega status` reads."""

@@ -37,7 +37,7 @@ def _build(ctx: ChannelContext) -> Channel:
         ) from None
     from omega.channels.discord.state import DiscordState
 
-    state = DiscordState.load(ctx.paths.home / "discord.state.json")
+    state = DiscordState.load(ctx.paths.home / "discord.state.json", ctx.state())
     channel: DiscordChannel
     channel = DiscordChannel(section, state, ctx.health(lambda: channel.account))
     return channel

@@ -1,15 +1,16 @@
-"""What the Discord channel remembers across restarts, in a small JSON file (0600) under
-$OMEGA_HOME: for each channel Omega was spoken to in, the newest message id handed over and
-whether it is a DM. After a new gateway session (a restart, or a session Discord would not
-resume) the channel reads those channels' history after that id, so messages sent while
-Omega was down are answered; the inbox drops any it already has."""
+"""What the Discord channel remembers across restarts, in the store (any replica on any host
+resumes from it) and a small JSON file (0600) under $OMEGA_HOME (omega.channels.state): for
+each channel Omega was spoken to in, the newest message id handed over and whether it is a DM.
+After a new gateway session (a restart, or a session Discord would not resume) the channel
+reads those channels' history after that id, so messages sent while Omega was down are
+answered; the inbox drops any it already has."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from omega.channels.state import ChannelState, read_document, write_document
 
 KEEP_CHANNELS = 200  # the channels remembered, most recently active first
 
@@ -20,18 +21,19 @@ class DiscordState:
 
     path: Path
     channels: dict[str, dict[str, object]] = field(default_factory=dict)  # id -> last, dm
+    stored: ChannelState | None = field(default=None, compare=False)
 
     @classmethod
-    def load(cls, path: Path) -> DiscordState:
+    def load(cls, path: Path, stored: ChannelState | None = None) -> DiscordState:
         """The saved state, or a fresh one when there is none (or it is unreadable)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            channels = data["channels"]
+            channels = read_document(path, stored)["channels"]
             if not isinstance(channels, dict):
                 raise TypeError("channels")
-            return cls(path, {str(k): dict(v) for k, v in channels.items() if isinstance(v, dict)})
-        except (OSError, ValueError, KeyError, TypeError):
-            return cls(path)
+            found = {str(k): dict(v) for k, v in channels.items() if isinstance(v, dict)}
+            return cls(path, found, stored)
+        except (ValueError, KeyError, TypeError):
+            return cls(path, stored=stored)
 
     def handed(self, channel_id: int, message_id: int, dm: bool) -> bool:
         """Note that `message_id` in `channel_id` was handed over; False when nothing changed."""
@@ -51,12 +53,5 @@ class DiscordState:
         ]
 
     def save(self) -> None:
-        """Write the state atomically, readable by the owner only."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"channels": self.channels}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        """Keep the state in the store and this host's file (written atomically, 0600)."""
+        write_document(self.path, {"channels": self.channels}, self.stored)

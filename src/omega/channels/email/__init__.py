@@ -29,7 +29,7 @@ def _build(ctx: ChannelContext) -> Channel:
     missing = missing_settings(ctx.section)
     if missing:
         raise ChannelUnavailableError(f"[channel.email] needs {', '.join(missing)}")
-    state = MailState.load(ctx.paths.home / "email.state.json")
+    state = MailState.load(ctx.paths.home / "email.state.json", ctx.state())
     health = ctx.health(lambda: ctx.section.sender())  # type: ignore[attr-defined]
     every = ctx.config.limits.denial_every_secs
     return EmailChannel(ctx.section, state, health, ctx.store, denial_every_secs=every)

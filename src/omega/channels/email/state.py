@@ -1,4 +1,6 @@
-"""What the e-mail channel remembers, in a small JSON file (0600) under $OMEGA_HOME: the
+"""What the e-mail channel remembers, in the store (a replica on another host that takes the
+channel over resumes at the same UID) and a small JSON file (0600) under $OMEGA_HOME
+(omega.channels.state): the
 mailbox's UIDVALIDITY and the last UID handed to Omega (the cursor), and for ADMITTED senders
 only the thread their recent mails belong to (so a reply sent after a restart still lands in
 its thread).
@@ -10,13 +12,12 @@ subject never reach the file. Every map is bounded (KEEP_THREADS, oldest dropped
 
 from __future__ import annotations
 
-import json
-import os
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from omega.channels.email.mail import Thread
+from omega.channels.state import ChannelState, read_document, write_document
 
 KEEP_THREADS = 500  # admitted mails (and their senders) whose thread is written down
 KEEP_RECENT = 500  # mails of this run whose thread is held in memory, admitted or not
@@ -36,25 +37,24 @@ class MailState:
     latest: dict[str, str] = field(default_factory=dict)  # address -> its latest message id
     # This run's mails, admitted or not: message id -> (address, thread). Never saved.
     recent: OrderedDict[str, tuple[str, Thread]] = field(default_factory=OrderedDict)
+    stored: ChannelState | None = field(default=None, compare=False)
 
     @classmethod
-    def load(cls, path: Path) -> MailState:
+    def load(cls, path: Path, stored: ChannelState | None = None) -> MailState:
         """The saved state, or a fresh one when there is none (or it is unreadable)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            state = cls(path, int(data["uidvalidity"]), int(data["last_uid"]))
+            data = read_document(path, stored)
+            state = cls(path, int(data["uidvalidity"]), int(data["last_uid"]), stored=stored)
             if data.get("version") == VERSION:
                 state.threads = {str(k): dict(v) for k, v in dict(data["threads"]).items()}
                 state.latest = {str(k): str(v) for k, v in dict(data["latest"]).items()}
-        except (OSError, ValueError, KeyError, TypeError, AttributeError):
-            return cls(path)
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return cls(path, stored=stored)
         state._trim()
         return state
 
     def save(self) -> None:
-        """Write the state atomically, readable by the owner only."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
+        """Keep the state in the store and this host's file (written atomically, 0600)."""
         data = {
             "version": VERSION,
             "uidvalidity": self.uidvalidity,
@@ -62,12 +62,7 @@ class MailState:
             "threads": self.threads,
             "latest": self.latest,
         }
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        write_document(self.path, data, self.stored)
 
     def remember(self, message_id: str, address: str, thread: Thread) -> None:
         """Hold, in memory only, the thread of the mail Omega was given as `message_id`."""

@@ -37,7 +37,7 @@ def _build(ctx: ChannelContext) -> Channel:
     owners = tuple(
         owner.partition(":")[2] for owner in ctx.config.auth.owners if owner.startswith("matrix:")
     )
-    state = SyncState.load(ctx.paths.home / STATE_FILE)
+    state = SyncState.load(ctx.paths.home / STATE_FILE, ctx.state())
     return MatrixChannel(section, state, ctx.health(lambda: section.user_id), owners)
 
 

@@ -1,15 +1,16 @@
-"""What the Matrix channel keeps across restarts, in a small JSON file (0600) under
-$OMEGA_HOME: the sync token of the last sync whose events were all handed to Omega, the
-device a password login made (with its access token, so a restart is the same device and
-the homeserver's transaction ids still recognise a re-sent reply), the encrypted rooms
-already told that Omega cannot read them, and the direct room opened with each person."""
+"""What the Matrix channel keeps across restarts, in the store (a replica on another host resumes
+from it) and a small JSON file (0600) under $OMEGA_HOME (omega.channels.state): the sync token
+of the last sync whose events were all handed to Omega, the device a password login made (with
+its access token, so a restart is the same device and the homeserver's transaction ids still
+recognise a re-sent reply), the encrypted rooms already told that Omega cannot read them, and
+the direct room opened with each person."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from omega.channels.state import ChannelState, read_document, write_document
 
 KEEP_ENCRYPTED = 500  # encrypted rooms remembered as told, the oldest forgotten first
 
@@ -25,12 +26,13 @@ class SyncState:
     access_token: str = ""  # from a password login; a configured token is never written here
     told_encrypted: list[str] = field(default_factory=list)  # room ids
     direct: dict[str, str] = field(default_factory=dict)  # user id -> room id
+    stored: ChannelState | None = field(default=None, compare=False)
 
     @classmethod
-    def load(cls, path: Path) -> SyncState:
+    def load(cls, path: Path, stored: ChannelState | None = None) -> SyncState:
         """The saved state, or a fresh one when there is none (or it is unreadable)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_document(path, stored)
             return cls(
                 path,
                 str(data.get("next_batch") or ""),
@@ -39,9 +41,10 @@ class SyncState:
                 str(data.get("access_token") or ""),
                 [str(room) for room in data.get("told_encrypted") or []],
                 {str(k): str(v) for k, v in (data.get("direct") or {}).items()},
+                stored,
             )
-        except (OSError, ValueError, TypeError, AttributeError):
-            return cls(path)
+        except (ValueError, TypeError, AttributeError):
+            return cls(path, stored=stored)
 
     def tell_encrypted(self, room_id: str) -> None:
         """Note that `room_id` was told it cannot be read (a bounded list: anyone may make
@@ -50,9 +53,7 @@ class SyncState:
         del self.told_encrypted[: max(0, len(self.told_encrypted) - KEEP_ENCRYPTED)]
 
     def save(self) -> None:
-        """Write the state atomically (a crash leaves the old file or the new one)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
+        """Keep the state in the store and this host's file (written atomically, 0600)."""
         data = {
             "next_batch": self.next_batch,
             "user_id": self.user_id,
@@ -61,10 +62,4 @@ class SyncState:
             "told_encrypted": self.told_encrypted,
             "direct": self.direct,
         }
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump(data, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o600)  # O_CREAT's mode is not applied to a file left by a crash
-        os.replace(tmp, self.path)
+        write_document(self.path, data, self.stored)

@@ -39,7 +39,7 @@ def _build(ctx: ChannelContext) -> Channel:
     missing = missing_settings(ctx.section, env)
     if missing:
         raise ChannelUnavailableError(f"[channel.slack] needs {', '.join(missing)}")
-    state = SlackState.load(ctx.paths.home / "slack.state.json")
+    state = SlackState.load(ctx.paths.home / "slack.state.json", ctx.state())
     channel = SlackChannel(
         ctx.section,
         ctx.section.bot_token_value(env),

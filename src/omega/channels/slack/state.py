@@ -1,13 +1,14 @@
-"""What the Slack channel remembers across restarts, in a small JSON file (0600) under
-$OMEGA_HOME: the threads Omega follows (it answered a mention there, so later messages of the
-thread are answered without a new mention; a refused stranger's mention is not followed)."""
+"""What the Slack channel remembers across restarts, in the store and a small JSON file (0600)
+under $OMEGA_HOME (omega.channels.state): the threads Omega follows (it answered a mention
+there, so later messages of the thread are answered without a new mention; a refused
+stranger's mention is not followed)."""
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from omega.channels.state import ChannelState, read_document, write_document
 
 KEEP_THREADS = 500  # the most recent followed threads kept
 
@@ -18,16 +19,17 @@ class SlackState:
 
     path: Path
     threads: list[tuple[str, str]] = field(default_factory=list)  # (channel, root ts), oldest first
+    stored: ChannelState | None = field(default=None, compare=False)
 
     @classmethod
-    def load(cls, path: Path) -> SlackState:
+    def load(cls, path: Path, stored: ChannelState | None = None) -> SlackState:
         """The saved state, or a fresh one when there is none (or it is unreadable)."""
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = read_document(path, stored)
             threads = [(str(c), str(t)) for c, t in data.get("threads") or []]
-        except (OSError, ValueError, TypeError, AttributeError):
-            return cls(path)
-        return cls(path, threads)
+        except (ValueError, TypeError, AttributeError):
+            return cls(path, stored=stored)
+        return cls(path, threads, stored)
 
     @property
     def followed(self) -> set[tuple[str, str]]:
@@ -43,12 +45,5 @@ class SlackState:
         return True
 
     def save(self) -> None:
-        """Write the state atomically, readable by the owner only."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as out:
-            json.dump({"threads": [list(t) for t in self.threads]}, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, self.path)
+        """Keep the state in the store and this host's file (written atomically, 0600)."""
+        write_document(self.path, {"threads": [list(t) for t in self.threads]}, self.stored)
