@@ -64,8 +64,17 @@ class FakeImap:
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _close(self) -> None:
+        """Stop serving and end every client's session (one killed mid-IDLE included), so the
+        loop stops with nothing pending."""
         assert self._server is not None
         self._server.close()
+        for writer in list(self._writers):
+            writer.close()
+        current = asyncio.current_task()
+        clients = [task for task in asyncio.all_tasks() if task is not current]
+        for task in clients:
+            task.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
 
     def deliver(self, raw: bytes) -> int:
         """Put a message into the folder (unseen); its UID. IDLE clients are told."""

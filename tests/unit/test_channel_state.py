@@ -72,9 +72,7 @@ def test_a_file_from_before_is_taken_into_the_store_once(store: Store, tmp_path:
     old.write_text(json.dumps({"next_batch": "s1_from_a_file"}), encoding="utf-8")
     assert SyncState.load(old, ChannelState(store, "matrix")).next_batch == "s1_from_a_file"
     elsewhere = tmp_path / "other" / "matrix.state.json"
-    assert SyncState.load(elsewhere, ChannelState(store, "matrix")).next_batch == (
-        "s1_from_a_file"
-    )
+    assert SyncState.load(elsewhere, ChannelState(store, "matrix")).next_batch == ("s1_from_a_file")
     # The store's copy wins over a stale file on this host.
     old.write_text(json.dumps({"next_batch": "stale"}), encoding="utf-8")
     assert SyncState.load(old, ChannelState(store, "matrix")).next_batch == "s1_from_a_file"
