@@ -5,6 +5,10 @@ them). A wrong token gets the real 401. `getUpdates` long-polls: it answers as s
 at or past `offset` is queued, or with `[]` after `timeout` seconds; an `offset` confirms (drops)
 every update before it, as Telegram does. `sendMessage` is recorded and refused like Telegram
 refuses it (too long, empty, MarkdownV2 that does not parse). Faults can be queued per method.
+
+Webhooks: `setWebhook` records the URL and secret token and `deleteWebhook` clears them;
+while one is set `getUpdates` is refused with Telegram's 409. `deliver` POSTs an update, as
+Telegram does, to the webhook (or to the address a test names: the replica behind the proxy).
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ import json
 import re
 import threading
 import time
+import urllib.error
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -137,6 +143,8 @@ class FakeTelegram:
         self.files: dict[str, bytes] = {}  # file_path -> content, served under /file/bot.../
         self._file_ids: dict[str, str] = {}  # file_id -> file_path
         self.downloads: list[str] = []  # file paths downloaded
+        self.webhook_url = ""  # set by setWebhook, cleared by deleteWebhook
+        self.webhook_secret = ""
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -219,6 +227,32 @@ class FakeTelegram:
         with self._cond:
             self._updates.append(self._history[update_id])
             self._cond.notify_all()
+
+    def deliver(
+        self, update_id: int, to: str = "", secret: str | None = None, timeout: float = 30.0
+    ) -> int:
+        """POST an update as Telegram does to a webhook: to `to` (default the webhook's URL),
+        with `secret` in X-Telegram-Bot-Api-Secret-Token (default the one setWebhook gave; ""
+        sends no header). The HTTP status the receiver answered; a 2xx takes the update off
+        what getUpdates would still offer."""
+        with self._cond:
+            update = dict(self._history[update_id])
+            secret = self.webhook_secret if secret is None else secret
+            url = to or self.webhook_url
+        headers = {"Content-Type": "application/json"}
+        if secret:
+            headers["X-Telegram-Bot-Api-Secret-Token"] = secret
+        request = urllib.request.Request(
+            url, data=json.dumps(update).encode(), headers=headers, method="POST"
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                status = int(response.status)
+        except urllib.error.HTTPError as exc:
+            return int(exc.code)
+        with self._cond:  # delivered: Telegram no longer keeps it for getUpdates
+            self._updates = [u for u in self._updates if u["update_id"] != update_id]
+        return status
 
     def message_of(self, update_id: int) -> dict[str, Any]:
         """The Message object an update carried (its chat and message_id)."""
@@ -385,7 +419,37 @@ class FakeTelegram:
     def _api_getMe(self, call: Call) -> tuple[int, dict[str, Any]]:
         return self._ok({**self._me(), "can_join_groups": True, "supports_inline_queries": False})
 
+    def _api_setWebhook(self, call: Call) -> tuple[int, dict[str, Any]]:
+        url = str(call.params.get("url") or "")
+        if not url.startswith("https://"):
+            return self._bad("Bad Request: bad webhook: An HTTPS URL must be provided for webhook")
+        with self._cond:
+            self.webhook_url = url
+            self.webhook_secret = str(call.params.get("secret_token") or "")
+            self._cond.notify_all()  # a getUpdates waiting now is refused
+        return self._ok(True)
+
+    def _api_deleteWebhook(self, call: Call) -> tuple[int, dict[str, Any]]:
+        with self._cond:
+            self.webhook_url = self.webhook_secret = ""
+            if str(call.params.get("drop_pending_updates", "")).lower() == "true":
+                self._updates.clear()
+        return self._ok(True)
+
+    def _api_getWebhookInfo(self, call: Call) -> tuple[int, dict[str, Any]]:
+        with self._cond:
+            info = {"url": self.webhook_url, "has_custom_certificate": False}
+            info["pending_update_count"] = len(self._updates) if self.webhook_url else 0
+        return self._ok(info)
+
     def _api_getUpdates(self, call: Call) -> tuple[int, dict[str, Any]]:
+        if self.webhook_url:
+            return 409, {
+                "ok": False,
+                "error_code": 409,
+                "description": "Conflict: can't use getUpdates method while webhook is active; "
+                "use deleteWebhook to delete the webhook first",
+            }
         offset = int(call.params.get("offset") or 0)
         timeout = float(call.params.get("timeout") or 0)
         limit = int(call.params.get("limit") or 100)
@@ -394,7 +458,7 @@ class FakeTelegram:
             if offset:
                 self.confirmed_offset = max(self.confirmed_offset, offset)
                 self._updates = [u for u in self._updates if u["update_id"] >= offset]
-            while not self._updates and not self._closing:
+            while not self._updates and not self._closing and not self.webhook_url:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     break

@@ -140,16 +140,19 @@ def _start(
         started.web = web  # type: ignore[assignment]
     _warn_unproven_owners(runtime, plugin, section)
     anywhere = plugin.sends_anywhere
+    # A channel may receive on every replica under its section even when its plug-in is led
+    # by one in general (Telegram's webhook): it says so with `shared = True`.
+    shared = plugin.shared or getattr(channel, "shared", False) is True
     if builtin:
         rebuild = lambda: plugin.factory(ctx)  # noqa: E731 - a fresh one after a lost lease
-        if fleet is not None and not plugin.shared:
+        if fleet is not None and not shared:
             channel = lead(channel, fleet, rebuild, sends_anywhere=anywhere)
         started.channels.append(channel)
         return None
     supervised = SupervisedChannel(plugin, channel, ctx)
     started.supervised.append(supervised)
     started.hints[plugin.name] = plugin.platform_hint()
-    if fleet is not None and not plugin.shared:
+    if fleet is not None and not shared:
         started.channels.append(lead(supervised, fleet, sends_anywhere=anywhere))
     else:
         started.channels.append(supervised)

@@ -5,8 +5,11 @@ so finding the plug-ins costs nothing."""
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import sys
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -21,6 +24,9 @@ from omega.channels.plugin import (
 )
 from omega.config.channels import TelegramConfig, TerminalConfig, WhatsAppConfig
 from omega.ops.selfcheck import check_telegram, check_whatsapp
+
+if TYPE_CHECKING:
+    from omega.memory import Store
 
 
 def _terminal(ctx: ChannelContext) -> Channel:
@@ -39,7 +45,28 @@ def _telegram(ctx: ChannelContext) -> Channel:
         )
     from omega.channels.telegram import TelegramChannel
 
-    return TelegramChannel(ctx.section, health_file=ctx.health_file)
+    refused = _audit_refused(ctx.store) if ctx.store is not None else None
+    return TelegramChannel(ctx.section, health_file=ctx.health_file, refused=refused)
+
+
+def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
+    """Audits a webhook request refused for its secret token: one entry a minute across the
+    fleet at most (the log counts the rest), so a flood cannot fill the audit log."""
+    from omega.memory.audit import AuditEntry
+    from omega.memory.db import to_db_time
+
+    async def refused(why: str, peer: str) -> None:
+        entry = AuditEntry(
+            channel="telegram",
+            sender_id=peer[:200],
+            status="denied",
+            detail=f"webhook request refused: {why} secret token, from {peer[:200]}",
+            event="telegram_webhook_refused",
+        )
+        since = to_db_time(dt.datetime.now(dt.UTC) - dt.timedelta(seconds=60))
+        await store.call(store.audit_once, entry, since)
+
+    return refused
 
 
 def _test_telegram(section: BaseModel) -> tuple[bool, str] | None:
@@ -98,10 +125,12 @@ TELEGRAM = ChannelPlugin(
     ),
     checks={"telegram": check_telegram},
     reports_health=True,
-    description="Telegram Bot API, long polling",
+    description="Telegram Bot API, long polling or a webhook",
     sender_assurance=platform_proven,
     setup=_test_telegram,
-    sends_anywhere=True,  # sendMessage works from any replica; only getUpdates is one's
+    # sendMessage works from any replica; only getUpdates is one's (a webhook is every
+    # replica's: the channel says `shared`, see omega.app.channels)
+    sends_anywhere=True,
 )
 WHATSAPP = ChannelPlugin(
     name="whatsapp",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import ConfigDict, Field, SecretStr, field_validator, model_validator
@@ -51,6 +52,13 @@ class TelegramConfig(DmPolicySection):
     # The original Omega's key for voice transcription; accepted and kept (voice notes are not
     # transcribed yet).
     whisper_api_key: SecretStr = SecretStr("")
+    # Webhook mode (channels/telegram/webhook.py): the public HTTPS address Telegram POSTs each
+    # update to (a reverse proxy or load balancer in front of every replica); empty: long
+    # polling. Each replica listens on `webhook_listen` for the URL's path; requests must carry
+    # `webhook_secret` (empty: one derived from the bot token, the same on every replica).
+    webhook_url: str = ""
+    webhook_listen: str = "127.0.0.1:8443"
+    webhook_secret: SecretStr = SecretStr("")
 
     @field_validator("api_url")
     @classmethod
@@ -59,6 +67,31 @@ class TelegramConfig(DmPolicySection):
         if not value.startswith(("http://", "https://")):
             raise ValueError("must start with http:// or https://")
         return value
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _webhook_url(cls, value: str) -> str:
+        value = value.strip()
+        if value and not value.startswith(("https://", "http://")):
+            raise ValueError("must start with https:// (or be empty: long polling)")
+        return value
+
+    @field_validator("webhook_listen")
+    @classmethod
+    def _listen(cls, value: str) -> str:
+        host, sep, port = value.strip().rpartition(":")
+        if not sep or not host or not port.isdigit() or int(port) > 65535:
+            raise ValueError('must be "host:port", e.g. "127.0.0.1:8443"')
+        return value.strip()
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _secret(cls, value: SecretStr) -> SecretStr:
+        secret = value.get_secret_value().strip()
+        # Telegram's rule for secret_token: 1-256 characters A-Z, a-z, 0-9, _ and -.
+        if secret and (len(secret) > 256 or not re.fullmatch(r"[A-Za-z0-9_-]+", secret)):
+            raise ValueError("must be 1-256 characters of A-Z, a-z, 0-9, _ and -")
+        return SecretStr(secret)
 
 
 class WhatsAppConfig(DmPolicySection):

@@ -10,35 +10,38 @@ Edited messages are ignored on purpose (only `message` updates are asked for): t
 version has already been answered, and answering an edit again would surprise more often than
 it helps.
 
+With `[channel.telegram] webhook_url` set, Telegram POSTs the updates instead (webhook.py):
+the same `_incoming` and the same inbox ids, on every replica, and no polling.
+
 One module because receiving and sending go through one `Bot`, one wrapper for Telegram's
 flood waits and errors (`_call`) and one stop signal, which the poll loop and every send share;
-the Markdown to Telegram HTML rendering is format.py.
+the Markdown to Telegram HTML rendering is format.py, file downloads and the command menu
+api.py.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import datetime as dt
 import logging
-import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Literal, TypeVar
+from typing import TypeVar
 
-from telegram import Bot, BotCommand, Message, Update
+from telegram import Bot, Message, Update
 from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
+from omega.channels.telegram.api import bot_commands, download_attachments, retry_after_secs
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
+from omega.channels.telegram.webhook import Refused, WebhookReceiver, delete_webhook
 from omega.channels.text import split_text, utf16_len
-from omega.commands_table import HELP
 from omega.config.channels import TelegramConfig
 from omega.errors import OmegaError
 from omega.text import scrub
-from omega.types import Attachment, IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
 
@@ -54,31 +57,16 @@ QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
 T = TypeVar("T")
 
 
-def _retry_after_secs(exc: RetryAfter) -> float:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        value = exc.retry_after
-    return value.total_seconds() if isinstance(value, dt.timedelta) else float(value)
-
-
-def bot_commands() -> list[BotCommand]:
-    """The chat commands as Telegram's command menu shows them (from `/help`'s list)."""
-    commands = []
-    for usage, description in HELP.items():
-        name = usage.split()[0]
-        commands.append(BotCommand(name, description[:256]))
-    return commands
-
-
 def message_id(message: Message) -> str:
     """A stable inbox id for a Telegram message (the same update seen twice gives the same)."""
     return f"telegram:{message.chat_id}:{message.message_id}"
 
 
 class TelegramChannel:
-    """Long-polls the Bot API and hands each message to the gateway; sends replies as HTML."""
+    """Long-polls the Bot API (or takes its webhook's POSTs) and hands each message to the
+    gateway; sends replies as HTML."""
 
-    # Any replica of Omega can send on the Bot API (issue 30), whichever one polled.
+    # Any replica of Omega can send on the Bot API (issue 30), whichever one received.
     answers_from_any_replica = True
 
     def __init__(
@@ -87,6 +75,7 @@ class TelegramChannel:
         health_file: Path | None = None,
         poll_timeout: int = POLL_TIMEOUT_SECS,
         max_download_bytes: int = MAX_DOWNLOAD_BYTES,
+        refused: Refused | None = None,
     ) -> None:
         self._token = config.bot_token.get_secret_value().strip()
         self._api_url = config.api_url.rstrip("/")
@@ -104,6 +93,11 @@ class TelegramChannel:
         self.username = ""  # the bot's @username once getMe answered
         self.bot_id = 0
         self.healthy = False  # polling works (the last getUpdates succeeded)
+        # Webhook mode: every replica receives what the load balancer hands it (no lease).
+        self.webhook = (
+            WebhookReceiver(self.bot, config, self._health, refused) if config.webhook_url else None
+        )
+        self.shared = self.webhook is not None
 
     @property
     def name(self) -> str:
@@ -112,12 +106,17 @@ class TelegramChannel:
     # -- receiving -----------------------------------------------------------------------
 
     async def run(self, submit: Submit) -> None:
-        """Check the token, publish the commands, then poll until `stop`."""
+        """Check the token, publish the commands, then poll (or serve the webhook) until
+        `stop`."""
         self._health.report("starting")
         try:
             if not await self._start():
                 return
-            await self._poll(submit)
+            if self.webhook is not None:
+                await self.webhook.run(self._incoming, submit, self._stop)
+            else:
+                await delete_webhook(self.bot)  # Telegram refuses getUpdates while one is set
+                await self._poll(submit)
             self._health.report("stopped")
         finally:
             self.healthy = False
@@ -177,7 +176,7 @@ class TelegramChannel:
                 self._health.report("token rejected", "check bot_token or TELEGRAM_BOT_TOKEN")
                 return
             except RetryAfter as exc:
-                await self._sleep(_retry_after_secs(exc))
+                await self._sleep(retry_after_secs(exc))
                 continue
             except TelegramError as exc:
                 self.healthy = False
@@ -224,7 +223,7 @@ class TelegramChannel:
         if is_group and not self._addressed(message):
             return None
         text = message.text if message.text is not None else (message.caption or "")
-        attachments, notes = await self._attachments(message)
+        attachments, notes = await download_attachments(self.bot, message, self._max_download)
         if not text and not attachments and not notes:
             return None  # joins, leaves, pins, stickers...
         user = message.from_user
@@ -259,60 +258,6 @@ class TelegramChannel:
         else:
             who = author.full_name if author is not None else "someone"
         return f'[In reply to {who}: "{quoted}"]'
-
-    async def _attachments(self, message: Message) -> tuple[list[Attachment], list[str]]:
-        """The message's photo (largest size), document and voice note, downloaded; and notes
-        for the ones that could not be (too large, download failed)."""
-        # kind, file_id, name, mime type, size as Telegram announced it
-        wanted: list[tuple[Literal["image", "document", "audio"], str, str, str, int | None]] = []
-        if message.photo:
-            largest = message.photo[-1]
-            wanted.append(("image", largest.file_id, "photo.jpg", "image/jpeg", largest.file_size))
-        if message.document is not None:
-            document = message.document
-            wanted.append(
-                (
-                    "document",
-                    document.file_id,
-                    document.file_name or "document",
-                    document.mime_type or "",
-                    document.file_size,
-                )
-            )
-        if message.audio is not None:  # a music or audio file: kept as a file, not transcribed
-            audio = message.audio
-            name = audio.file_name or "audio"
-            wanted.append(("document", audio.file_id, name, audio.mime_type or "", audio.file_size))
-        if message.voice is not None:  # a voice note: transcribed by the pipeline
-            voice = message.voice
-            wanted.append(
-                (
-                    "audio",
-                    voice.file_id,
-                    "voice.ogg",
-                    voice.mime_type or "audio/ogg",
-                    voice.file_size,
-                )
-            )
-        attachments: list[Attachment] = []
-        notes: list[str] = []
-        for kind, file_id, name, mime, size in wanted:
-            label = "voice note" if kind == "audio" else "photo" if kind == "image" else name
-            if size is not None and size > self._max_download:
-                notes.append(f"[The {label} sent here is too large for me to open.]")
-                continue
-            try:
-                file = await self.bot.get_file(file_id)
-                data = bytes(await file.download_as_bytearray())
-            except TelegramError as exc:
-                log.warning("telegram: could not download a %s: %s", kind, exc)
-                notes.append(f"[The {label} sent here could not be downloaded.]")
-                continue
-            if len(data) > self._max_download:
-                notes.append(f"[The {label} sent here is too large for me to open.]")
-                continue
-            attachments.append(Attachment(kind=kind, data=data, name=name, mime_type=mime))
-        return attachments, notes
 
     def _addressed(self, message: Message) -> bool:
         """In a group: mentioned (@username), replied to, or a command for this bot."""
@@ -388,7 +333,7 @@ class TelegramChannel:
             try:
                 return await call()
             except RetryAfter as exc:
-                wait = _retry_after_secs(exc)
+                wait = retry_after_secs(exc)
                 log.warning("telegram: rate limited; retrying in %.0f s", wait)
                 await asyncio.sleep(wait)
         return await call()
