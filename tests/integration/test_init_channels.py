@@ -329,7 +329,10 @@ def test_telegram_keeps_its_own_questions_and_a_refused_token_is_asked_again(
         argv,
         env,
         [
-            Answer(r"Talk with Omega on telegram \(Telegram Bot API, long polling\)\?", "y"),
+            Answer(
+                r"Talk with Omega on telegram \(Telegram Bot API, long polling or a webhook\)\?",
+                "y",
+            ),
             Answer(r"Bot token from @BotFather .*:", "999:wrong-token", hidden=True),
             Answer(r"Your Telegram user id .*:", "4242"),
             Answer(
