@@ -107,6 +107,12 @@ def test_a_leader_killed_on_one_host_is_resumed_exactly_on_another(
             lambda: {"channel:email", "channel:telegram"} <= set(_holders(store)),
             "the first replica to lead both channels",
         )
+        # A mailbox met for the first time starts at its newest mail: wait until the leader
+        # has read it (its cursor is in the store) before any mail comes.
+        _wait(
+            lambda: store.state_get("channel:email", "state") is not None,
+            "the e-mail leader to read the mailbox",
+        )
         second = start(env(homes[1]))
 
         def send(n: int) -> None:

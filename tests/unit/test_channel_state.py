@@ -76,3 +76,24 @@ def test_a_file_from_before_is_taken_into_the_store_once(store: Store, tmp_path:
     # The store's copy wins over a stale file on this host.
     old.write_text(json.dumps({"next_batch": "stale"}), encoding="utf-8")
     assert SyncState.load(old, ChannelState(store, "matrix")).next_batch == "s1_from_a_file"
+
+
+def test_a_channel_built_before_another_leader_moved_the_cursor_resumes_at_the_new_one(
+    store: Store, tmp_path: Path
+) -> None:
+    """Every replica builds its channels at start and runs one when it takes the lease: the
+    state is read again then, or it would resume where things stood when it was built (for
+    e-mail: "never connected", which starts at the newest mail and skips the failover's)."""
+    follower = MailState.load(tmp_path / "b" / "email.state.json", ChannelState(store, "email"))
+    sync = SyncState.load(tmp_path / "b" / "matrix.state.json", ChannelState(store, "matrix"))
+    leader = MailState.load(tmp_path / "a" / "email.state.json", ChannelState(store, "email"))
+    leader.uidvalidity, leader.last_uid = 7, 12
+    leader.save()
+    other = SyncState.load(tmp_path / "a" / "matrix.state.json", ChannelState(store, "matrix"))
+    other.next_batch = "s99"
+    other.save()
+    assert follower.last_uid == -1 and sync.next_batch == ""
+    follower.refresh()
+    sync.refresh()
+    assert (follower.uidvalidity, follower.last_uid) == (7, 12)
+    assert sync.next_batch == "s99"

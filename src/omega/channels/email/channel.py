@@ -74,6 +74,9 @@ class EmailChannel:
 
     async def run(self, submit: Submit) -> None:
         """Hand every new mail to Omega until `stop`; reconnect after failures."""
+        # Built at start, run when this replica took the channel over: resume at the cursor
+        # the last leader left in the store, not at the one read when this one was built.
+        await asyncio.to_thread(self.state.refresh)
         failures = 0
         while not self._stop.is_set():
             try:

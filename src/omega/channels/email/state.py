@@ -53,6 +53,15 @@ class MailState:
         state._trim()
         return state
 
+    def refresh(self) -> None:
+        """Take the store's state again (the leader before this one moved the cursor since
+        this channel was built): called when the channel starts reading."""
+        if self.stored is None:
+            return
+        fresh = MailState.load(self.path, self.stored)
+        self.uidvalidity, self.last_uid = fresh.uidvalidity, fresh.last_uid
+        self.threads, self.latest = fresh.threads, fresh.latest
+
     def save(self) -> None:
         """Keep the state in the store and this host's file (written atomically, 0600)."""
         data = {

@@ -124,6 +124,10 @@ class MatrixChannel:
         """Log in, then sync until `stop`; failures are reported and retried."""
         from aiohttp import ClientError
 
+        # Built at start, run when this replica took the channel over: sync on from the token
+        # the last leader left in the store.
+        await asyncio.to_thread(self.state.refresh)
+
         failures = 0
         try:
             while not self._stop.is_set():

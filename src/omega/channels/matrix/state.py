@@ -46,6 +46,21 @@ class SyncState:
         except (ValueError, TypeError, AttributeError):
             return cls(path, stored=stored)
 
+    def refresh(self) -> None:
+        """Take the store's state again (another replica synced since this channel was
+        built): called when the channel starts syncing."""
+        if self.stored is None:
+            return
+        fresh = SyncState.load(self.path, self.stored)
+        self.next_batch, self.told_encrypted, self.direct = (
+            fresh.next_batch,
+            fresh.told_encrypted,
+            fresh.direct,
+        )
+        if fresh.device_id:
+            self.user_id, self.device_id = fresh.user_id, fresh.device_id
+            self.access_token = fresh.access_token
+
     def tell_encrypted(self, room_id: str) -> None:
         """Note that `room_id` was told it cannot be read (a bounded list: anyone may make
         encrypted rooms, and a forgotten one is only told again)."""
