@@ -10,6 +10,7 @@ import contextlib
 import logging
 import re
 
+from omega.errors import OmegaError
 from omega.providers.base import RETRY_LATER_KINDS, ProviderError
 from omega.turn import PipelineDeps, ask_provider
 from omega.types import ChatMessage, Context
@@ -113,7 +114,7 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
     return summary
 
 
-class SummaryDeferredError(Exception):
+class SummaryDeferredError(OmegaError):
     """A summary the provider could not make now: its conversation stays open (queued)."""
 
     def __init__(self, cause: ProviderError) -> None:

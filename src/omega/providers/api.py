@@ -351,8 +351,7 @@ def _salvage(recorder: RecordingToolset) -> None:
 
 
 def run_error_kind(exc: Exception) -> ErrorKind:
-    """The kind of a failed run that is no HTTP answer: refused, reset, DNS or TLS failures are
-    "unavailable" (a fallback breaker opens), no answer in time a "timeout", else "error"."""
+    """A failed run's kind: refused/reset/DNS/TLS "unavailable" (opens a breaker), "timeout"."""
     from pydantic_ai import exceptions
 
     if isinstance(exc, exceptions.ModelRateLimitError):
