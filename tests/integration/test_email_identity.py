@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,14 +19,15 @@ from tests.dbfile import connect_db
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.smtp_server import SmtpSink
-from tests.integration.test_email_channel import (
+from tests.integration.test_email_channel import (  # its imap and smtp fixtures too
     AUTHSERV,
-    PASSWORD,
     PROVEN,
     _answers,
     _configure,
     _mail,
     _start,
+    imap,
+    smtp,
 )
 
 OWNERS = (
@@ -35,19 +36,7 @@ OWNERS = (
 FAILED = f"{AUTHSERV}; dkim=fail; spf=fail; dmarc=fail"
 PENDING = "Nobody is waiting to be approved."
 
-
-@pytest.fixture
-def imap() -> Iterator[FakeImap]:
-    """The mailbox Omega reads."""
-    with FakeImap("omega@example.org", PASSWORD) as server:
-        yield server
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpSink]:
-    """The server Omega sends through."""
-    with SmtpSink() as server:
-        yield server
+__all__ = ["imap", "smtp"]  # the fixtures this module uses
 
 
 def _audit_rows(home: Path) -> list[tuple[str, str]]:

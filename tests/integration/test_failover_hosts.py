@@ -8,42 +8,28 @@ twice."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from email.message import EmailMessage
 from pathlib import Path
-
-import pytest
 
 from omega.memory import Store
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.smtp_server import SmtpSink
 from tests.fakes.telegram_server import FakeTelegram
-from tests.integration.test_email_channel import (
+from tests.integration.test_email_channel import (  # its imap and smtp fixtures too
     AUTHSERV,
-    PASSWORD,
     PROVEN,
     _configure,
     _mail,
     _text,
+    imap,
+    smtp,
 )
 from tests.integration.test_telegram import ANA, Omega, start, telegram, telegram_env
 from tests.postgres import PostgresServer
 
-__all__ = ["start", "telegram"]  # the fixtures this module uses
+__all__ = ["imap", "smtp", "start", "telegram"]  # the fixtures this module uses
 LEASE = 2.0  # [store] lease_seconds: a dead leader's channels move within a few seconds
-
-
-@pytest.fixture
-def imap() -> Iterator[FakeImap]:
-    with FakeImap("omega@example.org", PASSWORD) as server:
-        yield server
-
-
-@pytest.fixture
-def smtp() -> Iterator[SmtpSink]:
-    with SmtpSink() as sink:
-        yield sink
 
 
 def _holders(store: Store) -> dict[str, str]:
