@@ -15,7 +15,7 @@ import pytest
 from omega.providers.base import ProviderError
 from omega.providers.lean import LeanChatProvider
 from omega.types import ChatMessage, Context
-from tests.conftest import openai_env, run_omega
+from tests.conftest import on_postgresql, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 
 
@@ -24,12 +24,28 @@ def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
 ) -> None:
     fake_openai.script = [Step(text="Paris.")]
     env = dict(os.environ, **openai_env(fake_openai))
+    # The store's own driver is the one heavy import a PostgreSQL home needs (the audit row).
+    heavy_roots = [
+        "pydantic_ai",
+        "openai",
+        "httpx",
+        "anthropic",
+        "google",
+        "numpy",
+        "telegram",
+        "discord",
+        "slack_sdk",
+        "nio",
+        "neonize",
+        "llama_cpp",
+        "mcp",
+    ]
+    if not on_postgresql():
+        heavy_roots.append("psycopg")
     code = (
         "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('pydantic_ai', 'openai', 'httpx', 'anthropic', 'google', 'numpy', 'telegram', "
-        "'discord', 'slack_sdk', 'nio', 'neonize', 'llama_cpp', 'mcp', 'psycopg') "
+        f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {tuple(heavy_roots)!r} "
         "or (m.startswith('omega.channels.') and m != 'omega.channels.base'))\n"
         "print('HEAVY', heavy)"
     )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
+import threading
 from pathlib import Path
 
 from omega.gateway.gateway import Gateway
@@ -181,3 +182,38 @@ def test_a_senders_queued_messages_are_taken_up_at_once_without_the_poll(
     asyncio.run(run())
     replies = [m.reply_to for m in channel.sent if m.kind == "reply"]
     assert replies == ["t-0", "t-1", "t-2"]
+
+
+def test_a_message_after_the_answer_went_out_is_not_told_to_wait(make_deps: MakeDeps) -> None:
+    """Once a sender's answer is out, their next message is not told "Got it, I'll get to this
+    next" while the turn's bookkeeping finishes (CI, PostgreSQL: a Discord reply arrived with
+    a stray acknowledgement); one sent while the answer is still coming is."""
+    provider = ScriptedProvider(default="ok", plan=DIRECT)
+    deps = make_deps(provider, OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS="[42]")
+    deps.store.set_fact("42", "welcomed", "yes")
+    channel = SharedChannel()
+    finishing = threading.Event()
+    finish = deps.store.inbox_finish
+
+    def slow_finish(message_id: str, error: str = "") -> None:
+        if message_id == "t-0":
+            finishing.wait(10)  # the answer is out; the turn's last write is slow
+        finish(message_id, error)
+
+    deps.store.inbox_finish = slow_finish  # type: ignore[method-assign]
+
+    async def run() -> None:
+        gateway = Gateway(deps, [channel])
+        first = await gateway.submit(
+            IncomingMessage("telegram", "42", "one", id="t-0", assurance="platform")
+        )
+        await asyncio.wait_for(channel.got.wait(), 10)
+        assert [m.reply_to for m in channel.sent] == ["t-0"]
+        second = await gateway.submit(
+            IncomingMessage("telegram", "42", "two", id="t-1", assurance="platform")
+        )
+        finishing.set()
+        await asyncio.wait_for(asyncio.gather(first, second), 10)
+
+    asyncio.run(run())
+    assert [(m.kind, m.reply_to) for m in channel.sent] == [("reply", "t-0"), ("reply", "t-1")]

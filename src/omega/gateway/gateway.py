@@ -42,6 +42,8 @@ ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
 MAX_ATTEMPTS = 3  # a message that brought Omega down this often is set aside
+# What answers a message: once one is out, a next message of the sender's is not acknowledged.
+ANSWERS = frozenset({"reply", "command", "error", "denied"})
 
 
 # What Omega itself writes (errors, progress, alerts, notices): every credential shape is
@@ -84,6 +86,10 @@ class Gateway:
         self._handled: dict[str, asyncio.Future[None]] = {}
         self._interrupted: list[str] = []  # ids whose handling was cancelled part-way
         self._in_flight: set[str] = set()  # ids being handled now
+        # Ids being handled whose answer has gone out (what follows is bookkeeping): a next
+        # message of that sender's is not told "Got it, I'll get to this next".
+        self._answered: set[str] = set()
+        self._in_hand: dict[SenderKey, str] = {}  # each sender's message being handled now
         self._peers_alive = False  # other replicas share this database (see _dispatch)
         # With other replicas alive, a replica answering this many messages leaves a new
         # sender's message to the fleet's polls instead of claiming it at once (alone, it
@@ -159,6 +165,7 @@ class Gateway:
         answer every message itself, and more replicas would add nothing."""
         key = (message.channel, message.sender_id)
         busy = key in self._workers
+        still_answering = busy and self._still_answering(key)
         shared_out = False
         if durable and not busy and self._peers_alive and self._own_load() >= self._share:
             taken: list[str] = []
@@ -168,13 +175,21 @@ class Gateway:
         else:  # not in the inbox: handled here, unclaimed
             self._enqueue(message)
             taken = [message.id]
-        waits = busy or (message.id not in taken and not shared_out)
+        waits = still_answering or (not busy and message.id not in taken and not shared_out)
         if waits and await self._should_acknowledge(message):
             await self.send(
                 message.answer(
                     i18n.message("busy_ack", await self._language(message)), "ack", tag="ack"
                 )
             )
+
+    def _still_answering(self, key: SenderKey) -> bool:
+        """Whether the sender waits on an answer here: a message queued, or the one in hand
+        not yet answered."""
+        if self._queues.get(key):
+            return True
+        in_hand = self._in_hand.get(key)
+        return in_hand is not None and in_hand not in self._answered
 
     async def _take_all(self, claims: list[Claim]) -> list[str]:
         """`_take` each claimed message; the ids queued. One that fails stays claimed until
@@ -253,12 +268,15 @@ class Gateway:
         try:
             while queue:
                 message = queue.popleft()
+                self._in_hand[key] = message.id
                 try:
                     await self._handle(message)
                 except asyncio.CancelledError:  # stopped mid-answer: it stays in the inbox
                     self._interrupted.append(message.id)
                     raise
                 finally:
+                    self._in_hand.pop(key, None)
+                    self._answered.discard(message.id)
                     handled = self._handled.pop(message.id, None)
                     if handled is not None and not handled.done():
                         handled.set_result(None)
@@ -335,6 +353,8 @@ class Gateway:
         if channel is None:
             raise LookupError(f"channel {message.channel!r} is not running")
         await channel.send(_redacted(message))
+        if message.kind in ANSWERS and message.reply_to in self._in_flight:
+            self._answered.add(message.reply_to)
 
     def owner_routes(self) -> list[tuple[str, str]]:
         """Where the owner can be reached now: configured addresses on running channels, then
