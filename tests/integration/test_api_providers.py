@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import dataclasses
 import json
 import logging
 import sqlite3
@@ -662,3 +663,31 @@ def test_a_model_that_cannot_see_images_is_said_so_honestly(
     assert "cannot see images" in text
     content = fake_openai.requests[-1].messages[-1]["content"]
     assert isinstance(content, str) and "[Attached file:" in content
+
+
+def test_a_call_that_offers_no_tools_skips_the_agent_graph(
+    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: a tool-less call (classification, summaries, a reply without tools) is one
+    model request without pydantic-ai's agent run; the request is the one the agent sends."""
+    from pydantic_ai import Agent
+
+    runs: list[int] = []
+    original = Agent.run
+
+    async def counted(self: Any, *args: Any, **kwargs: Any) -> Any:
+        runs.append(1)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Agent, "run", counted)
+    config = config_for(openai=openai_section(fake_openai))
+    provider = build_provider("openai", config, OmegaPaths(isolated_env))
+    plain = complete(provider)
+    assert (plain.text, plain.provider, runs) == ("echo: What is my name?", "openai", [])
+    with_tools = complete(provider, dataclasses.replace(CONTEXT, use_tools=True))
+    assert with_tools.text == "echo: What is my name?"
+    assert runs == [1]  # a call that may use tools keeps the agent's tool loop
+    direct, agent = fake_openai.requests
+    assert "tools" not in direct.body and agent.body["tools"]
+    assert direct.messages == agent.messages  # the same history, prompt and instructions
+    assert direct.messages[0] == {"role": "system", "content": SYSTEM}

@@ -15,19 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.base import (
-    ErrorKind,
-    ProviderError,
-    http_error_kind,
-    salvage_tool_calls,
-    salvage_usage,
-)
+from omega.providers.base import ProviderError, salvage_tool_calls, salvage_usage
+from omega.providers.direct import provider_errors, request_once, split_context
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
     from pydantic_ai import Agent
-    from pydantic_ai.messages import ModelMessage
     from pydantic_ai.models import Model
 
     from omega.sandbox import Sandbox
@@ -218,8 +212,17 @@ class ApiProvider:
         rest = prompt[len(prefix) :].lstrip("\n")
         return [prefix, InstructionPart(rest, dynamic=True)] if rest else [prefix]
 
+    def _offers_tools(self, context: Context) -> bool:
+        """Whether this call may use a tool (then it needs the agent's tool loop)."""
+        if not context.use_tools:
+            return False
+        if context.mcp_servers:
+            return True
+        if self.tools is None or not len(self.tools):
+            return False
+        return context.allowed_tools is None or bool(context.allowed_tools)
+
     async def complete(self, context: Context) -> Reply:
-        from pydantic_ai import exceptions
         from pydantic_ai.messages import ModelResponse
         from pydantic_ai.settings import ModelSettings
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
@@ -259,11 +262,16 @@ class ApiProvider:
                 prompt or "",
                 *(BinaryContent(data=i.data, media_type=i.mime_type) for i in context.images),
             ]
+        if not self._offers_tools(context):
+            instructions = self._instructions(context)
+            return await request_once(
+                self.name, model, model_name, history, settings, instructions, user_prompt
+            )
         started = time.perf_counter()
         # The run adds every request's usage to this one (as for a delegate agent's run), so
         # what was billed is known when the run fails too.
         spent = RunUsage()
-        try:
+        with provider_errors(self.name):
             async with AsyncExitStack() as stack:
                 # What the requests made so far were billed for, when the answer fails (a tool
                 # loop that errs, a provider error after some requests, a timeout): recorded.
@@ -315,18 +323,6 @@ class ApiProvider:
                     infer_name=False,
                     usage=spent,
                 )
-        except exceptions.ModelHTTPError as exc:
-            raise ProviderError(
-                f"{self.name} HTTP {exc.status_code}: {exc.body!r:.300}",
-                kind=http_error_kind(exc.status_code),
-                retry_after=getattr(exc, "retry_after", None),
-            ) from exc
-        except exceptions.UsageLimitExceeded as exc:
-            raise ProviderError(f"{self.name}: too many tool rounds ({exc})") from exc
-        except (exceptions.AgentRunError, exceptions.UserError) as exc:
-            raise ProviderError(f"{self.name}: {exc}", kind=run_error_kind(exc)) from exc
-        except TimeoutError as exc:
-            raise ProviderError(f"{self.name}: request timed out", kind="timeout") from exc
         messages = result.new_messages()
         responses = [m for m in messages if isinstance(m, ModelResponse)]
         usage = result.usage
@@ -348,53 +344,3 @@ class ApiProvider:
 def _salvage(recorder: RecordingToolset) -> None:
     """Hand the calls a failing answer ran to whoever asked (providers.base.salvaged)."""
     salvage_tool_calls(recorder.recorded())
-
-
-def run_error_kind(exc: Exception) -> ErrorKind:
-    """A failed run's kind: refused/reset/DNS/TLS "unavailable" (opens a breaker), "timeout"."""
-    from pydantic_ai import exceptions
-
-    if isinstance(exc, exceptions.ModelRateLimitError):
-        return "rate_limit"
-    timed_out = (TimeoutError, exceptions.ModelTimeoutError, exceptions.ModelRequestTimeout)
-    if isinstance(exc, timed_out) or "timed out" in str(exc).lower():
-        return "timeout"
-    if isinstance(exc, exceptions.ModelOverloadedError):
-        return "overloaded"
-    down = (
-        exceptions.ModelConnectionError,
-        exceptions.ModelUnavailableError,
-        exceptions.ModelServerError,
-    )
-    return "unavailable" if isinstance(exc, down) else "error"
-
-
-def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:
-    """Omega's turns as pydantic-ai history plus the latest user message as the prompt."""
-    from pydantic_ai.messages import (
-        ModelRequest,
-        ModelResponse,
-        SystemPromptPart,
-        TextPart,
-        UserPromptPart,
-    )
-
-    turns = list(context.messages)
-    prompt: str | None = None
-    if turns and turns[-1].role == "user":
-        prompt = turns.pop().content
-    messages: list[ModelMessage] = []
-    pending: list[Any] = []
-    for turn in turns:
-        if turn.role == "assistant":
-            if pending:
-                messages.append(ModelRequest(parts=pending))
-                pending = []
-            messages.append(ModelResponse(parts=[TextPart(turn.content)]))
-        elif turn.role == "system":
-            pending.append(SystemPromptPart(turn.content))
-        else:
-            pending.append(UserPromptPart(turn.content))
-    if pending:
-        messages.append(ModelRequest(parts=pending))
-    return messages, prompt

@@ -1,0 +1,144 @@
+"""What pydantic-ai is asked, and what its failures mean: Omega's turns as its messages, its
+errors as ProviderError kinds, and the one-request path for calls that offer no tools.
+
+A call with no tool to offer (classification, planning, summaries, facts, the gate's judge, a
+reply without tools) needs exactly one model request: it goes to the model directly
+(`pydantic_ai.direct.model_request`) instead of through the agent graph, whose per-run set-up
+(run context, instruction and tool bookkeeping, task groups) was about a third of a warm turn's
+CPU (bench/profiles/warm_path.md). The request sent is the same: same messages, instructions
+and settings, and the same audit, limiter, breaker, fallback and costing around it (all of
+them sit above the provider).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from omega.providers import prices
+from omega.providers.base import ErrorKind, ProviderError, http_error_kind
+from omega.types import Context, Reply, Usage
+
+if TYPE_CHECKING:
+    from pydantic_ai.messages import ModelMessage
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings
+
+
+def split_context(context: Context) -> tuple[list[ModelMessage], str | None]:
+    """Omega's turns as pydantic-ai history plus the latest user message as the prompt."""
+    from pydantic_ai.messages import (
+        ModelRequest,
+        ModelResponse,
+        SystemPromptPart,
+        TextPart,
+        UserPromptPart,
+    )
+
+    turns = list(context.messages)
+    prompt: str | None = None
+    if turns and turns[-1].role == "user":
+        prompt = turns.pop().content
+    messages: list[ModelMessage] = []
+    pending: list[Any] = []
+    for turn in turns:
+        if turn.role == "assistant":
+            if pending:
+                messages.append(ModelRequest(parts=pending))
+                pending = []
+            messages.append(ModelResponse(parts=[TextPart(turn.content)]))
+        elif turn.role == "system":
+            pending.append(SystemPromptPart(turn.content))
+        else:
+            pending.append(UserPromptPart(turn.content))
+    if pending:
+        messages.append(ModelRequest(parts=pending))
+    return messages, prompt
+
+
+def run_error_kind(exc: Exception) -> ErrorKind:
+    """A failed run's kind: refused/reset/DNS/TLS "unavailable" (opens a breaker), "timeout"."""
+    from pydantic_ai import exceptions
+
+    if isinstance(exc, exceptions.ModelRateLimitError):
+        return "rate_limit"
+    timed_out = (TimeoutError, exceptions.ModelTimeoutError, exceptions.ModelRequestTimeout)
+    if isinstance(exc, timed_out) or "timed out" in str(exc).lower():
+        return "timeout"
+    if isinstance(exc, exceptions.ModelOverloadedError):
+        return "overloaded"
+    down = (
+        exceptions.ModelConnectionError,
+        exceptions.ModelUnavailableError,
+        exceptions.ModelServerError,
+    )
+    return "unavailable" if isinstance(exc, down) else "error"
+
+
+@contextlib.contextmanager
+def provider_errors(name: str) -> Iterator[None]:
+    """pydantic-ai's failures (and a timeout) as ProviderError, with their kind."""
+    from pydantic_ai import exceptions
+
+    try:
+        yield
+    except exceptions.ModelHTTPError as exc:
+        raise ProviderError(
+            f"{name} HTTP {exc.status_code}: {exc.body!r:.300}",
+            kind=http_error_kind(exc.status_code),
+            retry_after=getattr(exc, "retry_after", None),
+        ) from exc
+    except exceptions.UsageLimitExceeded as exc:
+        raise ProviderError(f"{name}: too many tool rounds ({exc})") from exc
+    except (exceptions.AgentRunError, exceptions.UserError) as exc:
+        raise ProviderError(f"{name}: {exc}", kind=run_error_kind(exc)) from exc
+    except TimeoutError as exc:
+        raise ProviderError(f"{name}: request timed out", kind="timeout") from exc
+
+
+async def request_once(
+    name: str,
+    model: Model,
+    model_name: str,
+    history: list[ModelMessage],
+    settings: ModelSettings,
+    instructions: str | list[Any] | None,
+    user_prompt: str | list[Any] | None,
+) -> Reply:
+    """One model request, no agent graph: for a call that offers no tools."""
+    from pydantic_ai.direct import model_request
+    from pydantic_ai.messages import InstructionPart, ModelRequest, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+
+    parts = [UserPromptPart(user_prompt)] if user_prompt is not None else []
+    if isinstance(instructions, list):  # Anthropic: the stable prefix, then the turn's part
+        given = [p if isinstance(p, InstructionPart) else InstructionPart(p) for p in instructions]
+        parameters = ModelRequestParameters(instruction_parts=given)
+        request = ModelRequest(parts=parts, instructions=InstructionPart.join(given))
+    else:
+        parameters = ModelRequestParameters()
+        request = ModelRequest(parts=parts, instructions=instructions)
+    started = time.perf_counter()
+    with provider_errors(name):  # one request that failed was billed nothing
+        response = await model_request(
+            model, [*history, request], model_settings=settings, model_request_parameters=parameters
+        )
+    usage = response.usage
+    cost = prices.total_cost([response])
+    if cost is None:  # the agent graph prices each response; a direct request is not priced
+        with contextlib.suppress(Exception):  # a model genai-prices does not list
+            cost = float(response.cost().total_price)
+    return Reply(
+        text=response.text.strip() if response.text else "",
+        provider=name,
+        model=response.model_name or model_name,
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=cost,
+            cached_tokens=usage.cache_read_tokens,
+        ),
+        elapsed_ms=int((time.perf_counter() - started) * 1000),
+    )
