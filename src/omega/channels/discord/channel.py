@@ -101,6 +101,9 @@ class DiscordChannel:
         logging.getLogger("discord").setLevel(max(logging.INFO, log.getEffectiveLevel()))
         # Omega has no voice channels: no warning that voice's libraries are missing.
         discord.VoiceClient.warn_nacl = discord.VoiceClient.warn_dave = False
+        # Built at start, run when this replica took the channel over: catch up on the
+        # channels the last leader left in the store, not those known when it was built.
+        await asyncio.to_thread(self.state.refresh)
         consumer = asyncio.create_task(self._consume(submit))
         failures = 0
         try:

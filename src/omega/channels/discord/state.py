@@ -35,6 +35,12 @@ class DiscordState:
         except (ValueError, KeyError, TypeError):
             return cls(path, stored=stored)
 
+    def refresh(self) -> None:
+        """Take the store's state again (another replica received since this channel was
+        built): called when the channel starts receiving."""
+        if self.stored is not None:
+            self.channels = DiscordState.load(self.path, self.stored).channels
+
     def handed(self, channel_id: int, message_id: int, dm: bool) -> bool:
         """Note that `message_id` in `channel_id` was handed over; False when nothing changed."""
         key = str(channel_id)

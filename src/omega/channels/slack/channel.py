@@ -120,6 +120,9 @@ class SlackChannel:
         """Check the bot token, open the Socket Mode connection, serve until `stop`."""
         self._submit = submit
         self.health.report("starting")
+        # Built at start, run when this replica took the channel over: follow the threads
+        # the last leader left in the store, not those known when it was built.
+        await asyncio.to_thread(self.state.refresh)
         failures = 0
         while not self._stop.is_set():
             try:

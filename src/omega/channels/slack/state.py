@@ -31,6 +31,12 @@ class SlackState:
             return cls(path, stored=stored)
         return cls(path, threads, stored)
 
+    def refresh(self) -> None:
+        """Take the store's state again (another replica followed threads since this channel
+        was built): called when the channel starts receiving."""
+        if self.stored is not None:
+            self.threads = SlackState.load(self.path, self.stored).threads
+
     @property
     def followed(self) -> set[tuple[str, str]]:
         """The threads Omega follows."""
