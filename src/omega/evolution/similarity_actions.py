@@ -35,7 +35,8 @@ ACTIONS: dict[str, str] = {
     "download": "download* descarg* telecharg* herunterlad* runterlad*",
     "upload": "upload* subir sube hochlad* televers*",
     "play": "play plays playing playback reproduc* jouer joue abspiel* spielen spielt stream* "
-    "listen* escuch* ecout* anhor* horen hoeren watch watching",
+    "listen* escuch* ecout* anhor* horen hoeren watch watching regarder regarde anseh* "
+    "anschau*",
     "generate": "generat* generar genera generer genere generier*",
     "translate": "translat* traduc* tradu* ubersetz* uebersetz*",
     "transcribe": "transcri* transkri* verschrift*",

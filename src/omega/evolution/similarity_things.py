@@ -165,6 +165,11 @@ THINGS: dict[str, str] = {
     "medication": "medication* medicine* medicament* medicamento* medikament* pill pills pastilla*",
     "doctor": "doctor* medico* medecin* arzt* arzte aerzt*",
     "job": "job jobs empleo* emploi* trabajo* stellenangebot* stellenanzeige*",
+    "people": "colleague* coworker* colega* collegue* kolleg* friend* amigo* ami amis freund* "
+    "family familia famille familie",
+    "letter": "letter letters carta cartas lettre lettres brief briefe",
+    "cover_letter": "coverletter anschreiben",
+    "wallpaper": "wallpaper* hintergrundbild*",
     "spam": "spam junk",
     "template": "template* plantilla* modele modeles vorlage*",
     "plant": "plant plants planta plantas plante plantes pflanz*",
@@ -225,4 +230,4 @@ icloud gdrive spotify netflix amazon ebay uber lyft airbnb facebook
 instagram linkedin mastodon reddit tiktok bluesky notion trello jira todoist evernote alexa
 siri homekit google apple microsoft bitbucket paypal stripe venmo revolut chatgpt openai""".split()
 # Things said of almost every gap: they weigh less (see similarity.GENERIC_WEIGHT).
-GENERIC_THINGS: frozenset[str] = frozenset({"file", "app", "data", "account"})
+GENERIC_THINGS: frozenset[str] = frozenset({"file", "app", "data", "account", "people"})

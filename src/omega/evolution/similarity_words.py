@@ -42,7 +42,7 @@ STOP: dict[str, frozenset[str]] = {
         let lets want wants need needs needed please help would should will every always never
         error errors something anything nothing now currently up down out off about more other
         another than then so very too much many instead yet either neither people someone
-        anyone somebody anybody nearby near nearest problem problems""",
+        anyone somebody anybody nearby near nearest problem problems incoming""",
         "spanish": """el la los las un una unos unas de del al a en con por para sin y o u e que
         no puedo puede pueden podemos poder pude es son esta estan estoy ser mi mis tu tus su sus
         se lo le les nos me te tengo tiene tienen hay este esta estos estas ese esa eso como
@@ -150,6 +150,15 @@ PHRASES = {
     "pris en charge": "supported",
     "cuenta atras": "countdown",
     "compte a rebours": "countdown",
+    "cover letter": "coverletter",
+    "cover letters": "coverletter",
+    "lettre de motivation": "coverletter",
+    "carta de presentacion": "coverletter",
+    "fond d ecran": "wallpaper",
+    "fonds d ecran": "wallpaper",
+    "fondo de pantalla": "wallpaper",
+    "pick up": "answer",
+    "picking up": "answer",
     "shopping list": "shoppinglist",
     "shopping lists": "shoppinglist",
     "grocery list": "shoppinglist",
