@@ -115,6 +115,25 @@ def test_a_persons_gap_is_recorded_once_by_meaning_and_analysed_once(
     )
 
 
+def test_a_persons_distinct_gaps_that_begin_alike_are_both_recorded(make_deps: MakeDeps) -> None:
+    """Issue 39: "No telepathy" after "No teleport" was taken for the same gap (words cut to
+    five letters): lost, never analysed, and counted as a sighting of the first."""
+    provider = Analyst(
+        "No.\nLIMITATION: No teleport | cannot move people | a teleporter",
+        "No.\nLIMITATION: No telepathy | cannot read minds | a mind reader",
+        "No.\nLIMITATION: Teleportation is not supported | still | a teleporter",
+    )
+    deps = make_deps(provider)
+    out = Recorder()
+    run(deps, out, *(said("mallory", f"beam me up {i}") for i in range(3)))
+    repo = LimitationStore(deps.store)
+    assert [g.title for g in repo.list()] == ["No teleport", "No telepathy"]
+    assert len(provider.analyses) == 2  # each analysed once
+    first, second = repo.list()
+    assert [s["count"] for s in repo.sightings(first.id)] == [2]  # the rewording: counted
+    assert [s["count"] for s in repo.sightings(second.id)] == [1]
+
+
 def test_the_owners_gap_still_alerts_at_once_and_is_analysed(make_deps: MakeDeps) -> None:
     provider = Analyst("No.\nLIMITATION: Cannot read my calendar | no CalDAV | add CalDAV")
     deps = make_deps(provider)
