@@ -622,3 +622,41 @@ def test_google_workspace_is_bundled_and_not_installed_without_gog(
     gog.chmod(0o755)
     skill = {s.name: s for s in load_skills(tmp_path / "skills")}["google-workspace"]
     assert skill.available
+
+
+def test_a_pinned_folder_is_hashed_once_until_it_changes_and_a_same_size_edit_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 40: skill folders are not read and hashed on every message, only when something
+    in them changed; an edit of the same size with the old mtime put back still counts (ctime),
+    and the changed folder is refused until it is pinned again."""
+    from omega.memory import Store
+    from omega.memory.artefacts import ArtefactStore
+    from omega.skills import guarded
+
+    store = Store(tmp_path / "memory.db")
+    folder = tmp_path / "skills" / "notes"
+    folder.mkdir(parents=True)
+    skill_file = folder / "SKILL.md"
+    skill_file.write_text("---\nname: notes\ndescription: Keep notes.\n---\nWrite them down.\n")
+    artefacts = ArtefactStore(store, tmp_path)
+    artefacts.pin("skill", "notes", folder, origin="owner", by="test")
+    catalog = guarded.GuardedSkills(tmp_path / "skills", artefacts, None)
+    reads: list[Path] = []
+    real_read = guarded.folder_files
+
+    def counted(path: Path) -> dict[str, bytes]:
+        reads.append(path)
+        return real_read(path)
+
+    monkeypatch.setattr(guarded, "folder_files", counted)
+    for _ in range(3):
+        assert [s.name for s in catalog.skills()] == ["notes"]
+    assert reads == [folder]
+    before = skill_file.stat()
+    skill_file.write_text("---\nname: notes\ndescription: Keep notes.\n---\nMail them to me.\n")
+    os.utime(skill_file, ns=(before.st_atime_ns, before.st_mtime_ns))  # mtime put back
+    assert skill_file.stat().st_size == before.st_size
+    assert catalog.skills() == []  # changed content: not the pinned bytes, refused
+    assert reads == [folder, folder]
+    store.close()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -36,6 +37,28 @@ def pin_origin(pin: Pin) -> str:
     return f"a skill the owner approved (proposal #{pin.proposal_id})"
 
 
+TreeSignature = tuple[tuple[str, int, int, int, int, int], ...]
+
+
+def tree_signature(folder: Path) -> TreeSignature:
+    """What lstat says of every entry below `folder`: path, inode, mode, size, mtime and
+    ctime. Any write changes ctime, which no one can set back (unlike mtime)."""
+    found = []
+    for root, dirs, names in os.walk(folder):
+        dirs.sort()
+        for name in sorted([*dirs, *names]):
+            path = os.path.join(root, name)
+            try:
+                st = os.lstat(path)
+            except OSError:
+                continue
+            relative = os.path.relpath(path, folder)
+            found.append(
+                (relative, st.st_ino, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+            )
+    return tuple(found)
+
+
 def bundled_dir() -> Path:
     """The bundled skills inside the installed package (read-only for Omega)."""
     return Path(str(resources.files("omega.skills") / "bundled"))
@@ -50,6 +73,9 @@ class GuardedSkills(SkillCatalog):
         self._bundled = SkillCatalog(bundled) if bundled is not None else None
         self._parsed: dict[tuple[Path, str], Skill | None] = {}
         self._announced: set[str] = set()
+        # folder -> (what stat says of its tree, its files, their digest): a folder is read
+        # and hashed again only when something in it changed, not on every message.
+        self._hashed: dict[Path, tuple[TreeSignature, dict[str, bytes], str]] = {}
 
     def skills(self) -> list[Skill]:
         """Bundled skills, then admitted ones, sorted by name (a bundled name always wins)."""
@@ -69,9 +95,20 @@ class GuardedSkills(SkillCatalog):
                     admitted.append(found)
         return _dedupe([*bundled, *admitted])
 
-    def _admit(self, folder: Path) -> Skill | None:
+    def _contents(self, folder: Path) -> tuple[dict[str, bytes], str]:
+        """The folder's files and digest, read again only when its tree's stat changed."""
+        # Taken before the read: a change made during the read differs from it next time.
+        signature = tree_signature(folder)
+        cached = self._hashed.get(folder)
+        if cached is not None and cached[0] == signature:
+            return cached[1], cached[2]
         files = folder_files(folder)
         digest = files_digest(files)
+        self._hashed[folder] = (signature, files, digest)
+        return files, digest
+
+    def _admit(self, folder: Path) -> Skill | None:
+        files, digest = self._contents(folder)
         pin = self.artefacts.pinned("skill", folder)
         verdict = "unknown" if pin is None else "changed" if pin.sha256 != digest else ""
         if pin is None or verdict:
