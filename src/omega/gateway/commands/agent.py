@@ -189,7 +189,7 @@ def _selfheal(ctx: CommandContext, args: str) -> str:
         )
     if not _owner(ctx):
         return OWNER_ONLY
-    cleared = clear_escalation(ctx.store, ctx.paths.self_healing)
+    cleared, cancelled = clear_escalation(ctx.store, ctx.paths.self_healing)
     if cleared is None:
         return "No self-healing in progress."
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
@@ -200,7 +200,8 @@ def _selfheal(ctx: CommandContext, args: str) -> str:
             status="ok",
             event="self_heal:cleared",
             input_text=cleared.anomaly[:2000],
-            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}",
+            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}"
+            + "".join(f"\ncancelled task {task_id}" for task_id in cancelled),
         )
     )
     return f"Cleared self-healing of: {cleared.anomaly}."
