@@ -22,6 +22,7 @@ from omega.providers.base import (
     salvage_tool_calls,
     salvage_usage,
 )
+from omega.providers.vision import model_sees_images
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
@@ -61,7 +62,7 @@ class ApiSettings:
     # Retries of the provider's SDK client: none, so a 429 (and its retry-after) reaches
     # Omega's limiter at once and a down member its fallback breaker (issue 38).
     max_retries: int = 0
-    vision: bool | None = None  # None: decided by the provider and endpoint (`sees_images`)
+    vision: bool | None = None  # None: by provider, endpoint and model (`sees_images`)
     # Sockets this provider opens at most: one pool shared by all its models and calls.
     max_connections: int = 64
 
@@ -94,9 +95,9 @@ class ApiProvider:
         s = self.settings
         if s.vision is not None:
             return s.vision
-        if s.name in ("anthropic", "gemini", "openrouter"):
+        if s.name in ("anthropic", "gemini", "openrouter") or "api.openai.com" in s.base_url:
             return True
-        return s.name == "openai" and "api.openai.com" in s.base_url
+        return model_sees_images(s.model)  # any OpenAI-compatible server, Ollama's too
 
     def tool_names(self, context: Context | None = None) -> list[str]:
         """Omega's own tools this provider offers; with a context, only those the person
