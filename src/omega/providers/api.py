@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.api_models import OPENAI_COMPATIBLE, build_model
+from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model
 from omega.providers.base import (
     ErrorKind,
     ProviderError,
@@ -143,7 +143,9 @@ class ApiProvider:
     def _model(self, model_name: str) -> Model:
         cached = self._models.get(model_name)
         if cached is None:
-            cached = build_model(self.settings, model_name, self.http_client)
+            s = self.settings
+            endpoint = Endpoint(s.name, s.api_key, s.base_url, s.max_retries)
+            cached = build_model(endpoint, model_name, self.http_client)
             self._models[model_name] = cached
         return cached
 

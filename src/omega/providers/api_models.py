@@ -6,6 +6,7 @@ and the SDKs are imported only here and only when a model is first built."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from omega.providers.base import ProviderError
@@ -13,15 +14,23 @@ from omega.providers.base import ProviderError
 if TYPE_CHECKING:
     from pydantic_ai.models import Model
 
-    from omega.providers.api import ApiSettings
-
 OPENAI_COMPATIBLE = ("openai", "ollama", "openrouter")
 
 
-def build_model(settings: ApiSettings, model_name: str, http_client: Callable[[], Any]) -> Model:
-    """The pydantic-ai model `model_name` of the provider `settings` names, its requests going
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a provider's models are reached (the fields of providers.api.ApiSettings)."""
+
+    name: str
+    api_key: str
+    base_url: str
+    max_retries: int
+
+
+def build_model(endpoint: Endpoint, model_name: str, http_client: Callable[[], Any]) -> Model:
+    """The pydantic-ai model `model_name` of the provider `endpoint` names, its requests going
     through `http_client()` (the provider's shared pool); ProviderError for an unknown one."""
-    s = settings
+    s = endpoint
     if s.name in OPENAI_COMPATIBLE:
         from pydantic_ai.models.openai import OpenAIChatModel
         from pydantic_ai.providers.openai import OpenAIProvider
