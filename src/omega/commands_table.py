@@ -9,6 +9,7 @@ from __future__ import annotations
 HELP: dict[str, str] = {
     "help": "this list",
     "status": "uptime, provider, sandbox, database (owner only)",
+    "uptime": "how long I have been running",
     "memory": "what I remember about you",
     "history": "summaries of our last conversations",
     "facts": "the facts I know about you",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -108,10 +109,13 @@ class IncomingMessage:
         return self.origin_id or self.sender_id
 
     def answer(self, text: str, kind: OutgoingKind = "reply", *, tag: str = "") -> OutgoingMessage:
-        """A message back to wherever this one's replies go. With `tag`, its id is stable
-        (`<this id>#<tag>`) and it names this message as the one it answers."""
+        """A message back to wherever this one's replies go, naming this message as the one
+        it answers, with a stable id `<this id>#<tag>` (the same when it is sent again).
+        Without `tag`, the tag is its kind and a digest of its text, so every object of a
+        turn has an id that a receiver can drop a repeat by."""
         if not tag:
-            return OutgoingMessage(self.channel, self.target, text, kind=kind)
+            digest = hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:8]
+            tag = f"{kind}-{digest}"
         return OutgoingMessage(
             self.channel, self.target, text, kind=kind, id=f"{self.id}#{tag}", reply_to=self.id
         )

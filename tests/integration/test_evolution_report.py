@@ -148,7 +148,7 @@ SCHEMA: dict[str, Any] = {
     "proposals": {"filed", "decided", "now"},
     "cost": {"events", "self_evolution", "background"},
     "gate": {"verdicts", "decisions"},
-    "critic": (list, type(None)),
+    "critic": {"tools", "issues", "recommendations", "satisfaction"},
 }
 LEARNED_KEYS = {"kind", "text", "scope", "source", "at", "active"}
 GAP_KEYS = {

@@ -90,3 +90,43 @@ def test_requires_new_skill_reply(fake_openai: FakeOpenAI) -> None:
     ]
     # No answer was generated; the only other call was the analysis of the new limitation.
     assert all("capability analyst" in r.last_user_text for r in fake_openai.requests)
+
+
+def test_a_plan_that_needs_a_missing_tool_stops_and_records_a_gap(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """Spec 004 §3.1 hard rule 3: the planner's plan names `send_fax`, which does not exist.
+    Omega runs none of the plan, does not answer as if it were done, records the gap with
+    source "planner", and tells the person (and the owner)."""
+    plan = {
+        "kind": "steps",
+        "steps": [
+            {"do": "read the contract", "uses": ["read_file"]},
+            {"do": "fax it to the bank", "uses": ["send_fax"]},
+        ],
+    }
+    fake_openai.script = [Step(text=json.dumps(plan), planner=True)]
+    env = openai_env(
+        fake_openai, OMEGA_HEARTBEAT__CHANNEL="terminal", OMEGA_HEARTBEAT__REPLY_TARGET="owner"
+    )
+    line = {"text": "read the contract and fax it to the bank", "id": "f1"}
+    result = run_omega("chat", "--jsonl", env=env, stdin=jsonl(line))
+    assert result.returncode == 0, result.stderr
+    [reply] = [str(e["text"]) for e in result.events if e["kind"] == "reply"]
+    assert reply.startswith("I can't do that yet: the tool send_fax.")
+    assert "fax it to the bank" in reply
+    assert not any(e["kind"] == "status" for e in result.events)  # no plan shown, none run
+    # The only calls: the planner's, and the analysis of the new gap (no step, no answer).
+    assert all(
+        r in fake_openai.planner_requests or "capability analyst" in r.last_user_text
+        for r in fake_openai.requests
+    )
+    conn = connect_db(isolated_env / "memory.db")
+    try:
+        gaps = conn.execute("SELECT title, source FROM limitations").fetchall()
+        steps = conn.execute("SELECT COUNT(*) FROM audit_log WHERE event = 'step'").fetchone()
+    finally:
+        conn.close()
+    assert gaps == [("the tool send_fax", "planner")]
+    assert steps == (0,)
+    assert any("send_fax" in str(e["text"]) for e in result.events if e["kind"] == "alert")

@@ -56,9 +56,11 @@ def test_everything_else_is_direct(text: str) -> None:
     assert parse_plan(text, KNOWN).kind == "direct"
 
 
-def test_the_planner_never_invents_tools() -> None:
+def test_a_plan_naming_a_missing_tool_stops_and_is_a_gap() -> None:
     plan = parse_plan(steps_json(3, ["send_email"]), KNOWN)
-    assert plan.kind == "direct"
+    assert (plan.kind, plan.steps) == ("requires_new_skill", ())
+    assert plan.missing_capability == "the tool send_email"
+    assert "no available tool or skill" in plan.reason
     assert "send_email" in plan.notes[0]
 
 

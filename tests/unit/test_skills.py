@@ -631,7 +631,7 @@ def test_a_pinned_folder_is_hashed_once_until_it_changes_and_a_same_size_edit_is
     in them changed; an edit of the same size with the old mtime put back still counts (ctime),
     and the changed folder is refused until it is pinned again."""
     from omega.memory import Store
-    from omega.memory.artefacts import ArtefactStore
+    from omega.memory.artefacts import ArtefactStore, folder_files
     from omega.skills import guarded
 
     store = Store(tmp_path / "memory.db")
@@ -643,7 +643,7 @@ def test_a_pinned_folder_is_hashed_once_until_it_changes_and_a_same_size_edit_is
     artefacts.pin("skill", "notes", folder, origin="owner", by="test")
     catalog = guarded.GuardedSkills(tmp_path / "skills", artefacts, None)
     reads: list[Path] = []
-    real_read = guarded.folder_files
+    real_read = folder_files
 
     def counted(path: Path) -> dict[str, bytes]:
         reads.append(path)

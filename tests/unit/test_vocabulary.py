@@ -41,10 +41,13 @@ def test_an_answer_goes_where_the_messages_replies_go() -> None:
     message = IncomingMessage(
         "telegram", "42", "hi", reply_target="-100", id="m-1", assurance="platform"
     )
-    assert message.answer("hello") == OutgoingMessage("telegram", "-100", "hello")
-    assert message.answer("wait", "status") == OutgoingMessage(
-        "telegram", "-100", "wait", kind="status"
-    )
+    # Without a tag, the id is the kind and a digest of the text: stable, and of this turn.
+    hello = message.answer("hello")
+    assert hello == OutgoingMessage("telegram", "-100", "hello", id=hello.id, reply_to="m-1")
+    assert hello.id.startswith("m-1#reply-") and message.answer("hello").id == hello.id
+    wait = message.answer("wait", "status")
+    assert (wait.kind, wait.reply_to) == ("status", "m-1") and wait.id.startswith("m-1#status-")
+    assert message.answer("wait more", "status").id != wait.id
     assert message.answer("Got it", "ack", tag="ack") == OutgoingMessage(
         "telegram", "-100", "Got it", kind="ack", id="m-1#ack", reply_to="m-1"
     )

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import IO, Any, Literal
 
 from omega.channels.base import Submit
+from omega.channels.jsonl_ids import given_id, id_field
 from omega.text import scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
@@ -73,7 +74,6 @@ async def _read_line(stream: IO[str], prompt: str) -> str | None:
     return await future
 
 
-MAX_ID_CHARS = 200
 _ID_PREFIX = "jsonl:"  # ids chosen by a script, namespaced apart from other channels'
 _ATTACHMENT_KINDS = ("image", "document", "audio", "video")
 
@@ -139,14 +139,9 @@ def parse_jsonl_line(line: str, default_sender: str) -> IncomingMessage:
         attachments=_attachments(data.get("attachments", [])),
         assurance="local",  # whoever types at this machine's terminal
     )
-    given = data.get("id")
-    if given is not None:
-        if isinstance(given, int) and not isinstance(given, bool):
-            given = str(given)
-        if not isinstance(given, str) or not given.strip() or len(given) > MAX_ID_CHARS:
-            raise ValueError(f"field 'id' must be a non-empty string of at most {MAX_ID_CHARS}")
+    if data.get("id") is not None:
         # Namespaced, so ids chosen by a script never meet another channel's.
-        message.id = f"{_ID_PREFIX}{scrub(given.strip())}"
+        message.id = f"{_ID_PREFIX}{id_field(data['id'])}"
     return message
 
 
@@ -191,11 +186,12 @@ class JsonlChannel:
         self._stdout.write(scrub(json.dumps(obj, ensure_ascii=False)) + "\n")
         self._stdout.flush()
 
-    def _reject(self, line_no: int, reason: str) -> None:
+    def _reject(self, line_no: int, reason: str, line: str = "") -> None:
         log.warning("jsonl input line %d rejected: %s", line_no, reason)
-        self._write(
-            {"to": None, "kind": "error", "text": f"input line {line_no} ignored: {reason}"}
-        )
+        turn = given_id(line) or f"line:{line_no}"  # its id, stable on a re-send (README)
+        text = f"input line {line_no} ignored: {reason}"
+        error = {"id": f"{turn}#error", "reply_to": turn, "to": None, "text": text}
+        self._write({**error, "kind": "error"})
 
     async def run(self, submit: Submit) -> None:
         queue: asyncio.Queue[object] = asyncio.Queue()
@@ -221,17 +217,17 @@ class JsonlChannel:
             try:
                 message = parse_jsonl_line(line, self._default_sender)
             except ValueError as exc:
-                self._reject(line_no, str(exc))
+                self._reject(line_no, str(exc), line)
                 continue
             except Exception as exc:  # a parser bug is still only this line's problem
                 log.exception("jsonl input line %d could not be parsed", line_no)
-                self._reject(line_no, f"could not be read ({type(exc).__name__})")
+                self._reject(line_no, f"could not be read ({type(exc).__name__})", line)
                 continue
             try:
                 await submit(message)
             except Exception as exc:
                 log.exception("jsonl input line %d could not be taken", line_no)
-                self._reject(line_no, f"could not be taken ({type(exc).__name__})")
+                self._reject(line_no, f"could not be taken ({type(exc).__name__})", line)
 
     async def send(self, message: OutgoingMessage) -> None:
         out: dict[str, object] = {

@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from omega.evolution.report import EvolutionReport
+    from omega.types import OutgoingMessage
 
 evolution_app = typer.Typer(help="Self-evolution at a glance.", no_args_is_help=True)
 fragments_app = typer.Typer(
@@ -137,12 +138,62 @@ def render_report(console: Console, found: EvolutionReport, days: int) -> None:
     if found.decisions:
         console.print(decisions)
 
-    # The critic's section: evolution.report.critic_section decides what it holds.
+    # The critic's section (evolution.recommend): tools, issues, recommendations with ids.
     critic = table("Tools (the critic)", "tool", "calls", "success", "typical errors")
-    for tool in found.critic or []:
+    for tool in found.critic.tools:
         errors = "; ".join(f"{e} ({n}x)" for e, n in tool.typical_errors) or "-"
         critic.add_row(*cells(tool.tool, tool.calls, f"{tool.success_rate:.0%}", errors))
-    console.print(critic if found.critic else Text("No tool calls recorded."))
+    console.print(critic if found.critic.tools else Text("No tool calls recorded."))
+    if found.critic.satisfaction is not None:
+        console.print(Text(f"Self-rated satisfaction: {found.critic.satisfaction:.2f}"))
+    console.print(Text("The critic's issues:" if found.critic.issues else "The critic: no issues."))
+    for issue in found.critic.issues:
+        console.print(Text(f"- {issue}"))
+    if found.critic.recommendations:
+        advice = table("The critic's recommendations", "id", "recommendation", "answers")
+        for rec in found.critic.recommendations:
+            advice.add_row(*cells(rec.id, rec.text, rec.issue or "-"))
+        console.print(advice)
+        console.print(Text("Make one a proposal: omega evolution propose <id>"))
+
+
+@evolution_app.command("propose")
+def propose(
+    recommendation: Annotated[str, typer.Argument(help="The recommendation's id (r...).")],
+) -> None:
+    """Turn one of the critic's current recommendations into a proposal: the analysis writes
+    it, the gate judges it, it is filed for review like any other (audited as yours)."""
+    import asyncio
+
+    from omega.app.runtime import pipeline_deps
+    from omega.evolution.recommend import find_recommendation, propose_recommendation
+
+    runtime = load_runtime()
+    store = open_store(runtime)
+    try:
+        if find_recommendation(store, recommendation) is None:
+            fail(f"no current recommendation {recommendation!r} (see omega evolution report)", 1)
+        deps = pipeline_deps(runtime, store)
+        out = _Printed()
+        line = asyncio.run(propose_recommendation(deps, out, recommendation, BY))
+    finally:
+        store.close()
+    for text in out.texts:
+        typer.echo(text)
+    typer.echo(line)
+
+
+class _Printed:
+    """An outbox for one command: what would go to the owner is printed after it."""
+
+    def __init__(self) -> None:
+        self.texts: list[str] = []
+
+    async def send(self, message: OutgoingMessage) -> None:
+        self.texts.append(message.text)
+
+    async def typing(self, channel: str, target: str) -> None:
+        return None
 
 
 @fragments_app.command("list")

@@ -42,8 +42,10 @@ class ApiProviderConfig(Section):
     base_url: str = ""  # empty: the provider's public endpoint
     model: str = ""
     model_complex: str = ""  # empty: same as model
-    # Whether the model takes images: unset means yes for anthropic, gemini, openrouter and
-    # OpenAI's own endpoint, no for ollama and other OpenAI-compatible servers.
+    # Whether the model takes images: unset means yes for anthropic, gemini, openrouter,
+    # OpenAI's own endpoint and any model known to see images (providers/vision.py: gpt-4o,
+    # gpt-4.1, llava, qwen2.5-vl, llama3.2-vision, gemma3, pixtral, claude-..., on ollama or any
+    # OpenAI-compatible server), no for other models there; false turns it off.
     vision: bool | None = None
 
 

@@ -20,6 +20,7 @@ and registration).
 - registration: approving or rejecting a proposal (and promoting its notes to a fragment)
 - fragments: listing, showing, deactivating and reactivating prompt fragments
 - report: one picture of self-evolution over a period, for the owner
+- recommend: the critic's section of the report; a recommendation made a proposal by the owner
 - scaffold: tool templates for a human to implement
 - integrity: telling the owner about a skill or tool file that was not loaded
 - mcp_report: telling the owner about a skill's MCP server that did not start
@@ -37,6 +38,7 @@ __all__ = [
     "limitations",
     "mcp_report",
     "procedural",
+    "recommend",
     "registration",
     "report",
     "review",

@@ -10,7 +10,7 @@ from typing import Any
 from omega.evolution.gap import EXTERNAL_REPORTED, OWNER_REPORTED, PERSON
 from omega.evolution.judge import gate_proposal
 from omega.evolution.procedural import Filed, ProposalStore
-from omega.evolution.registration import approve
+from omega.evolution.registration import approve, write_scaffold
 from omega.evolution.validation import validated_json
 from omega.memory.audit import AuditEntry
 from omega.owner import owner_alert
@@ -215,6 +215,14 @@ async def submit(
         return filed
     if filed.outcome != "new":
         return filed
+    scaffold = ""
+    assisted = deps.config.evolution.autonomy_mode == "assisted"
+    if kind == "tool" and decision.action != "reject" and assisted:
+        # Spec 004 §3.6: in assisted mode the proposal comes with its scaffold, for the review.
+        try:
+            scaffold = f"\nScaffold for a human at {write_scaffold(deps.paths, proposal)}."
+        except (OSError, ValueError) as exc:
+            log.warning("no scaffold for proposal #%d: %s", proposal.id, exc)
     if decision.action == "approve" and (hold or scope):
         # Born of another person's words or of external content: only the owner approves.
         log.info("proposal #%d held for the owner: not the owner's own gap", proposal.id)
@@ -254,7 +262,7 @@ async def submit(
         text = (
             f"🧩 New proposal #{proposal.id}: {proposal.kind} '{proposal.name}' — "
             f"{proposal.description}\nReview with /proposals, then /approve {proposal.id} "
-            f"or /reject {proposal.id} <reason>."
+            f"or /reject {proposal.id} <reason>.{scaffold}"
         )
     await out.send(owner_message_for(deps, text))
     return filed

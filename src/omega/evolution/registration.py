@@ -3,16 +3,18 @@
 Approving a skill writes its SKILL.md (Markdown instructions only) and pins the folder by
 content hash. Approving a tool records its spec; an existing file in $OMEGA_HOME/tools/ is
 pinned only by the owner's approval (the review showed its content and hash), never by the
-gate's. In assisted mode (or with `auto_generate_scaffolds`) a scaffold is written for a human;
-it is never imported or run. Approving a lesson makes it a lesson for everyone. Nothing here is
-reachable from model output: only the owner's commands and the gate (autonomous mode, no
-manual approval required, low risk) call these functions.
+gate's. In assisted mode a tool's scaffold is written for a human when its proposal is filed
+(evolution.analysis.submit), for the review; with `auto_generate_scaffolds` at approval. It is
+never imported or run, and never overwritten once there. Approving a lesson makes it a lesson
+for everyone. Nothing here is reachable from model output: only the owner's commands and the
+gate (autonomous mode, no manual approval required, low risk) call these functions.
 """
 
 from __future__ import annotations
 
 import difflib
 import logging
+from pathlib import Path
 
 from omega.config import Config
 from omega.errors import OmegaError
@@ -131,11 +133,19 @@ def _register(proposal: Proposal, store: Store, paths: OmegaPaths, config: Confi
     else:
         done += " Install an implementation with `omega tools add` to use it."
     if config.evolution.autonomy_mode == "assisted" or config.evolution.auto_generate_scaffolds:
-        scaffold = paths.scaffolds / f"{proposal.name}.py"
+        done += f" Scaffold for a human at {write_scaffold(paths, proposal)}."
+    return done
+
+
+def write_scaffold(paths: OmegaPaths, proposal: Proposal) -> Path:
+    """The tool's scaffold for a human under scaffolds/ (written when missing: one a human
+    has started implementing is never overwritten); its path. In assisted mode it is written
+    when the proposal is filed, for the review (spec 004 §3.6), and again only if removed."""
+    scaffold = paths.scaffolds / f"{proposal.name}.py"
+    if not scaffold.exists():
         paths.scaffolds.mkdir(parents=True, exist_ok=True)
         write_private(scaffold, scaffold_text(proposal.name, proposal.id, proposal.spec))
-        done += f" Scaffold for a human at {scaffold}."
-    return done
+    return scaffold
 
 
 def reject(store: Store, proposal_id: int, reason: str, by: str) -> str:

@@ -1,6 +1,7 @@
 """One picture of self-evolution for the owner over a period (`omega evolution report`, the web
 page /evolution): what was learned, gaps opened and closed, proposals by state, what it cost,
-the gate's decisions with their reasons, and the critic's view of the tools.
+the gate's decisions with their reasons, and the critic's view of the tools with its issues and
+recommendations (evolution.recommend).
 
 `evolution_report` only reads the database and returns a dataclass; the CLI renders it with
 rich, as JSON (`as_json`, whose keys are stable: see REPORT_KEYS and the README) and the web
@@ -14,8 +15,8 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from omega.evolution.critic import tool_effectiveness
 from omega.evolution.procedural import ProposalStore
+from omega.evolution.recommend import CriticSection, critic_section
 from omega.memory.db import to_db_time
 from omega.memory.store import Store
 
@@ -33,7 +34,7 @@ BACKGROUND_EVENTS: tuple[str, ...] = tuple(
 )
 # The top-level keys of `EvolutionReport.as_json()`; tests hold the report to them.
 REPORT_KEYS = tuple("version period learned gaps proposals cost gate critic".split())
-VERSION = 1
+VERSION = 2  # 2: critic became {tools, issues, recommendations, satisfaction}
 
 
 def cost_group(event: str) -> str | None:
@@ -120,17 +121,6 @@ class Decision:
 
 
 @dataclass(frozen=True)
-class ToolReport:
-    """The critic's view of one tool (recent calls, not only the period)."""
-
-    tool: str
-    calls: int
-    failures: int
-    success_rate: float
-    typical_errors: list[tuple[str, int]]
-
-
-@dataclass(frozen=True)
 class EvolutionReport:
     """Everything the report shows, for one period."""
 
@@ -146,7 +136,7 @@ class EvolutionReport:
     cost: list[Cost]
     gate: list[GateVerdict]
     decisions: list[Decision]
-    critic: list[ToolReport] | None = field(default=None)
+    critic: CriticSection = field(default_factory=CriticSection)
 
     @property
     def gaps(self) -> list[Gap]:
@@ -193,12 +183,7 @@ class EvolutionReport:
                 "verdicts": [asdict(v) for v in self.gate],
                 "decisions": [asdict(d) for d in self.decisions],
             },
-            "critic": None
-            if self.critic is None
-            else [
-                {**asdict(t), "typical_errors": [list(e) for e in t.typical_errors]}
-                for t in self.critic
-            ],
+            "critic": self.critic.as_json(),
         }
 
 
@@ -240,21 +225,6 @@ def evolution_report(
         decisions=_decisions(store, window),
         critic=critic_section(store),
     )
-
-
-def critic_section(store: Store) -> list[ToolReport] | None:
-    """The critic's per-tool report, None when no tool has been called.
-
-    Place for the critic's fuller report (issue 28 point 5: issues and recommendations): when
-    evolution/critic.py offers it, build this section from it; the renderers show whatever
-    ToolReport carries."""
-    stats = tool_effectiveness(store)
-    if not stats:
-        return None
-    return [
-        ToolReport(s.tool, s.calls, s.failures, round(s.success_rate, 3), list(s.recurring_errors))
-        for s in sorted(stats, key=lambda s: (s.success_rate, s.tool))
-    ]
 
 
 def _count(store: Store, sql: str) -> int:

@@ -8,6 +8,9 @@ action task 2 minutes later; past the cap, an escalation alert and no more tasks
 owner clears it (`/selfheal clear`). One incoming message (a reply, the steps of a plan, one
 scheduled task however often it is retried) gives at most one self-heal event.
 `SELF_HEAL_RESOLVED` closes an open (not escalated) session, deletes the view and tells the owner.
+Every verification task a session scheduled is kept with it (the store's `state`, scope
+`self_heal:<session id>`): resolving, escalating or clearing the session cancels those still
+pending, audited, so no check runs (and asks the provider) for a session that is over.
 """
 
 from __future__ import annotations
@@ -123,6 +126,34 @@ class SelfHealStore:
         return state
 
 
+def _checks_scope(session_id: int) -> str:
+    return f"self_heal:{session_id}"
+
+
+def remember_check(store: Store, session_id: int, task_id: str) -> None:
+    """Keep a verification task with its session (one key per task: no lost update)."""
+    store.state_put(_checks_scope(session_id), task_id, True)
+
+
+def cancel_checks(store: Store, session_id: int) -> list[str]:
+    """Cancel the session's verification tasks still pending; the ids cancelled."""
+    scope = _checks_scope(session_id)
+    task_ids = store.state_keys(scope)
+    cancelled = store.cancel_pending(task_ids)
+    for task_id in task_ids:
+        store.state_delete(scope, task_id)
+    return cancelled
+
+
+async def _end_checks(ctx: MarkerContext, state: SelfHealingState, why: str) -> None:
+    """The session is over (`why`): its pending checks are cancelled and audited."""
+    cancelled = await ctx.store.call(cancel_checks, ctx.store, state.id)
+    if cancelled:
+        ctx.state.tasks_changed.set()
+        listed = "\n".join(f"cancelled task {task_id}" for task_id in cancelled)
+        await audit_change(ctx, "self_heal:checks_cancelled", f"{why}: {state.anomaly}", listed)
+
+
 def _text(state: SelfHealingState | None) -> str:
     if state is None:
         return ""
@@ -193,6 +224,7 @@ async def self_heal(ctx: MarkerContext, description: str, verification: str) -> 
     write_view(ctx.paths.self_healing, state)
     await audit_change(ctx, "self_heal", f"{description} | {verification}", _diff(before, state))
     if escalated:
+        await _end_checks(ctx, state, "escalated")
         await ctx.notify(
             owner_message(
                 ctx,
@@ -213,7 +245,7 @@ async def self_heal(ctx: MarkerContext, description: str, verification: str) -> 
         )
     )
     target = owner_message(ctx, "")
-    await ctx.store.call(
+    task_id, _ = await ctx.store.call(
         ctx.store.create_task,
         channel=target.channel,
         sender_id=target.target,
@@ -223,6 +255,7 @@ async def self_heal(ctx: MarkerContext, description: str, verification: str) -> 
         task_type="action",
         timezone=timezone_name(ctx.timezone),
     )
+    await ctx.store.call(remember_check, ctx.store, state.id, task_id)
     ctx.state.tasks_changed.set()
     return f"iteration {state.iteration}"
 
@@ -238,6 +271,7 @@ async def self_heal_resolved(ctx: MarkerContext) -> str:
         await audit_change(ctx, "self_heal:refused", "SELF_HEAL_RESOLVED", "escalated")
         raise PermissionError("self-healing is escalated; only the owner can clear it")
     await ctx.store.call(repo.close, "resolved", True)
+    await _end_checks(ctx, before, "resolved")
     write_view(ctx.paths.self_healing, None)
     await audit_change(ctx, "self_heal_resolved", "SELF_HEAL_RESOLVED", _diff(before, None))
     await ctx.notify(
@@ -246,9 +280,11 @@ async def self_heal_resolved(ctx: MarkerContext) -> str:
     return "resolved"
 
 
-def clear_escalation(store: Store, path: Path) -> SelfHealingState | None:
-    """The owner clears the current session (escalated or open); None when there is none."""
+def clear_escalation(store: Store, path: Path) -> tuple[SelfHealingState | None, list[str]]:
+    """The owner clears the current session (escalated or open): the session as it was (None
+    when there is none) and the ids of its pending checks, now cancelled."""
     cleared = SelfHealStore(store).close("cleared", only_open=False)
-    if cleared is not None:
-        write_view(path, None)
-    return cleared
+    if cleared is None:
+        return None, []
+    write_view(path, None)
+    return cleared, cancel_checks(store, cleared.id)

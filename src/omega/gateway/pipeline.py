@@ -114,6 +114,15 @@ async def _welcome(
     return {**facts, "welcomed": "true", "preferred_language": language}
 
 
+def nudge_delays(first: float, repeat: float, deps: PipelineDeps) -> tuple[float, float]:
+    """When the "Taking a moment..." and "Still working..." nudges come: the first after
+    `first` seconds, then every `repeat`, each at most a third of the time the answer may take
+    (the provider chain's timeout), so they appear before it runs out: with the default 120 s,
+    at 15 s, 55 s and 95 s."""
+    third = max(deps.provider_timeout / 3, 0.5)
+    return min(first, third), min(repeat, third)
+
+
 @contextlib.asynccontextmanager
 async def _showing_activity(
     deps: PipelineDeps, message: IncomingMessage, language: str, out: Outbox
@@ -126,8 +135,10 @@ async def _showing_activity(
             await out.typing(message.channel, message.target)
             await asyncio.sleep(cfg.typing_interval_secs)
 
+    first, every = nudge_delays(cfg.status_first_secs, cfg.status_repeat_secs, deps)
+
     async def nudges() -> None:
-        await asyncio.sleep(cfg.status_first_secs)
+        await asyncio.sleep(first)
         key, number = "status_first", 0
         while True:
             number += 1
@@ -135,7 +146,7 @@ async def _showing_activity(
                 message.answer(i18n.message(key, language), "status", tag=f"status-{number}")
             )
             key = "status_repeat"
-            await asyncio.sleep(cfg.status_repeat_secs)
+            await asyncio.sleep(every)
 
     tasks = [asyncio.create_task(typing()), asyncio.create_task(nudges())]
     try:

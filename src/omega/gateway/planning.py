@@ -74,7 +74,10 @@ async def plan_message(
         return DIRECT
     plan = parse_plan(reply.text, names)
     for note in plan.notes:
-        log.warning("plan rejected, answering directly: %s", note)
+        if plan.kind == "requires_new_skill":
+            log.warning("plan stopped at a missing capability: %s", note)
+        else:
+            log.warning("plan rejected, answering directly: %s", note)
     await record_audit(
         deps,
         AuditEntry(

@@ -1,7 +1,9 @@
 """Classify and route: a cheap planning call decides between a direct answer, a multi-step
 plan (each step naming only tools or skills that exist), or an honest 'I need a new skill'.
 
-The model proposes the plan; this code validates it. Anything unparseable is a direct answer.
+The model proposes the plan; this code validates it. Anything unparseable is a direct answer;
+a plan whose step names a tool or skill that does not exist stops there and becomes a gap
+(`requires_new_skill`, recorded with source "planner"), never a plain answer as if done.
 """
 
 from __future__ import annotations
@@ -93,7 +95,8 @@ def _numbered_steps(text: str) -> list[str]:
 def parse_plan(text: str, known: Sequence[str]) -> Plan:
     """Validate the planner's answer against the tools and skills that exist.
 
-    Unparseable, single-step, or naming something that does not exist: a direct answer.
+    Unparseable or single-step: a direct answer. A step naming something that does not
+    exist: the gap (`requires_new_skill`), whatever the other steps say.
     """
     known_names = {name.casefold() for name in known}
     stripped = text.strip()
@@ -139,12 +142,24 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
         if not isinstance(uses, list) or not all(isinstance(u, str) for u in uses):
             return Plan(notes=("a step's 'uses' is not a list of names",))
         unknown = [u for u in uses if u.casefold() not in known_names]
-        if unknown:  # the planner never invents tools
-            return Plan(notes=(f"plan named unknown tools or skills: {', '.join(unknown)}",))
+        if unknown:  # never invented, never glossed over: planning stops at a missing tool
+            return _missing(raw["do"].strip(), unknown)
         steps.append(PlanStep(raw["do"].strip()[:500], tuple(uses)))
     if len(steps) < 2:
         return DIRECT
     return _steps_plan(steps)
+
+
+def _missing(step: str, unknown: list[str]) -> Plan:
+    """A plan that needs tools or skills that do not exist stops there (spec 004 §3.1, hard
+    rule 3): it becomes a gap, recorded and told, never a plain answer as if it were done."""
+    names = ", ".join(u.strip()[:60] for u in unknown[:5])
+    return Plan(
+        kind="requires_new_skill",
+        missing_capability=f"the tool {names}"[:200],
+        reason=f"The plan needs it for {step[:200]!r}; no available tool or skill does that.",
+        notes=(f"plan named unknown tools or skills: {names}",),
+    )
 
 
 def _steps_plan(steps: list[PlanStep]) -> Plan:

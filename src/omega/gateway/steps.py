@@ -58,6 +58,7 @@ async def execute_steps(
             f"{i18n.message('plan_header', language)}\n{listing}"
             + (f"\n\n{held_note}" if held_note else ""),
             "status",
+            tag="plan",
         )
     )
     results: list[str] = []
@@ -91,6 +92,7 @@ async def execute_steps(
                         "plan_step_failed", language, index=index, total=total, step=step.do
                     ),
                     "status",
+                    tag=f"step-{index}",
                 )
             )
             continue
@@ -118,6 +120,7 @@ async def execute_steps(
             message.answer(
                 i18n.message("plan_step_done", language, index=index, total=total, step=step.do),
                 "status",
+                tag=f"step-{index}",
             )
         )
     summary_prompt = (

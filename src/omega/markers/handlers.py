@@ -14,7 +14,6 @@ from omega.markers.notices import unmet_of_raw
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
 from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
 from omega.memory.tasks import Task, TaskLookupError
-from omega.owner import owner_alert
 from omega.prompts import LANGUAGES
 from omega.schedule import (
     ScheduleError,
@@ -32,6 +31,7 @@ from omega.turn import (
     creator_role,
     may_edit_task,
     may_use_marker,
+    owner_message,
 )
 
 __all__ = ["HANDLERS", "apply_markers"]
@@ -225,7 +225,8 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
         event.raw,
         f"heartbeat interval {previous} -> {minutes} minutes",
     )
-    await ctx.notify(owner_alert(f"Heartbeat interval set to {minutes} minutes.", kind="status"))
+    text = f"Heartbeat interval set to {minutes} minutes."
+    await ctx.notify(owner_message(ctx, text, kind="status"))
     out.applied.append(f"HEARTBEAT_INTERVAL {minutes}")
 
 

@@ -194,6 +194,23 @@ class Tasks(Database):
             finally:
                 conn.row_factory = None
 
+    def cancel_pending(self, task_ids: list[str]) -> list[str]:
+        """Cancel those of `task_ids` that are still pending (by full id, whoever made them:
+        the caller owns them, e.g. a self-healing session's checks); the ids cancelled."""
+        cancelled: list[str] = []
+        with self._tx() as conn:
+            for task_id in task_ids:
+                cursor = conn.execute(
+                    "UPDATE scheduled_tasks SET status = 'cancelled' "
+                    "WHERE id = ? AND status = 'pending'",
+                    (task_id,),
+                )
+                if cursor.rowcount == 1:
+                    cancelled.append(task_id)
+            if cancelled:
+                self._notify(conn, wakeups.TASKS)
+        return cancelled
+
     def update_task(
         self,
         sender_id: str,

@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.base import ProviderError, salvage_tool_calls, salvage_usage
+from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model
+from omega.providers.base import salvage_tool_calls, salvage_usage
 from omega.providers.direct import provider_errors, request_once, split_context
+from omega.providers.vision import model_sees_images
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
 
@@ -34,7 +36,6 @@ log = logging.getLogger(__name__)
 # agent; a chat is no place for it (its own switch; a user who sets it otherwise keeps that).
 os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
-OPENAI_COMPATIBLE = ("openai", "ollama", "openrouter")
 # Rounds of tool calls one answer may take before further calls are refused.
 MAX_TOOL_ROUNDS = 6
 # The share of an answer's time (the provider's timeout) one tool call may take: a tool that
@@ -55,7 +56,7 @@ class ApiSettings:
     # Retries of the provider's SDK client: none, so a 429 (and its retry-after) reaches
     # Omega's limiter at once and a down member its fallback breaker (issue 38).
     max_retries: int = 0
-    vision: bool | None = None  # None: decided by the provider and endpoint (`sees_images`)
+    vision: bool | None = None  # None: by provider, endpoint and model (`sees_images`)
     # Sockets this provider opens at most: one pool shared by all its models and calls.
     max_connections: int = 64
 
@@ -88,9 +89,9 @@ class ApiProvider:
         s = self.settings
         if s.vision is not None:
             return s.vision
-        if s.name in ("anthropic", "gemini", "openrouter"):
+        if s.name in ("anthropic", "gemini", "openrouter") or "api.openai.com" in s.base_url:
             return True
-        return s.name == "openai" and "api.openai.com" in s.base_url
+        return model_sees_images(s.model)  # any OpenAI-compatible server, Ollama's too
 
     def tool_names(self, context: Context | None = None) -> list[str]:
         """Omega's own tools this provider offers; with a context, only those the person
@@ -135,52 +136,12 @@ class ApiProvider:
 
     def _model(self, model_name: str) -> Model:
         cached = self._models.get(model_name)
-        if cached is not None:
-            return cached
-        s = self.settings
-        model: Model
-        if s.name in OPENAI_COMPATIBLE:
-            from pydantic_ai.models.openai import OpenAIChatModel
-            from pydantic_ai.providers.openai import OpenAIProvider
-
-            from omega.providers import openai_fast
-
-            openai_fast.install()  # requests of plain JSON skip the SDK's per-message walk
-            provider = OpenAIProvider(
-                base_url=s.base_url or None,
-                api_key=s.api_key or "none",
-                http_client=self.http_client(),
-            )
-            provider.client.max_retries = s.max_retries  # the SDK's own retries (none)
-            model = OpenAIChatModel(model_name, provider=provider)
-        elif s.name == "anthropic":
-            from pydantic_ai.models.anthropic import AnthropicModel
-            from pydantic_ai.providers.anthropic import AnthropicProvider
-
-            anthropic = AnthropicProvider(
-                api_key=s.api_key, base_url=s.base_url or None, http_client=self.http_client()
-            )
-            anthropic.client.max_retries = s.max_retries  # the SDK's own retries (none)
-            model = AnthropicModel(model_name, provider=anthropic)
-        elif s.name == "gemini":
-            from google.genai.types import HttpRetryOptions
-            from pydantic_ai.models.google import GoogleModel
-            from pydantic_ai.providers.google import GoogleProvider
-
-            model = GoogleModel(
-                model_name,
-                provider=GoogleProvider(
-                    api_key=s.api_key,
-                    base_url=s.base_url or None,
-                    http_client=self.http_client(),
-                    # attempts counts the first one: the SDK's own retries (none)
-                    retry_options=HttpRetryOptions(attempts=1 + s.max_retries),
-                ),
-            )
-        else:
-            raise ProviderError(f"unknown API provider {s.name!r}", kind="unavailable")
-        self._models[model_name] = model
-        return model
+        if cached is None:
+            s = self.settings
+            endpoint = Endpoint(s.name, s.api_key, s.base_url, s.max_retries)
+            cached = build_model(endpoint, model_name, self.http_client)
+            self._models[model_name] = cached
+        return cached
 
     async def prepare(self) -> None:
         def load() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -83,8 +84,12 @@ class MarkerOutcome:
 
 
 def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
-    """A message for the owner, wherever they can be reached (never whoever is talking)."""
-    return owner_alert(text, kind=kind)
+    """A message for the owner, wherever they can be reached (never whoever is talking); like
+    every object of a turn it names the turn's message and has a stable id."""
+    stamped = ctx.message.answer(text, kind)
+    return dataclasses.replace(
+        owner_alert(text, kind=kind), id=stamped.id, reply_to=stamped.reply_to
+    )
 
 
 async def audit_change(

@@ -2,7 +2,7 @@
 
 Every decision goes through the same functions as the CLI and the chat commands
 (`evolution.registration.approve/reject`, `evolution.fragments.change_fragment`,
-`evolution.limitations.resolve_by_owner`,
+`evolution.limitations.resolve_by_owner`, `evolution.recommend.propose_recommendation`,
 the Store's task and fact methods): the page adds no rules of its own, and each change is
 audited as the owner's, from the web.
 """
@@ -16,6 +16,7 @@ from starlette.responses import RedirectResponse, Response
 
 from omega.evolution.fragments import FragmentError, change_fragment
 from omega.evolution.limitations import resolve_by_owner
+from omega.evolution.recommend import propose_recommendation as propose_from_critic
 from omega.evolution.registration import ReviewError
 from omega.evolution.registration import approve as approve_proposal
 from omega.evolution.registration import reject as reject_proposal
@@ -109,6 +110,15 @@ async def reject(request: Request) -> Response:
     except ReviewError as exc:
         text = f"Not done: {exc}."
     return _back(f"/proposals/{proposal_id}", text)
+
+
+async def propose_recommendation(request: Request) -> Response:
+    """Turn one of the critic's recommendations into a proposal (the analysis and the gate, as
+    `omega evolution propose`); the owner's alert goes out as for any new proposal."""
+    ctx = ctx_of(request)
+    key = str(request.path_params["recommendation_id"])
+    text = await propose_from_critic(ctx.deps, ctx.gateway, key, BY)
+    return _back("/evolution", text)
 
 
 async def _switch_fragment(request: Request, active: bool) -> Response:

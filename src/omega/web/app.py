@@ -79,6 +79,11 @@ def build_app(ctx: WebContext) -> Guard:
         Route("/proposals/{proposal_id:int}/approve", actions.approve, methods=["POST"]),
         Route("/proposals/{proposal_id:int}/reject", actions.reject, methods=["POST"]),
         Route(
+            "/evolution/recommendations/{recommendation_id}/propose",
+            actions.propose_recommendation,
+            methods=["POST"],
+        ),
+        Route(
             "/fragments/{fragment_id:int}/deactivate",
             actions.deactivate_fragment,
             methods=["POST"],

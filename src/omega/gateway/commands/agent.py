@@ -35,13 +35,22 @@ def _owner(ctx: CommandContext) -> bool:
     return ctx.role == "owner" or is_owner(ctx.config, ctx.message)
 
 
+def _running_for(ctx: CommandContext) -> str:
+    """How long this Omega has run, as `<h>h <m>m <s>s`."""
+    hours, rest = divmod(int(time.monotonic() - ctx.started_at), 3600)
+    return f"{hours}h {rest // 60}m {rest % 60}s"
+
+
+def _uptime(ctx: CommandContext, args: str) -> str:
+    """Spec 003's example command: answered here, never sent to the model."""
+    return f"Uptime: {_running_for(ctx)}"
+
+
 def _status(ctx: CommandContext, args: str) -> str:
-    uptime = int(time.monotonic() - ctx.started_at)
-    hours, rest = divmod(uptime, 3600)
     size = sum(p.stat().st_size for p in ctx.paths.home.glob("memory.db*") if p.is_file())
     counts = ctx.store.counts()
     text = (
-        f"Uptime: {hours}h {rest // 60}m {rest % 60}s\n"
+        f"Uptime: {_running_for(ctx)}\n"
         f"Provider: {ctx.provider_name}\n"
         f"Sandbox: {probe(ctx.config.sandbox.mode).describe()}\n"
         f"{_claude_tools(ctx)}"
@@ -189,7 +198,7 @@ def _selfheal(ctx: CommandContext, args: str) -> str:
         )
     if not _owner(ctx):
         return OWNER_ONLY
-    cleared = clear_escalation(ctx.store, ctx.paths.self_healing)
+    cleared, cancelled = clear_escalation(ctx.store, ctx.paths.self_healing)
     if cleared is None:
         return "No self-healing in progress."
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
@@ -200,7 +209,8 @@ def _selfheal(ctx: CommandContext, args: str) -> str:
             status="ok",
             event="self_heal:cleared",
             input_text=cleared.anomaly[:2000],
-            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}",
+            detail=f"cause: {who}\nwas {cleared.status} at iteration {cleared.iteration}"
+            + "".join(f"\ncancelled task {task_id}" for task_id in cancelled),
         )
     )
     return f"Cleared self-healing of: {cleared.anomaly}."
@@ -238,6 +248,7 @@ async def _whatsapp(ctx: CommandContext, args: str) -> str:
 
 AGENT_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "status": _status,
+    "uptime": _uptime,
     "limitations": _limitations,
     "resolve": _resolve,
     "proposals": _proposals,
