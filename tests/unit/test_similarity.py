@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from omega.evolution.gap import Caps, Gap
 from omega.evolution.limitations import LimitationStore
 from omega.evolution.procedural import ProposalStore
-from omega.evolution.similarity import concepts, same_meaning, similarity
-from omega.evolution.similarity_words import EXACT, languages
+from omega.evolution.similarity import same_meaning, similarity
+from omega.evolution.similarity_words import EXACT, concepts, languages
 from omega.memory.store import Store
 from tests.unit.similarity_pairs import HELD_OUT, PAIRS, Pair
 

@@ -54,7 +54,7 @@ from omega.evolution.similarity_actions import ACTIONS, GENERIC_ACTIONS
 from omega.evolution.similarity_things import BRANDS, GENERIC_THINGS, THINGS
 from omega.evolution.similarity_words import concepts
 
-__all__ = ["SAME_MEANING", "concepts", "same_meaning", "similarity"]
+__all__ = ["SAME_MEANING", "same_meaning", "similarity"]
 
 SAME_MEANING = 0.6  # score at or above which two texts are the same gap or idea
 ACTION_WEIGHT = 1.5  # an action concept counts this much more than an object
