@@ -225,7 +225,9 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
         event.raw,
         f"heartbeat interval {previous} -> {minutes} minutes",
     )
-    await ctx.notify(owner_alert(f"Heartbeat interval set to {minutes} minutes.", kind="status"))
+    await ctx.notify(
+        owner_alert(f"Heartbeat interval set to {minutes} minutes.", kind="status", priority="low")
+    )
     out.applied.append(f"HEARTBEAT_INTERVAL {minutes}")
 
 

@@ -17,7 +17,7 @@ from omega.skills import ProjectCatalog, SkillCatalog
 from omega.turn.deps import Outbox, PipelineDeps, Turn
 from omega.turn.privileges import Role
 from omega.turn.state import RuntimeState
-from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage, ToolCall
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage, Priority, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -82,9 +82,11 @@ class MarkerOutcome:
     new_limitations: list[int] = field(default_factory=list)
 
 
-def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
+def owner_message(
+    ctx: MarkerContext, text: str, kind: OutgoingKind = "alert", priority: Priority = "normal"
+) -> OutgoingMessage:
     """A message for the owner, wherever they can be reached (never whoever is talking)."""
-    return owner_alert(text, kind=kind)
+    return owner_alert(text, kind=kind, priority=priority)
 
 
 async def audit_change(
