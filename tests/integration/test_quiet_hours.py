@@ -155,6 +155,7 @@ def test_urgent_alerts_go_through_quiet_hours(make_deps: MakeDeps) -> None:
     alerts = phone.texts("alert")
     assert len(alerts) == 2 and "daily cap" in alerts[0] and "ESCALATION" in alerts[1]
     assert held(deps) == [("quiet", "normal", False)]
+    assert deps.store.counts()["held_for_digest"] == 1  # `omega status`, the Health page
 
 
 def test_the_persons_own_reminder_goes_through_quiet_hours(make_deps: MakeDeps) -> None:

@@ -75,4 +75,5 @@ class Store(
                     "SELECT COUNT(*) FROM owner_alerts WHERE status = 'pending'"
                 ).fetchone()[0]
             )
+            result["held_for_digest"] = self.held_waiting()
         return result
