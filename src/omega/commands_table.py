@@ -19,6 +19,10 @@ HELP: dict[str, str] = {
     "rerun <id>": "run one of your scheduled actions again now (one that may not have run)",
     "language [name]": "show or set my language (/lang too)",
     "personality [text|reset]": "show, set or reset how I talk to you",
+    "quiet [HH:MM-HH:MM|off]": (
+        "show, set or end your quiet hours: only urgent alerts and your own reminders then; "
+        "the rest comes in one digest when they end"
+    ),
     "purge": "forget every fact about you",
     "skills": "installed skills",
     "projects": "projects, the active one marked",

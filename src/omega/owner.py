@@ -8,14 +8,17 @@ is known, or keeps it until one is (never to whoever happens to be talking).
 from __future__ import annotations
 
 from omega.config import Config
-from omega.types import OutgoingKind, OutgoingMessage
+from omega.types import OutgoingKind, OutgoingMessage, Priority
 
 OWNER = "@owner"  # channel and target of a message meant for the owner, resolved by the gateway
 
 
-def owner_alert(text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
-    """A message for the owner, wherever they can be reached."""
-    return OutgoingMessage(OWNER, OWNER, text, kind=kind)
+def owner_alert(
+    text: str, kind: OutgoingKind = "alert", priority: Priority = "normal"
+) -> OutgoingMessage:
+    """A message for the owner, wherever they can be reached; `priority` says how it passes
+    the owner's quiet hours and daily cap (omega.gateway.notify)."""
+    return OutgoingMessage(OWNER, OWNER, text, kind=kind, priority=priority)
 
 
 def owner_addresses(config: Config) -> list[tuple[str, str]]:

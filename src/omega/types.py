@@ -25,6 +25,11 @@ OutgoingKind = Literal[
     "denied",
     "notice",  # the sender's message was cut, or an attachment refused (limits)
 ]
+# How a message Omega sends unasked passes the notification gate (gateway/notify.py): "urgent"
+# (a self-healing escalation, a security alert, the spending cap) always goes out; "normal"
+# (owner alerts, proposals, reminders) and "low" (digests, heartbeat findings) wait out the
+# person's quiet hours and count against their daily cap. Answers to a message ignore it.
+Priority = Literal["urgent", "normal", "low"]
 
 
 # How a channel knows who sent a message (ARCHITECTURE §12a). Only the first three prove the
@@ -134,6 +139,7 @@ class OutgoingMessage:
     # message's id it answers, so a receiver can drop duplicates; "" when not about one.
     id: str = ""
     reply_to: str = ""
+    priority: Priority = "normal"  # for the notification gate, when it is sent unasked
 
 
 @dataclass(frozen=True)

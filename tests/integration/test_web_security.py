@@ -50,6 +50,7 @@ POST_ROUTES = [
     "/tasks/x/cancel",
     "/person/fact/delete",
     "/person/purge",
+    "/person/quiet",
     "/people/approve",
     "/people/deny",
     "/people/revoke",

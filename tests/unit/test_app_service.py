@@ -34,6 +34,7 @@ def test_start_builds_its_channels_and_jobs_as_data(isolated_env: Path) -> None:
             ("summarizer", "loop"),
             ("critic", "loop"),
             ("gap digest", "loop"),
+            ("held digest", "loop"),
             ("scheduler", "loop"),
             ("heartbeat", "loop"),
         ]
@@ -56,6 +57,7 @@ def test_chat_builds_the_terminal_and_the_loops(isolated_env: Path) -> None:
             "summarizer",
             "critic",
             "gap digest",
+            "held digest",
             "scheduler",
         ]
         assert service.web is None and not service.summarize_on_exit

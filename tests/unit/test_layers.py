@@ -29,6 +29,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.logs",
         "omega.text",
         "omega.schedule",
+        "omega.hours",  # daily windows of wall-clock time: active hours, quiet hours
         "omega.owner",
         "omega.prompts",
         "omega.checklist",

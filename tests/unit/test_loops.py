@@ -8,12 +8,8 @@ from datetime import UTC, datetime, time, timedelta
 import pytest
 
 from omega.gateway.pipeline import respond
-from omega.loops.heartbeat import (
-    heartbeat_loop,
-    is_heartbeat_ok,
-    run_heartbeat,
-    within_active_hours,
-)
+from omega.hours import within_active_hours
+from omega.loops.heartbeat import heartbeat_loop, is_heartbeat_ok, run_heartbeat
 from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import is_valid_fact, parse_facts, summarize_conversation
 from omega.owner import OWNER

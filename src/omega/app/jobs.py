@@ -4,7 +4,7 @@ A job is a name and a coroutine that works until the `stop` event it is given is
 lifetime says when the root starts and stops it (see run_service): a "service" job spans the
 whole run (the web page, the quant feed); a "loop" job works through the gateway and is
 stopped once the in-flight replies are finished (scheduler, heartbeat, summarizer, critic, the
-owner's daily digest of gaps seen with other people)."""
+owner's daily digest of gaps seen with other people, the digests of held messages)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,8 @@ class Job:
 
 
 def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
-    """The summarizer, the critic and the owner's daily gap digest always, the scheduler and
+    """The summarizer, the critic, the owner's daily gap digest and the digests of what the
+    notification gate held (gateway.notify) always, the scheduler and
     heartbeat when enabled (in that order), and when a channel pairs strangers, the job telling
     approved people they are in."""
     from omega.evolution.digest import digest_loop
@@ -56,6 +57,7 @@ def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
         Job("summarizer", lambda stop: summarizer_loop(deps, stop)),
         Job("critic", lambda stop: critic_loop(deps, gateway, stop)),
         Job("gap digest", lambda stop: digest_loop(deps.store, gateway, stop)),
+        Job("held digest", lambda stop: gateway.notify.run(stop)),
     ]
     if config.scheduler.enabled:
         jobs.append(Job("scheduler", lambda stop: Scheduler(deps, gateway, respond).run(stop)))

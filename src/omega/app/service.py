@@ -270,8 +270,8 @@ async def _alert_unconfined_sandbox(gateway: Gateway) -> None:
         return
     log.warning("sandbox: %s", status.describe())
     text = degraded_alert(status, gateway.deps.paths)
-    if text:
-        await gateway.send(owner_alert(text))
+    if text:  # a security alert: past quiet hours and the daily cap
+        await gateway.send(owner_alert(text, priority="urgent"))
 
 
 def serve(service: Service) -> None:

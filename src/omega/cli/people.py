@@ -1,5 +1,6 @@
 """`omega people pending|approve|deny|allow|revoke|allowed`: who may talk to Omega, changed
-while it runs (memory.db; the config's allow-lists stay the seed and the override)."""
+while it runs (memory.db; the config's allow-lists stay the seed and the override); and
+`omega people quiet`: a person's quiet hours."""
 
 from __future__ import annotations
 
@@ -37,6 +38,7 @@ def register(people_app: typer.Typer) -> None:
     people_app.command("allow")(people_allow)
     people_app.command("revoke")(people_revoke)
     people_app.command("allowed")(people_allowed)
+    people_app.command("quiet")(people_quiet)
 
 
 def people_pending() -> None:
@@ -142,3 +144,34 @@ def people_allowed() -> None:
             f"{policy.channel}: dm_policy {policy.dm_policy}; config: {config_ids}; "
             f"granted: {granted}; owners: {owners}"
         )
+
+
+def people_quiet(
+    person: Annotated[str, typer.Argument(help="The person (`omega people list`) or channel:id.")],
+    hours: Annotated[
+        str, typer.Argument(help="HH:MM-HH:MM (22:00-07:30), or off; none: show them.")
+    ] = "",
+) -> None:
+    """Show, set or end PERSON's quiet hours (in their time zone): meanwhile only urgent alerts
+    and the reminders they set for that time reach them; the rest waits for one digest when the
+    quiet hours end. A running Omega takes them at once."""
+    from omega.gateway.notify import quiet_setting
+    from omega.hours import QuietHours
+
+    if hours.strip() and hours.strip().lower() not in ("off", "none", "no"):
+        try:
+            QuietHours.parse(hours)
+        except ValueError as exc:
+            _fail(str(exc))
+    runtime = _runtime()
+    store = _open_store(runtime)
+    try:
+        channel, _, ident = person.partition(":")
+        known = {key for _, _, key in store.identities()}
+        key = person if person in known else store.known_person(channel, ident)
+        if key is None:
+            _fail(f"{person!r} is not a person Omega knows (see `omega people list`)", code=1)
+        text = quiet_setting(store, key, hours, runtime.config.omega.timezone)
+    finally:
+        store.close()
+    typer.echo(f"{key}: {text}")

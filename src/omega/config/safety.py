@@ -88,6 +88,10 @@ class LimitsSection(Section):
     # sightings of known ones together; the owner hears of them in the daily digest.
     max_limitations_per_person_per_day: Annotated[int, Field(ge=0)] = 3
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
+    # Messages Omega sends one person unasked per day of theirs (owner alerts, proposals,
+    # heartbeat findings; never urgent ones or their own reminders); the rest wait for their
+    # next morning's digest (gateway/notify.py). 0: no cap.
+    max_unasked_per_day: Annotated[int, Field(ge=0)] = 30
     # A stranger's denial is answered and audited at most once per this many seconds.
     denial_every_secs: Annotated[int, Field(ge=60)] = 86_400
     # Pairing codes one channel gives strangers in a day (dm_policy = "pairing"), all strangers

@@ -90,7 +90,7 @@ async def send_digest(store: Store, out: Outbox, now: datetime) -> str | None:
     """Send the digest to the owner when one is due; returns what was sent."""
     text = await store.call(take_digest, store, now)
     if text is not None:
-        await out.send(owner_alert(text, kind="alert"))
+        await out.send(owner_alert(text, kind="alert", priority="low"))
     return text
 
 

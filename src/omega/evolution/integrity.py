@@ -33,6 +33,6 @@ async def report_refusals(deps: PipelineDeps, out: Outbox, ctx: MarkerContext) -
         learned = await learn_gap(deps, out, ctx, (title, description, ""), "integrity")
         if learned is not None and not learned[1]:  # known title, new content: say so once
             quoted = quote_untrusted(f"{title}: {description}", "integrity check", 600)
-            await ctx.notify(owner_message(ctx, quoted, kind="alert"))
+            await ctx.notify(owner_message(ctx, quoted, kind="alert", priority="urgent"))
         reported += 1
     return reported

@@ -232,6 +232,7 @@ async def self_heal(ctx: MarkerContext, description: str, verification: str) -> 
                 f"{MAX_ITERATIONS} iterations. I stopped trying; the history is in "
                 f"{ctx.paths.self_healing}. Clear it with /selfheal clear.",
                 kind="alert",
+                priority="urgent",
             )
         )
         log.error("self-healing escalated after %d iterations: %s", MAX_ITERATIONS, state.anomaly)

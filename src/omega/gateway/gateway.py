@@ -1,10 +1,11 @@
 """The gateway: admits, persists and dispatches messages (one sender at a time) and delivers
 the replies, on the channels and when the composition root (omega.app) tells it to serve.
 
-One module because admission, per-sender dispatch, delivery (owner routes, the alert
-digest) and the inbox replay share one state (the channels, the sender queues and workers,
-the handled futures, this replica's claims) and one contract: every accepted message is
-answered exactly once, by whichever replica claimed it (omega.gateway.claims).
+One module because admission, per-sender dispatch, delivery (owner routes; the notification
+gate and the hourly collapse are in notify.py and collapse.py) and the inbox replay share one
+state (the channels, the sender queues and workers, the handled futures, this replica's claims)
+and one contract: every accepted message is answered exactly once, by whichever replica
+claimed it (omega.gateway.claims).
 Building the service, its background jobs and its start/stop order live in omega.app."""
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import dataclasses
 import getpass
 import logging
 import math
-import time
 from collections import deque
 from collections.abc import Callable, Sequence
 
@@ -23,8 +23,10 @@ from omega import i18n
 from omega.channels.base import Channel, PairingChannel
 from omega.gateway import ingress
 from omega.gateway.claims import Claims
+from omega.gateway.collapse import AlertCollapse
 from omega.gateway.delivery import send_stored
 from omega.gateway.language import detect_language
+from omega.gateway.notify import NotificationGate
 from omega.gateway.pipeline import handle_message
 from omega.logs import redact, redact_known
 from omega.memory import Claim
@@ -38,7 +40,6 @@ log = logging.getLogger(__name__)
 
 PEERS_CHECK_SECS = 5.0  # how often the poll loop looks at which replicas are alive
 POLL_BATCH = 16  # what one poll claims at most
-ALERT_WINDOW_SECS = 3600.0
 
 SenderKey = tuple[str, str]
 MAX_ATTEMPTS = 3  # a message that brought Omega down this often is set aside
@@ -97,9 +98,8 @@ class Gateway:
         self._share = max(1, deps.config.limits.max_concurrent_provider_calls // 2)
         self._peers_checked = -PEERS_CHECK_SECS
         self.claims = Claims(deps.store, self.channels, deps.config.omega.inbox_lease_secs)
-        self._alert_times: deque[float] = deque()
-        self._digest: list[str] = []
-        self._digest_task: asyncio.Task[None] | None = None
+        self.collapse = AlertCollapse(lambda: self.deps.config.limits, self.send)
+        self.notify = NotificationGate(deps, self._release, self.owner_routes_now)
         deps.state.tell_owner = self.send  # the spending cap's alert (turn.spend)
         for channel in channels:
             if isinstance(channel, PairingChannel):
@@ -342,9 +342,18 @@ class Gateway:
             log.exception("could not mark message %s finished", message.id)
 
     async def deliver(self, message: OutgoingMessage) -> None:
-        """Deliver through the message's channel, raising when that is not possible."""
+        """Deliver through the message's channel, raising when that is not possible; one sent
+        unasked passes the notification gate first, which may hold it (gateway.notify)."""
+        if await self.notify.admit(message):
+            await self._deliver(message)
+
+    async def _release(self, message: OutgoingMessage) -> None:
+        """A digest of held messages: the owner's kept when unreachable, a person's raising."""
+        await (self._send(message) if message.channel == OWNER else self._deliver(message))
+
+    async def _deliver(self, message: OutgoingMessage) -> None:
         if message.channel == OWNER:
-            if message.kind == "alert" and not self._alert_allowed(message):
+            if message.kind == "alert" and not self.collapse.allowed(message):
                 return
             if await self._to_owner(message) is None:
                 raise LookupError("no running channel reaches the owner")
@@ -392,7 +401,7 @@ class Gateway:
         """Deliver to the first owner route that takes it; the route used, or None."""
         for channel, target in await self.owner_routes_now():
             try:
-                await self.deliver(dataclasses.replace(message, channel=channel, target=target))
+                await self._deliver(dataclasses.replace(message, channel=channel, target=target))
                 return channel, target
             except Exception as exc:
                 log.warning("owner %s not delivered on %s: %s", message.kind, channel, exc)
@@ -415,8 +424,13 @@ class Gateway:
     async def send(self, message: OutgoingMessage) -> None:
         """Deliver through the message's channel; failures are logged, never raised.
 
-        A message for the owner goes to wherever the owner can be reached, or is kept (in
-        memory.db, shown by `omega status` and /status) until a channel for them runs."""
+        One sent unasked passes the notification gate first (gateway.notify). A message for the
+        owner goes to wherever the owner can be reached, or is kept (in memory.db, shown by
+        `omega status` and /status) until a channel for them runs."""
+        if await self.notify.admit(message):
+            await self._send(message)
+
+    async def _send(self, message: OutgoingMessage) -> None:
         if message.channel == OWNER:
             if await self._to_owner(message) is None:
                 log.warning("no channel reaches the owner now; %s kept for later", message.kind)
@@ -428,40 +442,11 @@ class Gateway:
                     log.exception("could not keep the owner %s: %.200s", message.kind, message.text)
             return
         try:
-            await self.deliver(message)
+            await self._deliver(message)
         except LookupError as exc:
             log.warning("outgoing %s message dropped: %s", message.kind, exc)
         except Exception:
             log.exception("sending on %s failed", message.channel)
-
-    def _alert_allowed(self, message: OutgoingMessage) -> bool:
-        """At most `max_owner_alerts_per_hour` alerts go out one by one; the rest wait in a
-        digest sent as one message when the hour allows (never lost, never a flood)."""
-        now = time.monotonic()
-        while self._alert_times and now - self._alert_times[0] >= ALERT_WINDOW_SECS:
-            self._alert_times.popleft()
-        if len(self._alert_times) < self.deps.config.limits.max_owner_alerts_per_hour:
-            self._alert_times.append(now)
-            return True
-        self._digest.append(message.text)
-        if self._digest_task is None or self._digest_task.done():
-            wait = ALERT_WINDOW_SECS - (now - self._alert_times[0])
-            self._digest_task = asyncio.create_task(self._send_digest(wait), name="alert-digest")
-        return False
-
-    async def _send_digest(self, wait: float) -> None:
-        await asyncio.sleep(max(wait, 0.0))
-        await self.flush_digest()
-
-    async def flush_digest(self) -> None:
-        """Send the alerts collapsed so far as one message to the owner (kept if unreachable)."""
-        if not self._digest:
-            return
-        items, self._digest = self._digest, []
-        self._alert_times.append(time.monotonic())
-        lines = "\n".join(f"- {text.splitlines()[0][:200]}" for text in items if text)
-        text = f"{len(items)} more alerts (collapsed into this digest):\n{lines}"
-        await self.send(owner_alert(text, kind="status"))
 
     async def typing(self, channel_name: str, target: str) -> None:
         """Show a typing indicator; failures are logged, never raised."""
@@ -621,6 +606,4 @@ class Gateway:
 
     async def close(self) -> None:
         """Send the alerts collapsed into the digest so far (kept for the owner, never dropped)."""
-        if self._digest_task is not None:
-            self._digest_task.cancel()
-        await self.flush_digest()
+        await self.collapse.close()

@@ -6,11 +6,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from datetime import datetime, time
+from datetime import datetime
 
 from omega.checklist import read_checklist
 from omega.evolution.gap_analysis import analyse_gap
 from omega.evolution.limitations import LimitationStore
+from omega.hours import within_active_hours
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.audit import AuditEntry
@@ -61,24 +62,6 @@ If an open limitation below is no longer true (the capability now exists), say s
 LIMITATION_RESOLVED: <title> | <how it was resolved>.
 Flag at once anything that does not add up: output that does not match expectations, claims you
 cannot back with evidence, tools failing silently."""
-
-_HHMM = re.compile(r"^([01]?\d|2[0-3]):([0-5]\d)$")
-
-
-def parse_hhmm(value: str) -> time | None:
-    """`HH:MM` as a time, None when empty or malformed."""
-    match = _HHMM.match(value.strip())
-    return time(int(match.group(1)), int(match.group(2))) if match else None
-
-
-def within_active_hours(now: time, start: str, end: str) -> bool:
-    """Whether `now` is inside [start, end); a window past midnight (22:00-06:00) wraps."""
-    begin, finish = parse_hhmm(start), parse_hhmm(end)
-    if begin is None or finish is None or begin == finish:
-        return True
-    if begin < finish:
-        return begin <= now < finish
-    return now >= begin or now < finish
 
 
 def is_heartbeat_ok(text: str) -> bool:
@@ -187,7 +170,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         ),
     )
     if not suppressed:
-        await out.send(owner_alert(parsed.text))
+        await out.send(owner_alert(parsed.text, priority="low"))
     # The gaps the self-audit found go through the analysis every gap does, after the alert.
     for limitation_id in outcome.new_limitations:
         await analyse_gap(deps, out, limitation_id)

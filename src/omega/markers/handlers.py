@@ -226,7 +226,7 @@ async def _heartbeat_interval(event: MarkerEvent, ctx: MarkerContext, out: Marke
         f"heartbeat interval {previous} -> {minutes} minutes",
     )
     text = f"Heartbeat interval set to {minutes} minutes."
-    await ctx.notify(owner_message(ctx, text, kind="status"))
+    await ctx.notify(owner_message(ctx, text, kind="status", priority="low"))
     out.applied.append(f"HEARTBEAT_INTERVAL {minutes}")
 
 

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import sqlite3
 
+from omega.hours import QUIET_FACT
 from omega.memory.db import Database, utc_now
 
 # Facts that are Omega's own state about a person, written only by Omega's code (commands,
 # markers, the welcome), never by a model extracting facts from a conversation.
-SYSTEM_FACT_KEYS = frozenset({"welcomed", "active_project", "personality", "preferred_language"})
+SYSTEM_FACT_KEYS = frozenset(
+    {"welcomed", "active_project", "personality", "preferred_language", QUIET_FACT}
+)
 
 
 PREFIX = ":"  # between a channel and its id in a person key
@@ -57,6 +60,14 @@ class People(Database):
                 (channel, sender_id, person, utc_now()),
             )
             return person
+
+    def known_person(self, channel: str, sender_id: str) -> str | None:
+        """The person key of a channel id Omega has seen, None otherwise (nothing recorded)."""
+        rows = self._query(
+            "SELECT person FROM identities WHERE channel = ? AND sender_id = ?",
+            (channel, sender_id),
+        )
+        return str(rows[0]["person"]) if rows else None
 
     def link_identity(self, channel: str, sender_id: str, to_channel: str, to_id: str) -> str:
         """Make `channel:sender_id` the same person as `to_channel:to_id` from now on; return

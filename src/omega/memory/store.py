@@ -14,6 +14,7 @@ access.py        allowed people and owners added at run time
 pairing.py       strangers' pairing requests and the codes the owner enters
 leases.py        the replicas sharing this database and the leases they hold
 relay.py         messages for the replica leading a channel only it can send on
+held.py          what the notification gate holds for a person's digest, unasked counts
 web_sessions.py  the web page's login tokens and sessions (valid on every replica)
 Limitations, proposals and lessons keep their repositories in omega.evolution, over
 `Store.query` and `Store.transaction`.
@@ -25,6 +26,7 @@ from omega.memory.access import Access
 from omega.memory.audit import AuditLog
 from omega.memory.claims import InboxClaims
 from omega.memory.conversations import Conversations
+from omega.memory.held import HeldMessages
 from omega.memory.inbox import Inbox
 from omega.memory.leases import Leases
 from omega.memory.pairing import Pairing
@@ -48,6 +50,7 @@ class Store(
     Pairing,
     Leases,
     Relay,
+    HeldMessages,
     State,
     WebSessions,
 ):
@@ -72,4 +75,5 @@ class Store(
                     "SELECT COUNT(*) FROM owner_alerts WHERE status = 'pending'"
                 ).fetchone()[0]
             )
+            result["held_for_digest"] = self.held_waiting()
         return result

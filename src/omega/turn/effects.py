@@ -18,7 +18,7 @@ from omega.skills import ProjectCatalog, SkillCatalog
 from omega.turn.deps import Outbox, PipelineDeps, Turn
 from omega.turn.privileges import Role
 from omega.turn.state import RuntimeState
-from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage, ToolCall
+from omega.types import IncomingMessage, OutgoingKind, OutgoingMessage, Priority, ToolCall
 
 log = logging.getLogger(__name__)
 
@@ -83,12 +83,14 @@ class MarkerOutcome:
     new_limitations: list[int] = field(default_factory=list)
 
 
-def owner_message(ctx: MarkerContext, text: str, kind: OutgoingKind = "alert") -> OutgoingMessage:
+def owner_message(
+    ctx: MarkerContext, text: str, kind: OutgoingKind = "alert", priority: Priority = "normal"
+) -> OutgoingMessage:
     """A message for the owner, wherever they can be reached (never whoever is talking); like
     every object of a turn it names the turn's message and has a stable id."""
     stamped = ctx.message.answer(text, kind)
     return dataclasses.replace(
-        owner_alert(text, kind=kind), id=stamped.id, reply_to=stamped.reply_to
+        owner_alert(text, kind=kind, priority=priority), id=stamped.id, reply_to=stamped.reply_to
     )
 
 

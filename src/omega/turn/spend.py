@@ -140,6 +140,6 @@ async def _tell_owner_once(deps: PipelineDeps, found: Allowance) -> None:
     log.warning("%s", text)
     tell = deps.state.tell_owner
     if tell is not None:
-        await tell(owner_alert(text))
+        await tell(owner_alert(text, priority="urgent"))
     else:  # no running service: kept for the owner's next visit
         await db_call(deps, "keep the owner alert", 0, store.keep_owner_alert, text, "alert")

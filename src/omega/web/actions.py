@@ -20,6 +20,7 @@ from omega.evolution.recommend import propose_recommendation as propose_from_cri
 from omega.evolution.registration import ReviewError
 from omega.evolution.registration import approve as approve_proposal
 from omega.evolution.registration import reject as reject_proposal
+from omega.gateway.notify import quiet_setting
 from omega.gateway.strangers import enter_code
 from omega.memory import dashboard
 from omega.memory.audit import AuditEntry
@@ -179,6 +180,22 @@ async def delete_fact(request: Request) -> Response:
         return f"Forgot {key} of {person}."
 
     text = await store.call(delete)
+    return _back(f"/person?id={quote(person)}", text)
+
+
+async def quiet(request: Request) -> Response:
+    """Set or end a person's quiet hours (the same rules as /quiet)."""
+    ctx = ctx_of(request)
+    form = await _form(request)
+    person, hours = form.get("person", ""), form.get("hours", "").strip() or "off"
+    store = ctx.store
+
+    def change() -> str:
+        text = quiet_setting(store, person, hours, ctx.deps.config.omega.timezone)
+        _audit(store, "person:quiet", f"{person} {hours}", text)
+        return text
+
+    text = await store.call(change)
     return _back(f"/person?id={quote(person)}", text)
 
 

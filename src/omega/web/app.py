@@ -96,6 +96,7 @@ def build_app(ctx: WebContext) -> Guard:
         Route("/tasks/{task_id}/cancel", actions.cancel_task, methods=["POST"]),
         Route("/person/fact/delete", actions.delete_fact, methods=["POST"]),
         Route("/person/purge", actions.purge, methods=["POST"]),
+        Route("/person/quiet", actions.quiet, methods=["POST"]),
         Route("/people/approve", actions.approve_code, methods=["POST"]),
         Route("/people/deny", actions.deny_code, methods=["POST"]),
         Route("/people/revoke", actions.revoke_person, methods=["POST"]),

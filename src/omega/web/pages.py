@@ -15,6 +15,7 @@ from omega.evolution.procedural import ProposalStore
 from omega.evolution.report import evolution_report, since_days
 from omega.evolution.review import review_files
 from omega.gateway import strangers
+from omega.hours import QUIET_FACT
 from omega.memory import dashboard
 from omega.memory.db import from_db_time
 from omega.schedule import resolve_timezone, timezone_name
@@ -246,11 +247,14 @@ async def people(request: Request) -> Response:
 
 
 async def person(request: Request) -> Response:
-    """One person's facts, with delete per fact and purge."""
+    """One person's facts, with delete per fact and purge; their quiet hours, with the messages
+    held for their digest."""
     store = ctx_of(request).store
     who = _arg(request, "id")
     facts = await store.call(dashboard.facts, store, who)
-    return render(request, "person.html", person=who, facts=facts)
+    quiet = next((f["value"] for f in facts if f["key"] == QUIET_FACT), "")
+    held = await store.call(store.held_waiting, who)
+    return render(request, "person.html", person=who, facts=facts, quiet=quiet, held=held)
 
 
 async def conversations(request: Request) -> Response:

@@ -8,13 +8,15 @@ from collections.abc import Callable
 
 from omega.commands_table import HELP
 from omega.gateway.commands.context import CommandContext
+from omega.gateway.notify import quiet_setting
+from omega.hours import QUIET_FACT
 from omega.memory.audit import AuditEntry
 from omega.memory.tasks import TaskLookupError
 from omega.prompts import LANGUAGES
 from omega.turn import creator_role, may_edit_task
 from omega.types import IncomingMessage
 
-KEEP_ON_PURGE = ("welcomed", "preferred_language")
+KEEP_ON_PURGE = ("welcomed", "preferred_language", QUIET_FACT)
 
 
 def _help(ctx: CommandContext, args: str) -> str:
@@ -160,6 +162,11 @@ def _personality(ctx: CommandContext, args: str) -> str:
     return "Got it, I'll talk to you like that from now on."
 
 
+def _quiet(ctx: CommandContext, args: str) -> str:
+    """Your quiet hours, in your time zone (gateway.notify)."""
+    return quiet_setting(ctx.store, ctx.message.sender_id, args, ctx.config.omega.timezone)
+
+
 def _purge(ctx: CommandContext, args: str) -> str:
     removed = ctx.store.delete_facts(ctx.message.sender_id, keep=KEEP_ON_PURGE)
     return f"Forgot {removed} facts about you."
@@ -220,6 +227,7 @@ PERSON_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "rerun": _rerun,
     "language": _language,
     "personality": _personality,
+    "quiet": _quiet,
     "purge": _purge,
     "skills": _skills,
     "projects": _projects,

@@ -1,0 +1,433 @@
+"""The notification gate (issue 39), through the real gateway with a real store and a clock the
+test moves: quiet hours set with /quiet hold a normal alert and a heartbeat finding until one
+digest when they end, sent once; urgent alerts and the person's own reminder go through; the
+daily cap holds the extra ones for the digest; held messages outlive the process that held
+them, and two replicas send one digest. The same through `omega chat --jsonl` under faketime,
+`omega people quiet` and the web page."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import closing
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import unquote
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from omega.gateway.gateway import Gateway
+from omega.gateway.notify import unasked
+from omega.gateway.pipeline import respond
+from omega.loops.heartbeat import run_heartbeat
+from omega.loops.scheduler import Scheduler
+from omega.memory.audit import AuditEntry
+from omega.owner import owner_alert
+from omega.turn import PipelineDeps
+from omega.turn.spend import refusal
+from omega.types import IncomingMessage, OutgoingMessage
+from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
+from tests.dbfile import connect_db
+from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.providers import DIRECT, ScriptedProvider
+from tests.integration.test_web_security import _login
+from tests.integration.web_support import RunningWeb
+
+MADRID = ZoneInfo("Europe/Madrid")
+OWNER_ID = "42"
+ANA = "7"
+ENV = {
+    "OMEGA_OMEGA__TIMEZONE": "Europe/Madrid",
+    "OMEGA_AUTH__OWNERS": f'["telegram:{OWNER_ID}"]',
+    "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}]",
+}
+
+
+def at(day: int, hour: int, minute: int = 0) -> datetime:
+    """A wall-clock time in Madrid, January 2030, as UTC."""
+    return datetime(2030, 1, day, hour, minute, tzinfo=MADRID).astimezone(UTC)
+
+
+class Phone:
+    """The owner's Telegram: any replica sends on it; it records what it got, and can fail."""
+
+    name = "telegram"
+    answers_from_any_replica = True
+
+    def __init__(self) -> None:
+        self.sent: list[OutgoingMessage] = []
+        self.down = False
+
+    async def run(self, submit: object) -> None:
+        await asyncio.Event().wait()
+
+    async def send(self, message: OutgoingMessage) -> None:
+        if self.down:
+            raise ConnectionError("telegram is down")
+        self.sent.append(message)
+
+    async def send_typing(self, target: str) -> None:
+        return None
+
+    async def stop(self) -> None:
+        return None
+
+    def texts(self, kind: str = "") -> list[str]:
+        """What arrived (of one kind)."""
+        return [m.text for m in self.sent if not kind or m.kind == kind]
+
+
+def gateway(deps: PipelineDeps, now: list[datetime]) -> tuple[Gateway, Phone]:
+    """A gateway on the phone whose gate reads the time from `now[0]`."""
+    phone = Phone()
+    gate = Gateway(deps, [phone])
+    gate.notify.clock = lambda: now[0]
+    return gate, phone
+
+
+async def say(gate: Gateway, text: str) -> None:
+    """The owner writes on Telegram; returns once it is answered."""
+    await (await gate.submit(IncomingMessage("telegram", OWNER_ID, text, assurance="platform")))
+
+
+def held(deps: PipelineDeps) -> list[tuple[str, str, bool]]:
+    """(reason, priority, sent) of every held message, in order."""
+    rows = deps.store.query("SELECT reason, priority, sent_at FROM held_messages ORDER BY id")
+    return [(row["reason"], row["priority"], row["sent_at"] is not None) for row in rows]
+
+
+def test_an_alert_in_quiet_hours_waits_for_one_morning_digest(
+    make_deps: MakeDeps, isolated_env: Path
+) -> None:
+    provider = ScriptedProvider("💧 You have not logged any water since noon.", plan=DIRECT)
+    deps = make_deps(provider, **ENV)
+    (isolated_env / "HEARTBEAT.md").write_text("- Am I drinking enough water?\n")
+    now = [at(7, 21, 0)]
+
+    async def run() -> list[int]:
+        gate, phone = gateway(deps, now)
+        await say(gate, "/quiet 22:00-07:30")
+        assert "Quiet hours set: 22:00-07:30 (Europe/Madrid)" in phone.texts()[-1]
+        now[0] = at(7, 23, 0)
+        await gate.send(owner_alert("💾 The disk is 95% full."))
+        now[0] = at(7, 23, 20)
+        assert await run_heartbeat(deps, gate)  # a finding, for the owner
+        assert not any("disk" in t or "water" in t for t in phone.texts())
+        phone.sent.clear()
+        counts = []
+        for moment in (at(8, 7, 0), at(8, 7, 30), at(8, 7, 31), at(8, 12, 0)):
+            now[0] = moment
+            counts.append(await gate.notify.release_due())
+        [digest] = phone.sent
+        assert (digest.channel, digest.target, digest.kind) == ("telegram", OWNER_ID, "status")
+        assert digest.id == "held:1-2"
+        assert "held for you during your quiet hours (22:00-07:30)" in digest.text
+        # Normal before low, each with the local time it was held.
+        assert digest.text.index("[23:00] 💾 The disk") < digest.text.index("[23:20] 💧")
+        return counts
+
+    assert asyncio.run(run()) == [0, 1, 0, 0]  # when they end, and once
+    assert held(deps) == [("quiet", "normal", True), ("quiet", "low", True)]
+
+
+def test_urgent_alerts_go_through_quiet_hours(make_deps: MakeDeps) -> None:
+    deps = make_deps(ScriptedProvider(plan=DIRECT), OMEGA_LIMITS__DAILY_USD="1", **ENV)
+    now = [at(7, 21, 0)]
+
+    async def run() -> Phone:
+        gate, phone = gateway(deps, now)
+        await say(gate, "/quiet 22:00-07:30")
+        now[0] = at(8, 2, 0)
+        # The spending cap, through its own path: today's calls cost more than the cap.
+        entry = AuditEntry("telegram", OWNER_ID, "ok", provider="p", model="m", cost_usd=3.0)
+        await deps.store.call(deps.store.audit, entry)
+        assert await refusal(deps, "exchange") is not None
+        await gate.send(owner_alert("🚨 SELF-HEALING ESCALATION: x", priority="urgent"))
+        await gate.send(owner_alert("a proposal waits"))
+        return phone
+
+    phone = asyncio.run(run())
+    alerts = phone.texts("alert")
+    assert len(alerts) == 2 and "daily cap" in alerts[0] and "ESCALATION" in alerts[1]
+    assert held(deps) == [("quiet", "normal", False)]
+    assert deps.store.counts()["held_for_digest"] == 1  # `omega status`, the Health page
+
+
+def test_the_persons_own_reminder_goes_through_quiet_hours(make_deps: MakeDeps) -> None:
+    provider = ScriptedProvider(
+        "Will do.\nSCHEDULE: take the pills | 2030-01-07T23:30 | once", plan=DIRECT
+    )
+    deps = make_deps(provider, **ENV)
+    now = [at(7, 21, 0)]
+
+    async def run() -> Phone:
+        gate, phone = gateway(deps, now)
+        await say(gate, "/quiet 22:00-07:30")
+        await say(gate, "remind me at 23:30 to take the pills")
+        # One set for the afternoon, due while Omega was down, fires late.
+        store = deps.store
+        await store.call(
+            lambda: store.create_task(
+                channel="telegram",
+                sender_id=OWNER_ID,
+                reply_target=OWNER_ID,
+                description="call the bank",
+                due_at=at(7, 14, 0),
+            )
+        )
+        phone.sent.clear()
+        now[0] = at(7, 23, 30)
+        scheduler = Scheduler(deps, gate, respond)
+        assert await scheduler.run_due(now[0]) == 2
+        return phone
+
+    phone = asyncio.run(run())
+    assert phone.texts() == ["Reminder: take the pills"]  # set for now: it goes through
+    assert held(deps) == [("quiet", "normal", False)]  # the late one waits for the morning
+    [(kind, text)] = deps.store.query("SELECT kind, text FROM held_messages")
+    assert (kind, text) == ("reminder", "Reminder: call the bank")
+
+
+def test_the_daily_cap_holds_the_extra_messages_for_the_digest(make_deps: MakeDeps) -> None:
+    deps = make_deps(
+        ScriptedProvider("Sure.\nSCHEDULE: stretch | 2030-01-07T12:05 | once", plan=DIRECT),
+        OMEGA_LIMITS__MAX_UNASKED_PER_DAY="2",
+        **ENV,
+    )
+    now = [at(7, 12, 0)]
+
+    async def run() -> tuple[Phone, list[int]]:
+        gate, phone = gateway(deps, now)
+        await say(gate, "remind me to stretch at 12:05")
+        phone.sent.clear()
+        for number in range(1, 5):
+            await gate.send(owner_alert(f"alert {number}"))
+        await gate.send(owner_alert("security: the sandbox is off", priority="urgent"))
+        now[0] = at(7, 12, 5)
+        await Scheduler(deps, gate, respond).run_due(now[0])  # asked for: never capped
+        sent = []
+        for moment in (at(7, 23, 0), at(8, 7, 59), at(8, 8, 0)):
+            now[0] = moment
+            sent.append(await gate.notify.release_due())
+        await gate.send(owner_alert("alert 5"))  # a new day, a new count
+        return phone, sent
+
+    phone, sent = asyncio.run(run())
+    assert sent == [0, 0, 1]  # next morning at 08:00 (no quiet hours set)
+    texts = phone.texts()
+    assert texts[:4] == [
+        "alert 1",
+        "alert 2",
+        "security: the sandbox is off",
+        "Reminder: stretch",
+    ]
+    assert "past the day's limit of 2 unasked messages" in texts[4]
+    assert "alert 3" in texts[4] and "alert 4" in texts[4]
+    assert texts[5:] == ["alert 5"]
+    assert held(deps) == [("cap", "normal", True), ("cap", "normal", True)]
+
+
+def test_held_messages_outlive_their_process_and_two_replicas_send_one_digest(
+    make_deps: MakeDeps,
+) -> None:
+    first = make_deps(ScriptedProvider(plan=DIRECT), **ENV)
+    now = [at(7, 21, 0)]
+
+    async def hold() -> None:
+        gate, _ = gateway(first, now)
+        await say(gate, "/quiet 22:00-07:30")
+        now[0] = at(7, 23, 0)
+        await gate.send(owner_alert("a proposal waits for review"))
+        await gate.send(owner_alert("a tool keeps failing", priority="low"))
+
+    asyncio.run(hold())
+    # Two other processes on the same database (two connections: two replicas).
+    replicas = [make_deps(ScriptedProvider(plan=DIRECT)) for _ in range(2)]
+    now[0] = at(8, 7, 31)
+
+    async def release() -> tuple[list[int], list[Phone]]:
+        gates = [gateway(deps, now) for deps in replicas]
+        counts = await asyncio.gather(*(gate.notify.release_due() for gate, _ in gates))
+        again = await asyncio.gather(*(gate.notify.release_due() for gate, _ in gates))
+        return [*counts, *again], [phone for _, phone in gates]
+
+    counts, phones = asyncio.run(release())
+    assert sorted(counts) == [0, 0, 0, 1]
+    digests = [m for phone in phones for m in phone.sent]
+    assert len(digests) == 1 and "a proposal waits for review" in digests[0].text
+    assert held(first) == [("quiet", "normal", True), ("quiet", "low", True)]
+
+
+def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_out(
+    make_deps: MakeDeps,
+) -> None:
+    env = {**ENV, "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}, {ANA}]"}
+    deps = make_deps(ScriptedProvider(plan=DIRECT), **env)
+    now = [at(7, 21, 0)]
+
+    async def run() -> tuple[list[int], Phone]:
+        gate, phone = gateway(deps, now)
+        await (await gate.submit(IncomingMessage("telegram", ANA, "/quiet 21:30-07:00")))
+        store = deps.store
+        await store.call(
+            lambda: store.create_task(
+                channel="telegram",
+                sender_id=ANA,
+                reply_target=ANA,
+                description="water the plants",
+                due_at=at(7, 18, 0),
+            )
+        )
+        now[0] = at(7, 22, 0)  # fired four hours late: not one she set for now
+        assert await Scheduler(deps, gate, respond).run_due(now[0]) == 1
+        phone.sent.clear()
+        phone.down, counts = True, []
+        now[0] = at(8, 7, 0)
+        counts.append(await gate.notify.release_due())  # taken, not sent
+        phone.down = False
+        now[0] = at(8, 7, 1)
+        counts.append(await gate.notify.release_due())  # still the first taker's
+        now[0] = at(8, 7, 3)
+        counts.append(await gate.notify.release_due())  # its lease ran out
+        return counts, phone
+
+    counts, phone = asyncio.run(run())
+    assert counts == [0, 0, 1]
+    [digest] = phone.sent
+    assert digest.target == ANA and "held for you during your quiet hours (21:30-07:00)" in (
+        digest.text
+    )
+    assert "[18:00] Reminder: water the plants" not in digest.text  # held at 22:00
+    assert "[22:00] Reminder: water the plants" in digest.text
+
+
+def test_answers_never_pass_the_gate() -> None:
+    assert not unasked(OutgoingMessage("telegram", "42", "hello", kind="reply"))
+    assert not unasked(OutgoingMessage("telegram", "42", "step 1 of 3", kind="status"))
+    assert unasked(OutgoingMessage("telegram", "42", "Reminder: x", kind="reminder"))
+    assert unasked(owner_alert("heartbeat interval set", kind="status"))
+
+
+def _chat(stamp: str, env: dict[str, str], *lines: dict[str, object]) -> list[dict[str, object]]:
+    """`omega chat --jsonl` at a faked wall-clock time (UTC); the objects it wrote."""
+    done = subprocess.run(
+        ["faketime", stamp, OMEGA_BIN, "chat", "--jsonl"],
+        input=jsonl(*lines),
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, **env),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+
+
+def _until_digest(stamp: str, env: dict[str, str]) -> list[dict[str, object]]:
+    """`omega chat --jsonl` at `stamp`, its input kept open until the digest is written."""
+    proc = subprocess.Popen(
+        ["faketime", stamp, OMEGA_BIN, "chat", "--jsonl"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, **env),
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    events = []
+    guard = threading.Timer(60, proc.kill)  # no digest at all: the test fails, never hangs
+    guard.start()
+    try:
+        for line in proc.stdout:  # the digest job runs once at start
+            events.append(json.loads(line))
+            if "held for you" in str(events[-1]["text"]):
+                break
+    finally:
+        proc.stdin.close()
+        proc.stdin = None  # closed: communicate only reads
+        rest, err = proc.communicate(timeout=60)
+        guard.cancel()
+    assert proc.returncode == 0, err
+    return events + [json.loads(line) for line in rest.splitlines() if line.strip()]
+
+
+@pytest.fixture
+def teleport(fake_openai: FakeOpenAI) -> Iterator[dict[str, str]]:
+    """The scripted provider's answer to "teleport me": a gap, so an owner alert."""
+    fake_openai.script = [
+        Step(
+            match="teleport me",
+            text="I can't do that.\nLIMITATION: No teleport | I cannot move people | build one",
+        )
+    ]
+    yield openai_env(fake_openai, OMEGA_OMEGA__TIMEZONE="UTC", TZ="UTC")
+
+
+def test_quiet_hours_through_omega_chat_across_restarts(
+    teleport: dict[str, str], isolated_env: Path
+) -> None:
+    night = _chat(
+        "2030-01-07 23:00:00",
+        teleport,
+        {"text": "/quiet 22:00-07:30"},
+        {"text": "teleport me to Lisbon"},
+    )
+    [quiet] = [e for e in night if "Quiet hours set" in str(e["text"])]
+    assert "Quiet hours set: 22:00-07:30 (UTC)" in str(quiet["text"])
+    assert any("I can't do that." in str(e["text"]) for e in night)
+    assert not [e for e in night if "No teleport" in str(e["text"])]  # held, not sent
+    with closing(connect_db(isolated_env / "memory.db")) as conn:
+        waiting = conn.execute("SELECT COUNT(*) FROM held_messages WHERE sent_at IS NULL")
+        assert waiting.fetchone()[0] >= 1
+
+    # The next morning, a new process: the digest comes at once, and once.
+    morning = _until_digest("2030-01-08 07:31:00", teleport)
+    digests = [e for e in morning if "held for you" in str(e["text"])]
+    assert len(digests) == 1 and "No teleport" in str(digests[0]["text"])
+    assert digests[0]["kind"] == "status" and str(digests[0]["id"]).startswith("held:")
+    later = _chat("2030-01-08 07:40:00", teleport, {"text": "/quiet"})
+    assert "Quiet hours: 22:00-07:30 (UTC)." in str(later[-1]["text"])
+    assert not [e for e in later if "held for you" in str(e["text"])]
+    with closing(connect_db(isolated_env / "memory.db")) as conn:
+        left = conn.execute("SELECT COUNT(*) FROM held_messages WHERE sent_at IS NULL")
+        assert left.fetchone()[0] == 0
+
+    # `omega people quiet`: the same setting from the command line.
+    user = str(quiet["to"])
+    shown = run_omega("people", "quiet", f"terminal:{user}", env=teleport)
+    assert f"{user}: Quiet hours: 22:00-07:30" in shown.stdout, shown.stderr
+    assert run_omega("people", "quiet", user, "25:00-07:00", env=teleport).returncode == 2
+    off = run_omega("people", "quiet", user, "off", env=teleport)
+    assert "Quiet hours off." in off.stdout, off.stderr
+    assert "No quiet hours set." in run_omega("people", "quiet", user, env=teleport).stdout
+
+
+def test_the_web_page_sets_a_persons_quiet_hours(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    running = RunningWeb(isolated_env, openai_env(fake_openai))
+    try:
+        client, csrf = _login(running)
+        own = {"Origin": running.base}
+        with closing(client):
+            page = client.get("/person?id=ana")
+            assert page.status_code == 200 and 'placeholder="22:00-07:30"' in page.text
+            form = {"csrf_token": csrf, "person": "ana", "hours": "22:30-06:45"}
+            response = client.post("/person/quiet", headers=own, data=form)
+            assert response.status_code == 303
+            assert "Quiet hours set: 22:30-06:45" in unquote(response.headers["location"])
+            assert 'value="22:30-06:45"' in client.get("/person?id=ana").text
+            form["hours"] = "off"
+            client.post("/person/quiet", headers=own, data=form)
+        with closing(connect_db(isolated_env / "memory.db")) as conn:
+            facts = conn.execute("SELECT key FROM facts WHERE sender_id = 'ana'").fetchall()
+            events = conn.execute("SELECT event FROM audit_log WHERE event = 'person:quiet'")
+            assert facts == [] and len(events.fetchall()) == 2
+    finally:
+        code, err = running.terminate()
+    assert code == 0, err
