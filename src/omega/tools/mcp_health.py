@@ -288,9 +288,9 @@ def _running(live: Mapping[str, int]) -> int:
     for pid, n in live.items():
         try:
             os.kill(int(pid), 0)
-        except ProcessLookupError:
+        except (ProcessLookupError, ValueError, OverflowError):  # gone, or no pid at all
             continue
-        except (PermissionError, ValueError):
+        except PermissionError:  # alive, someone else's
             pass
         count += n
     return count
