@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -17,7 +18,8 @@ from tests.fakes.scripted import ScriptedServer
 
 @dataclass
 class Step:
-    """One scripted response: text, an HTTP error (`text` its message), or a hang."""
+    """One scripted response: text, an HTTP error (`text` its message), or a hang; `before`
+    runs first (the test acting while the model "thinks")."""
 
     text: str = ""
     status: int = 200
@@ -27,6 +29,7 @@ class Step:
     planner: bool = False  # answers Omega's planning (classify & route) call instead
     retry_after: float = 0.0  # sent as the `retry-after` header of an error answer
     cached_tokens: int = 0  # reported as usage.prompt_tokens_details.cached_tokens when set
+    before: Callable[[], None] | None = None  # run by the test's thread before answering
 
 
 @dataclass
@@ -86,6 +89,8 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
                     self.path, {k.lower(): v for k, v in self.headers.items()}, body
                 )
                 step, planning = fake.record(request)
+                if step.before is not None:
+                    step.before()
                 # default_delay simulates a slow answer; planning calls stay instant unless
                 # a scripted step says otherwise.
                 delay = step.hang_secs or (fake.planner_delay if planning else fake.default_delay)

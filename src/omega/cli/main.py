@@ -208,7 +208,7 @@ def status() -> None:
     from omega.providers import build_provider, chain_names, resolve_provider_name
     from omega.quant.feedstatus import status_row as quant_row
     from omega.sandbox import probe
-    from omega.tools.mcp_health import status_lines as mcp_status_lines
+    from omega.tools.mcp_status import status_lines as mcp_status_lines
 
     runtime = _runtime()
     register_checks(runtime.config, runtime.paths)  # each enabled channel plug-in's checks

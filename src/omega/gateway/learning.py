@@ -1,4 +1,4 @@
-"""What a reply teaches: files refused and MCP servers that did not start reach the owner,
+"""What a reply teaches: files refused and MCP servers in trouble reach the owner,
 introspection every N tool calls, a new limitation (anyone's) becomes a gated proposal, and the
 honest answer when the planner finds no tool or skill can do it. None of it may stop the reply."""
 
@@ -38,12 +38,13 @@ async def report_refused_files(
 async def report_failed_servers(
     deps: PipelineDeps, message: IncomingMessage, turn: Turn, out: Outbox
 ) -> None:
-    """Skills' MCP servers that did not start reach the owner once, as limitations."""
+    """Skills' MCP servers that did not start, or exited or hung in use, reach the owner once,
+    as limitations."""
     try:
         ctx = marker_context(deps, message, turn, out, cause="integrity")
         await report_server_failures(deps, out, ctx)
     except Exception:
-        log.exception("reporting MCP servers that did not start failed")
+        log.exception("reporting MCP servers in trouble failed")
 
 
 async def introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:

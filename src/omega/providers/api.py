@@ -229,6 +229,7 @@ class ApiProvider:
                 self.name, model, model_name, history, settings, instructions, user_prompt
             )
         started = time.perf_counter()
+        deadline = self.settings.timeout_secs * TOOL_TIME_SHARE  # for one tool call
         # The run adds every request's usage to this one (as for a delegate agent's run), so
         # what was billed is known when the run fails too.
         spent = RunUsage()
@@ -251,16 +252,14 @@ class ApiProvider:
                         if allowed is not None:  # not the owner: only the tools they may use
                             own = own.filtered(lambda _ctx, tool: tool.name in allowed)
                         toolsets.append(own)
-                    # A matching skill's MCP servers live for this call only, in the
+                    # A matching skill's MCP servers, watched, for this call only, in the
                     # person's own folder (cwd and the sandbox's workspace).
                     sandbox = self.sandbox or default_sandbox()
                     if context.workspace:
                         sandbox = sandbox.for_workspace(Path(context.workspace))
-                    toolsets += await start_servers(stack, context.mcp_servers, sandbox)
+                    toolsets += await start_servers(stack, context.mcp_servers, sandbox, deadline)
                 recorder = RecordingToolset(
-                    CombinedToolset(toolsets),
-                    max_rounds=MAX_TOOL_ROUNDS,
-                    timeout_secs=self.settings.timeout_secs * TOOL_TIME_SHARE,
+                    CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS, timeout_secs=deadline
                 )
                 # The tools that ran are recorded even when the answer then fails (times out).
                 stack.push(lambda failed, *_: None if failed is None else _salvage(recorder))

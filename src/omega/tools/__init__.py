@@ -12,6 +12,7 @@ something the others do not need (pydantic-ai, the memory store, the MCP client)
 - wrappers (module): the pydantic-ai toolsets that run and record tool calls (imports pydantic-ai)
 - mcp (module): skills' MCP servers, started in the sandbox
 - mcp_health (module): what each MCP server last did, for status and self-healing
+- mcp_status (module): each MCP server's state in one line, for status and the Health page
 - human (module): tools the owner added by hand, pinned by digest
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "human",
     "mcp",
     "mcp_health",
+    "mcp_status",
     "safe_fs",
     "tool_environment",
     "wrappers",

@@ -1,9 +1,11 @@
 """The stdio MCP servers a matching skill declares, as pydantic-ai toolsets for one call.
 
-Each server's tools are prefixed with its name (`calc` + `add` -> `calc_add`), so two servers
-never offer the model the same tool name. Servers start with the MCP SDK's minimal inherited
-environment plus what the skill declares, so Omega's credentials do not reach them, and run
-under the OS sandbox like every command the model can drive.
+The tool loop's servers are watched while the call uses them (mcp_watch): one that exits or
+stops answering is restarted with backoff. Each server's tools are prefixed with its name
+(`calc` + `add` -> `calc_add`), so two servers never offer the model the same tool name.
+Servers start with the MCP SDK's minimal inherited environment plus what the skill declares,
+so Omega's credentials do not reach them, and run under the OS sandbox like every command the
+model can drive.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +23,11 @@ from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths, default_home
 from omega.sandbox import Sandbox
 from omega.sandbox.servers import server_environment
-from omega.tools.mcp_health import probe_server, record_failure, record_started
+from omega.tools.mcp_health import mark_running, mark_stopped, probe_server, record_failure
 from omega.types import McpServer
 
 if TYPE_CHECKING:
+    from pydantic_ai.mcp import MCPToolset
     from pydantic_ai.toolsets import AbstractToolset
 
 log = logging.getLogger(__name__)
@@ -87,29 +91,54 @@ def mcp_toolsets(
     return [t for _launch, t in _toolsets(planned, init_timeout)]
 
 
-def _toolsets(
-    planned: Sequence[Launch], init_timeout: float
-) -> list[tuple[Launch, AbstractToolset[Any]]]:
+def _toolset(launch: Launch, init_timeout: float) -> MCPToolset[Any]:
+    """One server's toolset; its process starts when it is entered and ends when it is left."""
     from fastmcp.client.transports import StdioTransport
     from pydantic_ai.mcp import MCPToolset
+
+    transport = StdioTransport(
+        command=launch.argv[0],
+        args=launch.argv[1:],
+        env=launch.env,
+        cwd=launch.cwd,
+        keep_alive=False,  # the process ends with the call
+    )
+    return MCPToolset(
+        transport,
+        # A server-side error is a failed tool result the model reads, not a retry prompt.
+        tool_error_behavior="failed",
+        init_timeout=init_timeout,
+    )
+
+
+def _toolsets(
+    planned: Sequence[Launch],
+    init_timeout: float,
+    home: Path | None = None,
+    deadline: float | None = None,
+) -> list[tuple[Launch, AbstractToolset[Any]]]:
+    """The prefixed toolsets, each watched (restarted when it exits or stops answering, its
+    state recorded in `home`, a hang found within `deadline`) when `home` is given."""
+    from omega.tools.mcp_watch import ServerWatch, WatchedToolset
 
     found: list[tuple[Launch, AbstractToolset[Any]]] = []
     taken: set[str] = set()
     for launch in planned:
-        transport = StdioTransport(
-            command=launch.argv[0],
-            args=launch.argv[1:],
-            env=launch.env,
-            cwd=launch.cwd,
-            keep_alive=False,  # the process ends with the call
-        )
-        toolset: MCPToolset[Any] = MCPToolset(
-            transport,
-            # A server-side error is a failed tool result the model reads, not a retry prompt.
-            tool_error_behavior="failed",
-            init_timeout=init_timeout,
-        )
-        found.append((launch, toolset.prefixed(tool_prefix(launch.server.name, taken))))
+        shown: AbstractToolset[Any]
+        if home is None:
+            shown = _toolset(launch, init_timeout)
+        else:
+            watch = ServerWatch(
+                partial(_toolset, launch, init_timeout),
+                launch.server.name,
+                home,
+                launch.argv,
+                _full_env(launch.env),
+                launch.cwd,
+                deadline,
+            )
+            shown = WatchedToolset(watch.server, watch=watch)
+        found.append((launch, shown.prefixed(tool_prefix(launch.server.name, taken))))
     return found
 
 
@@ -117,26 +146,33 @@ async def start_servers(
     stack: AsyncExitStack,
     servers: Sequence[McpServer],
     sandbox: Sandbox,
+    tool_deadline: float | None = None,
     *,
     cwd: Path | None = None,
     init_timeout: float = MCP_INIT_TIMEOUT_SECS,
 ) -> list[AbstractToolset[Any]]:
-    """Start each server on `stack` under `sandbox`; one that does not start costs its tools,
-    not the reply, and is recorded with the reason (its stderr) for status and the owner."""
+    """Start each server on `stack` under `sandbox`, watched while the call uses it (a hang
+    found within `tool_deadline`, the time one tool call may take); one that does not start
+    costs its tools, not the reply, and is recorded with the reason (its stderr) for status
+    and the owner."""
     started: list[AbstractToolset[Any]] = []
     ok: list[str] = []
     if not servers:
         return started
-    for launch, toolset in _toolsets(launches(servers, sandbox, cwd), init_timeout):
+    home = sandbox.paths.home
+    planned = launches(servers, sandbox, cwd)
+    for launch, toolset in _toolsets(planned, init_timeout, home, tool_deadline):
         try:  # a hang on start-up ends at the toolset's init_timeout
             await stack.enter_async_context(toolset)
         except Exception as exc:  # a missing command, a crash, a timeout
             reason = await probe_server(launch.argv, _full_env(launch.env), launch.cwd)
-            record_failure(sandbox.paths.home, launch.server.name, reason or str(exc))
+            record_failure(home, launch.server.name, reason or str(exc))
             continue
         started.append(toolset)
         ok.append(launch.server.name)
-    record_started(sandbox.paths.home, ok)
+    if ok:  # running while this call lasts (a failure before is forgotten)
+        mark_running(home, ok)
+        stack.callback(mark_stopped, home, ok)
     return started
 
 

@@ -328,14 +328,15 @@ async def tools(request: Request) -> Response:
 
 
 async def health(request: Request) -> Response:
-    """Provider, channels, loops, last heartbeat, sandbox, the replicas and their leases,
-    self-check results and the security audit's findings (the checks of `omega security
-    audit`)."""
+    """Provider, channels, loops, last heartbeat, sandbox, skills' MCP servers, the replicas
+    and their leases, self-check results and the security audit's findings (the checks of
+    `omega security audit`)."""
     import asyncio
 
     from omega.ops.fleet import fleet_rows
     from omega.ops.security import AuditContext, audit
     from omega.sandbox import probe
+    from omega.tools.mcp_status import server_states
 
     ctx = ctx_of(request)
     deps = ctx.deps
@@ -373,6 +374,7 @@ async def health(request: Request) -> Response:
         heartbeat_interval=deps.state.heartbeat_interval,
         uptime=f"{uptime // 3600}h {uptime % 3600 // 60}m {uptime % 60}s",
         sandbox=probe(config.sandbox.mode).describe(),
+        mcp=server_states(deps.paths.home),
         findings=report.findings,
         counts=report.counts(),
         db_kib=size / 1024,

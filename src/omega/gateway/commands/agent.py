@@ -26,7 +26,7 @@ from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.providers import chain_names
 from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
-from omega.tools.mcp_health import status_lines as mcp_status_lines
+from omega.tools.mcp_status import status_lines as mcp_status_lines
 from omega.turn import is_owner
 
 
