@@ -10,6 +10,8 @@ import dataclasses
 import json
 import logging
 import sqlite3
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -691,3 +693,37 @@ def test_a_call_that_offers_no_tools_skips_the_agent_graph(
     assert "tools" not in direct.body and agent.body["tools"]
     assert direct.messages == agent.messages  # the same history, prompt and instructions
     assert direct.messages[0] == {"role": "system", "content": SYSTEM}
+
+
+def test_a_call_made_while_the_provider_is_being_prepared_does_not_break_its_import(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """A fresh process answers a call at once while `prepare` loads pydantic-ai on a worker
+    thread: two threads importing it together met a circular import half-way (CI: "cannot
+    import name 'RunContext' from partially initialized module"), and the call failed."""
+    code = f"""
+import asyncio
+from pathlib import Path
+from omega.config import Config
+from omega.paths import OmegaPaths
+from omega.providers import build_provider
+from omega.types import ChatMessage, Context
+
+section = {openai_section(fake_openai)!r}
+provider = build_provider(
+    "openai", Config.model_validate({{"provider": {{"openai": section}}}}), OmegaPaths(Path("x"))
+)
+
+async def main() -> None:
+    context = Context(system_prompt="s", messages=[ChatMessage("user", "hi")])
+    _, reply = await asyncio.gather(provider.prepare(), provider.complete(context))
+    print(reply.text)
+
+asyncio.run(main())
+"""
+    for _ in range(3):  # the window is the import itself: a few fresh processes
+        proc = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=120
+        )
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.strip() == "echo: hi"

@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import socket
 import subprocess
-import threading
 from pathlib import Path
 
+import pytest
+
+from omega.gateway import gateway as gateway_module
+from omega.gateway import pipeline
 from omega.gateway.gateway import Gateway
 from omega.memory import Store
 from omega.replica import replica_name
@@ -184,7 +187,9 @@ def test_a_senders_queued_messages_are_taken_up_at_once_without_the_poll(
     assert replies == ["t-0", "t-1", "t-2"]
 
 
-def test_a_message_after_the_answer_went_out_is_not_told_to_wait(make_deps: MakeDeps) -> None:
+def test_a_message_after_the_answer_went_out_is_not_told_to_wait(
+    make_deps: MakeDeps, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Once a sender's answer is out, their next message is not told "Got it, I'll get to this
     next" while the turn's bookkeeping finishes (CI, PostgreSQL: a Discord reply arrived with
     a stray acknowledgement); one sent while the answer is still coming is."""
@@ -192,27 +197,29 @@ def test_a_message_after_the_answer_went_out_is_not_told_to_wait(make_deps: Make
     deps = make_deps(provider, OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS="[42]")
     deps.store.set_fact("42", "welcomed", "yes")
     channel = SharedChannel()
-    finishing = threading.Event()
-    finish = deps.store.inbox_finish
+    answered_first = asyncio.Event()
+    bookkeeping_done = asyncio.Event()
+    real_handle = pipeline.handle_message
 
-    def slow_finish(message_id: str, error: str = "") -> None:
-        if message_id == "t-0":
-            finishing.wait(10)  # the answer is out; the turn's last write is slow
-        finish(message_id, error)
+    async def slow_after_the_answer(deps: object, message: IncomingMessage, out: object) -> None:
+        await real_handle(deps, message, out)  # type: ignore[arg-type]
+        if message.id == "t-0":  # the answer is out; the turn's last steps take a while
+            answered_first.set()
+            await bookkeeping_done.wait()
 
-    deps.store.inbox_finish = slow_finish  # type: ignore[method-assign]
+    monkeypatch.setattr(gateway_module, "handle_message", slow_after_the_answer)
 
     async def run() -> None:
         gateway = Gateway(deps, [channel])
         first = await gateway.submit(
             IncomingMessage("telegram", "42", "one", id="t-0", assurance="platform")
         )
-        await asyncio.wait_for(channel.got.wait(), 10)
+        await asyncio.wait_for(answered_first.wait(), 10)
         assert [m.reply_to for m in channel.sent] == ["t-0"]
         second = await gateway.submit(
             IncomingMessage("telegram", "42", "two", id="t-1", assurance="platform")
         )
-        finishing.set()
+        bookkeeping_done.set()
         await asyncio.wait_for(asyncio.gather(first, second), 10)
 
     asyncio.run(run())

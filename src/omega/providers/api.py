@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 import time
 import weakref
 from contextlib import AsyncExitStack
@@ -31,6 +32,27 @@ if TYPE_CHECKING:
     from omega.tools.wrappers import RecordingToolset
 
 log = logging.getLogger(__name__)
+
+# pydantic-ai is imported by one thread at a time: `prepare` loads it on a worker thread, and a
+# call made meanwhile on the event loop imported it too; the two met a circular import half-way
+# ("cannot import name ... from partially initialized module") and the call failed.
+_SDK_LOCK = threading.RLock()
+_sdk_loaded = threading.Event()
+
+
+def _load_sdk() -> None:
+    """Import pydantic-ai and the modules Omega uses from it, once (about a second)."""
+    with _SDK_LOCK:
+        if _sdk_loaded.is_set():
+            return
+        import pydantic_ai
+        import pydantic_ai.direct  # noqa: F401
+
+        import omega.tools.mcp
+        import omega.tools.wrappers  # noqa: F401
+
+        _sdk_loaded.set()
+
 
 # pydantic-ai prints a Logfire advertisement into a person's terminal on the first run of an
 # agent; a chat is no place for it (its own switch; a user who sets it otherwise keeps that).
@@ -137,18 +159,21 @@ class ApiProvider:
     def _model(self, model_name: str) -> Model:
         cached = self._models.get(model_name)
         if cached is None:
-            s = self.settings
-            endpoint = Endpoint(s.name, s.api_key, s.base_url, s.max_retries)
-            cached = build_model(endpoint, model_name, self.http_client)
-            self._models[model_name] = cached
+            with _SDK_LOCK:  # a model's first use imports its SDK module
+                _load_sdk()
+                s = self.settings
+                endpoint = Endpoint(s.name, s.api_key, s.base_url, s.max_retries)
+                cached = build_model(endpoint, model_name, self.http_client)
+                self._models[model_name] = cached
         return cached
+
+    async def _loaded_model(self, model_name: str) -> Model:
+        """The model, its imports made off the event loop the first time (one thread at a time)."""
+        cached = self._models.get(model_name)
+        return cached if cached is not None else await asyncio.to_thread(self._model, model_name)
 
     async def prepare(self) -> None:
         def load() -> None:
-            import pydantic_ai  # noqa: F401  (the first import costs about a second)
-
-            import omega.tools.wrappers  # noqa: F401
-
             self._model(self.settings.model)
             if self.tools is not None:
                 self.tools.toolset()  # tool schemas are built once, off the event loop
@@ -184,6 +209,8 @@ class ApiProvider:
         return context.allowed_tools is None or bool(context.allowed_tools)
 
     async def complete(self, context: Context) -> Reply:
+        if not _sdk_loaded.is_set():  # off the event loop, never beside `prepare`'s import
+            await asyncio.to_thread(_load_sdk)
         from pydantic_ai.messages import ModelResponse
         from pydantic_ai.settings import ModelSettings
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
@@ -194,7 +221,7 @@ class ApiProvider:
 
         self._bind_to_running_loop()
         model_name = context.model or self.settings.model
-        model = self._model(model_name)
+        model = await self._loaded_model(model_name)
         settings: ModelSettings = {
             "timeout": self.settings.timeout_secs,
             # pydantic-ai would prepend ~250 tokens explaining its <system> tags to every
