@@ -19,6 +19,9 @@ DmPolicy = Literal["pairing", "allowlist", "open"]
 class DmPolicySection(Section):
     """A channel people write to: its allow-list and what a stranger gets."""
 
+    # What a stranger writing in a direct chat gets: "allowlist" (the deny message, at most once
+    # a day), "pairing" (a one-time code the owner approves) or "open" (needs "*" in
+    # allowed_users).
     dm_policy: DmPolicy = "allowlist"
 
     @model_validator(mode="after")
@@ -38,12 +41,12 @@ class DmPolicySection(Section):
 
 
 class TerminalConfig(DmPolicySection):
-    enabled: bool = True
+    enabled: bool = True  # `omega start --jsonl` reads stdin (`omega chat` always does)
     allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # "*": anyone at this machine
 
 
 class TelegramConfig(DmPolicySection):
-    enabled: bool = False
+    enabled: bool = False  # `omega start` runs the Telegram bot
     bot_token: SecretStr = SecretStr("")  # empty: TELEGRAM_BOT_TOKEN
     allowed_users: list[int | Literal["*"]] = Field(default_factory=list)  # empty: nobody
     # Every call goes to {api_url}/bot{token}/{method}, files to {api_url}/file/bot{token}/{path}:
@@ -95,7 +98,7 @@ class TelegramConfig(DmPolicySection):
 
 
 class WhatsAppConfig(DmPolicySection):
-    enabled: bool = False
+    enabled: bool = False  # `omega start` runs the WhatsApp channel (the `whatsapp` extra)
     # Phone numbers in international form ("+351900000000"); "*": anyone; empty: nobody.
     allowed_users: list[str] = Field(default_factory=list)
     # personal: Omega is linked to the owner's own account and answers only the "message
@@ -152,9 +155,9 @@ class VoiceSection(Section):
     (then OpenAI's)."""
 
     base_url: str = ""  # e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1
-    api_key: SecretStr = SecretStr("")
-    model: str = "whisper-1"
-    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0
+    api_key: SecretStr = SecretStr("")  # the endpoint's key
+    model: str = "whisper-1"  # Groq: whisper-large-v3
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0  # for one transcription
 
     @field_validator("base_url")
     @classmethod
@@ -168,7 +171,8 @@ class VoiceSection(Section):
 class WebSection(Section):
     """The local web page (chat and the owner's dashboard), served by `omega start`."""
 
-    enabled: bool = False
+    enabled: bool = False  # serve the page from `omega start`
+    # Where to listen; anything but a loopback address is refused unless allow_remote.
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8765  # 0: any free port (tests)
     # Binding to anything but a loopback address must be asked for explicitly: whoever holds

@@ -50,6 +50,6 @@ class LoggingSection(Section):
     """Spec 004's [logging]: which self-evolution steps are written to omega.log (the audit
     log records every one of them regardless)."""
 
-    log_proposals: bool = True
-    log_validations: bool = True
-    log_registrations: bool = True
+    log_proposals: bool = True  # proposals filed
+    log_validations: bool = True  # the gate's verdicts
+    log_registrations: bool = True  # approvals and registrations

@@ -13,10 +13,10 @@ class QuantSection(Section):
     """`omega start` runs the quant feed when enabled; /quant enable|disable, the symbol, the
     portfolio and paper/live are chat settings kept in memory.db."""
 
-    enabled: bool = False
-    host: str = "127.0.0.1"
+    enabled: bool = False  # run the feed (also switched on in chat: /quant enable)
+    host: str = "127.0.0.1"  # where IB Gateway or TWS listens
     port: Annotated[int, Field(ge=1, le=65535)] = 4002  # IB Gateway paper; TWS paper is 7497
-    client_id: Annotated[int, Field(ge=0)] = 17
+    client_id: Annotated[int, Field(ge=0)] = 17  # the read-only market-data connection's id
     # Live orders use a second, non-read-only connection with its own client id, opened only
     # after the owner confirmed live mode.
     order_client_id: Annotated[int, Field(ge=0)] = 18

@@ -10,7 +10,8 @@ from omega.config.base import Section, phone_digits
 
 
 class AuthSection(Section):
-    enabled: bool = True
+    enabled: bool = True  # false: the allow-lists are not checked (anyone may talk)
+    # What a sender who is not allowed is told (at most once per [limits] denial_every_secs).
     deny_message: str = "Sorry, I'm not able to talk with you. Ask my owner to add you."
     # Who may resolve limitations and approve or reject proposals, as "channel:id" (the local
     # terminal and web page and the heartbeat target always may).
