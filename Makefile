@@ -70,6 +70,7 @@ typecheck: dev
 # left out of the nav fails. The configuration and command references are generated from the
 # code at build time (scripts/docs_hooks.py). Nothing is fetched: it builds offline.
 docs: dev
+	$(BIN)/python scripts/import_graph.py > docs/import-graph.md
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 docs-build: dev
