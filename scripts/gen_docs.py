@@ -6,8 +6,8 @@
 
 `mkdocs build` makes both pages through scripts/docs_hooks.py (they are never written into
 docs/). A key's description is its `Field(description=...)` and the comment written with it in
-the model: the comment block right above the key (or above the key it shares a block with) and
-the comment at the end of its line. tests/unit/test_docs.py fails when a key has none.
+the model: the comment lines right above the key and the comment at the end of its line (never
+one of another key). tests/unit/test_docs.py fails when a key has none.
 """
 
 from __future__ import annotations
@@ -64,13 +64,10 @@ def _comments(source: str) -> dict[int, str]:
     return found
 
 
-def field_comments(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
-    """Each field defined in `model`'s own body -> (the comment written with it, whether that
-    comment is only one shared with the field above).
-
-    The block of comment lines right above a field (no blank line between) is its comment, and
-    a field right below another one with no block of its own shares that one's; a comment at
-    the end of the field's lines is added."""
+def field_comments(model: type[BaseModel]) -> dict[str, str]:
+    """Each field defined in `model`'s own body -> the comment written with it: the block of
+    comment lines right above it (no blank line between) and the comment at the end of its
+    lines. A comment is never shared: a field with none has none."""
     try:
         source = textwrap.dedent(inspect.getsource(model))
     except (OSError, TypeError):
@@ -79,11 +76,9 @@ def field_comments(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
     comments = _comments(source)
     tree = ast.parse(source)
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.ClassDef) else []
-    found: dict[str, tuple[str, bool]] = {}
-    shared, previous_end = "", -1
+    found: dict[str, str] = {}
     for statement in body:
         if not (isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name)):
-            previous_end = -1
             continue
         start, end = statement.lineno, statement.end_lineno or statement.lineno
         above: list[str] = []
@@ -91,33 +86,23 @@ def field_comments(model: type[BaseModel]) -> dict[str, tuple[str, bool]]:
         while line >= 1 and lines[line - 1].strip().startswith("#"):
             above.insert(0, comments.get(line, ""))
             line -= 1
-        if above:
-            shared = " ".join(part for part in above if part)
-        elif previous_end != start - 1:
-            shared = ""
         inline = [comments[n] for n in range(start, end + 1) if n in comments]
-        if above or not inline:
-            text = " ".join(part for part in [shared, *inline] if part)
-            found[statement.target.id] = (text, bool(shared) and not above)
-        else:  # a comment of its own at the end of its line: the block above is not its
-            found[statement.target.id] = (" ".join(inline), False)
-        previous_end = end
+        found[statement.target.id] = " ".join(part for part in [*above, *inline] if part)
     return found
 
 
 def describe(model: type[BaseModel], name: str) -> str:
-    """What the field `name` of `model` does: its description and the comment written with it
-    (in the nearest class of the model's hierarchy that defines it with a comment: a subclass
-    that only changes a default keeps its base's words). A comment the field only shares with
-    the one above does not count when the field has a description of its own."""
+    """What the field `name` of `model` does: its description and the comment written with it,
+    in the nearest class of the model's hierarchy that defines it with either (a subclass that
+    only changes a default keeps its base's words)."""
     field = model.model_fields[name]
     parts = [field.description.strip()] if field.description else []
-    for owner in model.__mro__:  # the nearest class whose definition of it has a comment
+    for owner in model.__mro__:
         if isinstance(owner, type) and name in inspect.get_annotations(owner):
-            comment, only_shared = field_comments(owner).get(name, ("", False))
-            if comment and not (only_shared and parts):
-                if comment not in parts:
-                    parts.append(comment)
+            comment = field_comments(owner).get(name, "")
+            if comment and comment not in parts:
+                parts.append(comment)
+            if comment or parts:
                 break
     return " ".join(_sentence(part) for part in parts)
 

@@ -52,15 +52,19 @@ class TelegramConfig(DmPolicySection):
     # Every call goes to {api_url}/bot{token}/{method}, files to {api_url}/file/bot{token}/{path}:
     # a self-hosted Bot API server (or a test double) works.
     api_url: str = "https://api.telegram.org"
-    # The original Omega's key for voice transcription; accepted and kept (voice notes are not
-    # transcribed yet).
+    # The original Omega's key for voice transcription: with no [voice] base_url, voice notes
+    # are transcribed through OpenAI's whisper-1.
     whisper_api_key: SecretStr = SecretStr("")
     # Webhook mode (channels/telegram/webhook.py): the public HTTPS address Telegram POSTs each
     # update to (a reverse proxy or load balancer in front of every replica); empty: long
     # polling. Each replica listens on `webhook_listen` for the URL's path; requests must carry
     # `webhook_secret` (empty: one derived from the bot token, the same on every replica).
     webhook_url: str = ""
+    # "host:port" where this replica takes the proxy's POSTs (plain HTTP: keep it on loopback or
+    # a private network).
     webhook_listen: str = "127.0.0.1:8443"
+    # The secret Telegram sends with every update: 1-256 characters of A-Z, a-z, 0-9, _ and -;
+    # empty: derived from bot_token, the same on every replica.
     webhook_secret: SecretStr = SecretStr("")
 
     @field_validator("api_url")

@@ -36,7 +36,7 @@ class ClaudeCodeConfig(Section):
     # The login Omega hands the CLI through a pipe (never ~/.claude): a token from
     # `claude setup-token`, or an API key; empty: CLAUDE_CODE_OAUTH_TOKEN / ANTHROPIC_API_KEY.
     oauth_token: SecretStr = SecretStr("")
-    api_key: SecretStr = SecretStr("")
+    api_key: SecretStr = SecretStr("")  # an API key instead of the token; empty: ANTHROPIC_API_KEY
 
 
 class ApiProviderConfig(Section):

@@ -20,9 +20,10 @@ class QuantSection(Section):
     # Live orders use a second, non-read-only connection with its own client id, opened only
     # after the owner confirmed live mode.
     order_client_id: Annotated[int, Field(ge=0)] = 18
-    exchange: str = "SMART"
-    currency: str = "USD"
-    max_daily_orders: Annotated[int, Field(ge=0)] = 20
+    exchange: str = "SMART"  # the exchange the symbol's contract names (IB's SMART routing)
+    currency: str = "USD"  # the symbol's currency
+    max_daily_orders: Annotated[int, Field(ge=0)] = 20  # orders placed in a day, at most
+    # No new order once the day's realised + unrealised loss reaches this share of the portfolio.
     daily_loss_limit: Annotated[float, Field(ge=0, le=1)] = 0.02
     limit_slippage: Annotated[float, Field(ge=0, le=0.02)] = 0.001  # limit = signal ± 0.1%
     fill_timeout_secs: Annotated[float, Field(gt=0, le=3600)] = 30.0  # then cancel the rest

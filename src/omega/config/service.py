@@ -16,9 +16,10 @@ class OmegaSection(Section):
     log_level: Literal["debug", "info", "warning", "error"] = "info"  # what omega.log records
     # The typing indicator is refreshed this often while a reply is prepared.
     typing_interval_secs: Annotated[float, Field(gt=0)] = 5.0
-    # "Taking a moment..." when no answer came by then; "Still working..." every
-    # status_repeat_secs after that (each at most a third of the provider's timeout).
+    # "Taking a moment..." when no answer came by then (at most a third of the provider's
+    # timeout, so it comes before the timeout does).
     status_first_secs: Annotated[float, Field(gt=0)] = 15.0
+    # "Still working..." every this long after that (at most a third of the provider's timeout).
     status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
     shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # on SIGTERM, for in-flight replies
     # Replicas sharing one database (issue 30): a claimed message is this replica's for this
@@ -75,6 +76,7 @@ class SchedulerSection(Section):
     # the longest it sleeps without looking (a safety net for clock changes).
     poll_interval_secs: Annotated[int, Field(ge=1)] = 3600
     retry_base_secs: Annotated[float, Field(gt=0)] = 30.0  # failed sends back off from here
+    # Retries of a failed send; then the task is marked failed (never "delivered").
     max_retries: Annotated[int, Field(ge=0)] = 8
 
 
@@ -85,7 +87,7 @@ class HeartbeatSection(Section):
     # "HH:MM": the heartbeat runs only inside this window (one past midnight wraps); empty:
     # always.
     active_start: str = ""
-    active_end: str = ""
+    active_end: str = ""  # the window's end, "HH:MM"
     # An owner address (with reply_target); alerts go wherever the owner can be reached.
     channel: str = ""
-    reply_target: str = ""
+    reply_target: str = ""  # the owner's chat on that channel, e.g. your Telegram chat id

@@ -65,7 +65,7 @@ class EmailConfig(PluginChannelConfig):
         ),
     )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
-    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0  # of the IMAP and SMTP connections
     # A stranger's mail is not answered with a refusal: most are spam with forged senders,
     # and answering them is backscatter. Pairing (dm_policy = "pairing") still mails a code.
     tell_strangers: bool = False
