@@ -1,6 +1,6 @@
 # Omega set-up. Two commands matter:
 #   make run    install everything, then chat with Omega on the bundled local model (offline)
-#   make test   install the dev tools too, then run ruff, mypy and the whole test suite
+#   make test   install the dev tools too, then run ruff, mypy, the docs build and the whole test suite
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 .DEFAULT_GOAL := help
@@ -10,11 +10,12 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: help install dev synapse run test lint typecheck unit bench clean claude-cli
+.PHONY: help install dev synapse run test lint typecheck docs docs-build unit bench clean claude-cli
 
 help:
 	@echo "make run    - install Omega and chat with it on the bundled local model"
-	@echo "make test   - install dev tools and run ruff, mypy and the test suite (SQLite, PostgreSQL)"
+	@echo "make test   - install dev tools and run ruff, mypy, the docs build and the test suite (SQLite, PostgreSQL)"
+	@echo "make docs   - serve the documentation site at http://127.0.0.1:8000 (mkdocs)"
 	@echo "make bench  - print the benchmark figures"
 
 $(BIN)/python:
@@ -58,11 +59,23 @@ run: install
 	OMEGA_PROVIDER__DEFAULT=$${OMEGA_PROVIDER__DEFAULT:-local} $(BIN)/omega chat
 
 lint: dev
-	$(BIN)/ruff check src tests bench
-	$(BIN)/ruff format --check src tests bench
+	$(BIN)/ruff check src tests bench scripts
+	$(BIN)/ruff format --check src tests bench scripts
 
 typecheck: dev
 	$(BIN)/mypy
+
+# The documentation site (mkdocs.yml, docs/): `make docs` serves it while you edit; `make test`
+# builds it with --strict into a throwaway folder, so a broken link, a missing page or a page
+# left out of the nav fails. The configuration and command references are generated from the
+# code at build time (scripts/docs_hooks.py). Nothing is fetched: it builds offline.
+docs: dev
+	$(BIN)/python scripts/import_graph.py > docs/import-graph.md
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
+
+docs-build: dev
+	site=$$(mktemp -d) && trap 'rm -rf "$$site"' EXIT && \
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir "$$site"
 
 # The pinned `claude` CLI (npm) for the contract tests against the real CLI, installed once into
 # ~/.cache/omega/claude-cli/<version>; without npm those tests are skipped with a visible reason.
@@ -88,10 +101,10 @@ unit: dev claude-cli
 	cat .pytest-postgresql.log; \
 	test $$sqlite -eq 0 && test $$postgresql -eq 0
 
-test: lint typecheck unit
+test: lint typecheck docs-build unit
 
 bench: install
 	$(BIN)/python bench/run_all.py
 
 clean:
-	rm -rf $(VENV) $(SYNAPSE_VENV) build *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(SYNAPSE_VENV) build site *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

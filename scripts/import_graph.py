@@ -15,6 +15,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.unit.test_layers import LAYERS, component_of, import_graph, layer_of
 
+HEADER = """# Import graph of src/omega
+
+Made by `python scripts/import_graph.py` (components of `tests/unit/test_layers.py`, which fails
+on an arrow pointing up, a cycle, or a module with no layer); `make docs` makes it again. Higher
+layers are drawn on top.
+"""
+
 
 def component_edges() -> dict[str, set[str]]:
     """component -> the components it imports."""
@@ -31,6 +38,7 @@ def component_edges() -> dict[str, set[str]]:
 def main() -> None:
     edges = component_edges()
     ids = {c: f"c{i}" for i, c in enumerate(c for layer in LAYERS for c in layer)}
+    print(HEADER)
     print("```mermaid\nflowchart TB")
     for index, layer in reversed(list(enumerate(LAYERS))):
         print(f'  subgraph L{index}["layer {index}"]')

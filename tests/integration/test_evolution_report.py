@@ -139,7 +139,7 @@ def test_fragments_from_cli_and_chat_and_the_report(
     assert omega("evolution", "report", "--days", "0").returncode == 2
 
 
-# The documented JSON shape of `omega evolution report --json` (README, self-evolution).
+# The documented JSON shape of `omega evolution report --json` (docs/evolution.md, the report).
 SCHEMA: dict[str, Any] = {
     "version": int,
     "period": {"since", "until"},

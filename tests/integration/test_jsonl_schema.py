@@ -1,8 +1,8 @@
 """Every object `omega chat --jsonl` writes holds to the documented schema (docs/jsonl.schema.json,
-README "omega chat --jsonl"), and every object of a turn carries that turn's `reply_to` and a
-stable `id`: the plan, each step's progress and the summary, the owner's alert a marker raised,
-the notice of a cut message, a photo, a provider's error, and the error for a line that could
-not be read (issue 39)."""
+docs/channels/terminal.md: "omega chat --jsonl"), and every object of a turn carries that turn's
+`reply_to` and a stable `id`: the plan, each step's progress and the summary, the owner's alert
+a marker raised, the notice of a cut message, a photo, a provider's error, and the error for a
+line that could not be read (issue 39)."""
 
 from __future__ import annotations
 

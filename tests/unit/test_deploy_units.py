@@ -1,4 +1,4 @@
-"""deploy/systemd/omega@.service, the template README's "Running more than one Omega" installs:
+"""deploy/systemd/omega@.service, the template docs/replicas.md ("Start three replicas") installs:
 it runs `omega start` like `omega service install`'s unit does, one web port per replica."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ from omega.evolution.similarity_words import EXACT, concepts, languages
 from omega.memory.store import Store
 from tests.unit.similarity_pairs import HELD_OUT, PAIRS, Pair
 
-# Floors, documented in the README ("Self-evolution"): precision is what matters (a false
+# Floors, documented in docs/evolution.md ("Same meaning"): precision is what matters (a false
 # merge hides a gap); recall says how many rewordings still count twice. Measured
 # (bench/similarity.py): labelled set 1.00 / 0.95, old held-out set 1.00 / 0.93 (both tuned on
 # since issue 39; before it, 1.00 / 0.93 and 1.00 / 0.57 with words cut to five letters). The

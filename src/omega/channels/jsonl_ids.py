@@ -1,5 +1,6 @@
 """The ids of `omega chat --jsonl`: a script's own `id` of an input line, checked, and read
-back from a line that was not taken (so its `error` object still names it: README)."""
+back from a line that was not taken (so its `error` object still names it:
+docs/channels/terminal.md)."""
 
 from __future__ import annotations
 

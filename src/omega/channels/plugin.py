@@ -62,7 +62,8 @@ class PluginChannelConfig(DmPolicySection):
     """The base of a plug-in channel's section: off until `enabled = true`, nobody admitted
     until `allowed_users` names them (or pairing lets them in). A plug-in extends it."""
 
-    enabled: bool = False
+    enabled: bool = False  # `omega start` runs the channel
+    # Ids of the people who may talk ("*": anyone; empty: nobody until pairing lets them in).
     allowed_users: list[str] = Field(default_factory=list)
     # Whether a refused stranger gets `[auth] deny_message` (once a day); false: silence,
     # still audited (where an answer would be noise, such as backscatter to spam).

@@ -188,7 +188,8 @@ class JsonlChannel:
 
     def _reject(self, line_no: int, reason: str, line: str = "") -> None:
         log.warning("jsonl input line %d rejected: %s", line_no, reason)
-        turn = given_id(line) or f"line:{line_no}"  # its id, stable on a re-send (README)
+        # Its id, stable on a re-send (docs/channels/terminal.md).
+        turn = given_id(line) or f"line:{line_no}"
         text = f"input line {line_no} ignored: {reason}"
         error = {"id": f"{turn}#error", "reply_to": turn, "to": None, "text": text}
         self._write({**error, "kind": "error"})

@@ -102,7 +102,7 @@ def backup(
     if on_postgresql:
         typer.echo(
             f"Memory is on PostgreSQL ({on_postgresql}), not in this backup: back it up with "
-            "pg_dump (see the README, Running more than one Omega)."
+            "pg_dump (see docs/replicas.md, Backups)."
         )
 
 

@@ -35,7 +35,7 @@ def security_audit(
         ),
     ] = False,
     as_json: Annotated[
-        bool, typer.Option("--json", help="Print the report as JSON (schema in the README).")
+        bool, typer.Option("--json", help="Print the report as JSON (schema: docs/operations.md).")
     ] = False,
     fail_on: Annotated[
         str,

@@ -19,6 +19,9 @@ DmPolicy = Literal["pairing", "allowlist", "open"]
 class DmPolicySection(Section):
     """A channel people write to: its allow-list and what a stranger gets."""
 
+    # What a stranger writing in a direct chat gets: "allowlist" (the deny message, at most once
+    # a day), "pairing" (a one-time code the owner approves) or "open" (needs "*" in
+    # allowed_users).
     dm_policy: DmPolicy = "allowlist"
 
     @model_validator(mode="after")
@@ -38,26 +41,30 @@ class DmPolicySection(Section):
 
 
 class TerminalConfig(DmPolicySection):
-    enabled: bool = True
+    enabled: bool = True  # `omega start --jsonl` reads stdin (`omega chat` always does)
     allowed_users: list[str] = Field(default_factory=lambda: ["*"])  # "*": anyone at this machine
 
 
 class TelegramConfig(DmPolicySection):
-    enabled: bool = False
+    enabled: bool = False  # `omega start` runs the Telegram bot
     bot_token: SecretStr = SecretStr("")  # empty: TELEGRAM_BOT_TOKEN
     allowed_users: list[int | Literal["*"]] = Field(default_factory=list)  # empty: nobody
     # Every call goes to {api_url}/bot{token}/{method}, files to {api_url}/file/bot{token}/{path}:
     # a self-hosted Bot API server (or a test double) works.
     api_url: str = "https://api.telegram.org"
-    # The original Omega's key for voice transcription; accepted and kept (voice notes are not
-    # transcribed yet).
+    # The original Omega's key for voice transcription: with no [voice] base_url, voice notes
+    # are transcribed through OpenAI's whisper-1.
     whisper_api_key: SecretStr = SecretStr("")
     # Webhook mode (channels/telegram/webhook.py): the public HTTPS address Telegram POSTs each
     # update to (a reverse proxy or load balancer in front of every replica); empty: long
     # polling. Each replica listens on `webhook_listen` for the URL's path; requests must carry
     # `webhook_secret` (empty: one derived from the bot token, the same on every replica).
     webhook_url: str = ""
+    # "host:port" where this replica takes the proxy's POSTs (plain HTTP: keep it on loopback or
+    # a private network).
     webhook_listen: str = "127.0.0.1:8443"
+    # The secret Telegram sends with every update: 1-256 characters of A-Z, a-z, 0-9, _ and -;
+    # empty: derived from bot_token, the same on every replica.
     webhook_secret: SecretStr = SecretStr("")
 
     @field_validator("api_url")
@@ -95,7 +102,7 @@ class TelegramConfig(DmPolicySection):
 
 
 class WhatsAppConfig(DmPolicySection):
-    enabled: bool = False
+    enabled: bool = False  # `omega start` runs the WhatsApp channel (the `whatsapp` extra)
     # Phone numbers in international form ("+351900000000"); "*": anyone; empty: nobody.
     allowed_users: list[str] = Field(default_factory=list)
     # personal: Omega is linked to the owner's own account and answers only the "message
@@ -152,9 +159,9 @@ class VoiceSection(Section):
     (then OpenAI's)."""
 
     base_url: str = ""  # e.g. https://api.openai.com/v1, https://api.groq.com/openai/v1
-    api_key: SecretStr = SecretStr("")
-    model: str = "whisper-1"
-    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0
+    api_key: SecretStr = SecretStr("")  # the endpoint's key
+    model: str = "whisper-1"  # Groq: whisper-large-v3
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 60.0  # for one transcription
 
     @field_validator("base_url")
     @classmethod
@@ -168,7 +175,8 @@ class VoiceSection(Section):
 class WebSection(Section):
     """The local web page (chat and the owner's dashboard), served by `omega start`."""
 
-    enabled: bool = False
+    enabled: bool = False  # serve the page from `omega start`
+    # Where to listen; anything but a loopback address is refused unless allow_remote.
     host: str = "127.0.0.1"
     port: Annotated[int, Field(ge=0, le=65535)] = 8765  # 0: any free port (tests)
     # Binding to anything but a loopback address must be asked for explicitly: whoever holds

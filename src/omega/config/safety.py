@@ -10,7 +10,8 @@ from omega.config.base import Section, phone_digits
 
 
 class AuthSection(Section):
-    enabled: bool = True
+    enabled: bool = True  # false: the allow-lists are not checked (anyone may talk)
+    # What a sender who is not allowed is told (at most once per [limits] denial_every_secs).
     deny_message: str = "Sorry, I'm not able to talk with you. Ask my owner to add you."
     # Who may resolve limitations and approve or reject proposals, as "channel:id" (the local
     # terminal and web page and the heartbeat target always may).
@@ -21,6 +22,7 @@ class AuthSection(Section):
     people_tools: list[str] = Field(
         default_factory=lambda: ["read_file", "list_files", "search_memory", "fetch_url"]
     )
+    # Tools an allowed person writing in a group may call.
     group_tools: list[str] = Field(default_factory=lambda: ["search_memory", "fetch_url"])
 
     @field_validator("owners")
@@ -45,10 +47,10 @@ class SandboxSection(Section):
         default_factory=lambda: [22, 53, 80, 443]
     )
     # Resource limits of every command the model runs (setrlimit; 0: no limit).
-    max_cpu_secs: Annotated[int, Field(ge=0)] = 600
-    max_memory_mb: Annotated[int, Field(ge=0)] = 8192  # address space
-    max_processes: Annotated[int, Field(ge=0)] = 256  # on top of the user's running ones
-    max_file_size_mb: Annotated[int, Field(ge=0)] = 1024
+    max_cpu_secs: Annotated[int, Field(ge=0)] = 600  # CPU seconds per command
+    max_memory_mb: Annotated[int, Field(ge=0)] = 8192  # address space per command, in MB
+    max_processes: Annotated[int, Field(ge=0)] = 256  # processes, on top of the user's running ones
+    max_file_size_mb: Annotated[int, Field(ge=0)] = 1024  # the largest file a command may write
 
 
 class ToolsSection(Section):
@@ -61,6 +63,7 @@ class LimitsSection(Section):
 
     # Input: longer messages are cut (the sender is told); bigger attachments are refused.
     max_message_chars: Annotated[int, Field(ge=100)] = 20_000
+    # Bigger attachments are refused at arrival; the sender is told which file and its size.
     max_attachment_bytes: Annotated[int, Field(ge=1024)] = 20 * 1024 * 1024
     # What the prompt carries of the conversation so far.
     max_history_chars: Annotated[int, Field(ge=1000)] = 24_000
@@ -76,6 +79,7 @@ class LimitsSection(Section):
     )
     # Pending tasks one person may have; repeating action tasks run at most this often.
     max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
+    # An action task may schedule another only this far ahead.
     min_action_interval_secs: Annotated[int, Field(ge=60)] = 3600
     # The ceiling of provider calls in flight at once, all people together, per provider: the
     # limit starts here, halves when the provider answers 429/503/529 (waiting out its
@@ -87,6 +91,8 @@ class LimitsSection(Section):
     # Limitations accepted from one person (not the owner) per day: new gaps and first
     # sightings of known ones together; the owner hears of them in the daily digest.
     max_limitations_per_person_per_day: Annotated[int, Field(ge=0)] = 3
+    # Owner alerts per hour; the rest arrive as one digest when the hour allows (kept when the
+    # owner cannot be reached).
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10
     # Messages Omega sends one person unasked per day of theirs (owner alerts, proposals,
     # heartbeat findings; never urgent ones or their own reminders); the rest wait for their

@@ -10,13 +10,18 @@ from omega.config.base import Section
 
 
 class OmegaSection(Section):
-    name: str = "Omega"
+    name: str = "Omega"  # the name Omega goes by
+    # An IANA zone such as "Europe/Lisbon" for people with no timezone fact; empty: the system's.
     timezone: str = ""
-    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    log_level: Literal["debug", "info", "warning", "error"] = "info"  # what omega.log records
+    # The typing indicator is refreshed this often while a reply is prepared.
     typing_interval_secs: Annotated[float, Field(gt=0)] = 5.0
+    # "Taking a moment..." when no answer came by then (at most a third of the provider's
+    # timeout, so it comes before the timeout does).
     status_first_secs: Annotated[float, Field(gt=0)] = 15.0
+    # "Still working..." every this long after that (at most a third of the provider's timeout).
     status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
-    shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # in-flight replies may finish
+    shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # on SIGTERM, for in-flight replies
     # Replicas sharing one database (issue 30): a claimed message is this replica's for this
     # long, renewed while its turn runs; a replica that dies leaves it to another after that.
     inbox_lease_secs: Annotated[float, Field(ge=1)] = 30.0
@@ -35,8 +40,11 @@ class ServiceSection(Section):
 
 
 class MemorySection(Section):
+    # Recent messages of the conversation a prompt carries (within [limits] max_history_chars).
     max_context_messages: Annotated[int, Field(ge=0, le=1000)] = 30
+    # A conversation idle this long is summarized (its facts drawn out) and closed.
     idle_minutes: Annotated[float, Field(gt=0)] = 30
+    # How often the summarizer looks for idle conversations.
     summarize_check_secs: Annotated[float, Field(gt=0)] = 60.0
 
 
@@ -45,6 +53,8 @@ class StoreSection(Section):
     `postgresql://user:password@host/db` URL puts it on PostgreSQL, shared by N replicas
     (OMEGA_STORE_URL, when set, beats this)."""
 
+    # "": the SQLite file $OMEGA_HOME/memory.db; "postgresql://user:password@host/db": PostgreSQL
+    # (the `postgresql` extra), which several replicas can share.
     url: str = ""
 
     @field_validator("url")
@@ -61,19 +71,23 @@ class StoreSection(Section):
 
 
 class SchedulerSection(Section):
-    enabled: bool = True
+    enabled: bool = True  # reminders and scheduled actions fire
     # The scheduler sleeps until the next due task and wakes when one is added; this is only
     # the longest it sleeps without looking (a safety net for clock changes).
     poll_interval_secs: Annotated[int, Field(ge=1)] = 3600
     retry_base_secs: Annotated[float, Field(gt=0)] = 30.0  # failed sends back off from here
+    # Retries of a failed send; then the task is marked failed (never "delivered").
     max_retries: Annotated[int, Field(ge=0)] = 8
 
 
 class HeartbeatSection(Section):
-    enabled: bool = False
+    enabled: bool = False  # review HEARTBEAT.md's checklist every interval_minutes
+    # Changed at run time by the HEARTBEAT_INTERVAL marker (kept in the store).
     interval_minutes: Annotated[int, Field(ge=1, le=1440)] = 30
+    # "HH:MM": the heartbeat runs only inside this window (one past midnight wraps); empty:
+    # always.
     active_start: str = ""
-    active_end: str = ""
+    active_end: str = ""  # the window's end, "HH:MM"
     # An owner address (with reply_target); alerts go wherever the owner can be reached.
     channel: str = ""
-    reply_target: str = ""
+    reply_target: str = ""  # the owner's chat on that channel, e.g. your Telegram chat id

@@ -54,7 +54,7 @@ class CriticSection:
     satisfaction: float | None = None
 
     def as_json(self) -> dict[str, Any]:
-        """JSON-ready, with the keys the README documents."""
+        """JSON-ready, with the keys docs/evolution.md documents."""
         return {
             "tools": [
                 {**asdict(t), "typical_errors": [list(e) for e in t.typical_errors]}

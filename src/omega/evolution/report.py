@@ -4,7 +4,7 @@ the gate's decisions with their reasons, and the critic's view of the tools with
 recommendations (evolution.recommend).
 
 `evolution_report` only reads the database and returns a dataclass; the CLI renders it with
-rich, as JSON (`as_json`, whose keys are stable: see REPORT_KEYS and the README) and the web
+rich, as JSON (`as_json`, whose keys are stable: see REPORT_KEYS and docs/evolution.md) and the web
 page with a template. Call it on the store's database thread.
 """
 

@@ -17,6 +17,7 @@ class EmailConfig(PluginChannelConfig):
     """The e-mail channel's settings; `allowed_users` are e-mail addresses."""
 
     # The descriptions are `omega init`'s questions (omega.channels.setup).
+
     imap_host: str = Field("", description="IMAP server Omega reads mail from (imap.example.org)")
     imap_security: Security = Field(
         "ssl", description="IMAP security (ssl: port 993; starttls: 143; plain: loopback only)"
@@ -28,7 +29,7 @@ class EmailConfig(PluginChannelConfig):
     imap_password: SecretStr = Field(
         SecretStr(""), description="The mailbox's password (an app password where there are)"
     )
-    folder: str = "INBOX"
+    folder: str = "INBOX"  # the folder new mail is read from
     # Seconds between checks when the server has no IDLE (and the longest an IDLE waits).
     poll_secs: Annotated[float, Field(gt=0, le=3600)] = 60.0
     idle: bool = True  # use IMAP IDLE where the server offers it
@@ -54,7 +55,7 @@ class EmailConfig(PluginChannelConfig):
     # read; a sender is proven by its DMARC pass, or a DKIM pass aligned with the From domain.
     # Microsoft 365 and Outlook.com write the field without an id (against RFC 8601): their
     # mail cannot be proven. "" (the default): nobody's mail is proven, owners are refused and
-    # allowed people talk without tools (README, e-mail: who is speaking).
+    # allowed people talk without tools (docs/channels/email.md: who is speaking).
     authserv_id: str = Field(
         "",
         description=(
@@ -64,7 +65,7 @@ class EmailConfig(PluginChannelConfig):
         ),
     )
     subject: str = "A message from Omega"  # the subject of mail that answers no mail
-    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0
+    timeout_secs: Annotated[float, Field(gt=0, le=600)] = 30.0  # of the IMAP and SMTP connections
     # A stranger's mail is not answered with a refusal: most are spam with forged senders,
     # and answering them is backscatter. Pairing (dm_policy = "pairing") still mails a code.
     tell_strangers: bool = False

@@ -1,4 +1,4 @@
-"""Who a mail is from: its one `From:` mailbox, read strictly (README, e-mail: who is
+"""Who a mail is from: its one `From:` mailbox, read strictly (docs/channels/email.md: who is
 speaking).
 
 The sender is the address in `From:` and nothing else: `Reply-To:` never names the speaker nor

@@ -157,7 +157,7 @@ def check_sender_proof(ctx: AuditContext) -> list[Finding]:
             continue
         fix = (
             "set [channel.email] authserv_id to your mail provider's authserv-id "
-            "(mx.google.com for Gmail; see the README's e-mail section)"
+            "(mx.google.com for Gmail; see docs/channels/email.md)"
             if name == "email"
             else f"use a channel that authenticates its senders, or remove them from {name}"
         )

@@ -172,7 +172,7 @@ _FINDING_SCHEMA: dict[str, Any] = {
         "fixed": {"type": "boolean"},
     },
 }
-# The JSON document `omega security audit --json` prints (README, "Security audit").
+# The JSON document `omega security audit --json` prints (docs/operations.md, "Security audit").
 REPORT_SCHEMA: dict[str, Any] = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
     "type": "object",
