@@ -150,7 +150,7 @@ def test_a_turn_stopped_by_shutdown_gives_its_claim_back(
         await asyncio.sleep(0.3)
         stop.set()
         await serving
-        workers = list(gateway._workers.values())
+        workers = list(gateway.senders.workers.values())
         for worker in workers:  # the process ends: its tasks are cancelled
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
