@@ -154,7 +154,7 @@ def test_a_reply_kept_but_not_sent_is_sent_at_restart_without_asking_again(
         gateway = Gateway(deps, [dying])
         await gateway.submit(message)
         await asyncio.wait_for(dying.reply_reached.wait(), 30)
-        workers = list(gateway._workers.values())
+        workers = list(gateway.senders.workers.values())
         for worker in workers:  # Omega stops while the reply is on its way
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)

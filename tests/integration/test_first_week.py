@@ -125,7 +125,7 @@ def test_a_reply_resent_after_a_crash_keeps_its_id(make_deps: MakeDeps) -> None:
         gateway = Gateway(deps, [dying])
         await gateway.submit(message)
         await asyncio.wait_for(dying.reply_reached.wait(), 30)
-        workers = list(gateway._workers.values())
+        workers = list(gateway.senders.workers.values())
         for worker in workers:  # Omega stops while the reply is on its way
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)

@@ -12,8 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.gateway import gateway as gateway_module
-from omega.gateway import pipeline
+from omega.gateway import answering, pipeline
 from omega.gateway.gateway import Gateway
 from omega.memory import Store
 from omega.replica import replica_name
@@ -153,7 +152,7 @@ def test_a_turn_stopped_by_shutdown_gives_its_claim_back(
         await asyncio.sleep(0.3)
         stop.set()
         await serving
-        workers = list(gateway._workers.values())
+        workers = list(gateway.senders.workers.values())
         for worker in workers:  # the process ends: its tasks are cancelled
             worker.cancel()
         await asyncio.gather(*workers, return_exceptions=True)
@@ -207,7 +206,7 @@ def test_a_message_after_the_answer_went_out_is_not_told_to_wait(
             answered_first.set()
             await bookkeeping_done.wait()
 
-    monkeypatch.setattr(gateway_module, "handle_message", slow_after_the_answer)
+    monkeypatch.setattr(answering, "handle_message", slow_after_the_answer)
 
     async def run() -> None:
         gateway = Gateway(deps, [channel])

@@ -10,7 +10,7 @@ import pytest
 
 from omega.config.safety import LimitsSection
 from omega.gateway import ingress
-from omega.gateway.gateway import _redacted
+from omega.gateway.outbound import redacted
 from omega.logs import REDACTED, redact, redact_url, register_secret
 from omega.memory import Store
 from omega.memory import inbox as inbox_module
@@ -132,13 +132,13 @@ def test_ingress_cuts_long_text_refuses_big_attachments_and_scrubs() -> None:
 def test_what_leaves_omega_is_redacted() -> None:
     register_secret("configured-secret-value-88")
     error = OutgoingMessage("terminal", "ana", "failed: sk-abcdefghijklmnop", kind="status")
-    assert _redacted(error).text == f"failed: {REDACTED}"
+    assert redacted(error).text == f"failed: {REDACTED}"
     # A reply keeps ordinary text that merely looks like a credential, but never a
     # configured secret.
     reply = OutgoingMessage(
         "terminal", "ana", "password: hunter22 and configured-secret-value-88", kind="reply"
     )
-    assert _redacted(reply).text == f"password: hunter22 and {REDACTED}"
+    assert redacted(reply).text == f"password: hunter22 and {REDACTED}"
 
 
 @pytest.mark.sqlite_only  # the SQLite file as version 008 left it
