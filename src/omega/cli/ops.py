@@ -149,7 +149,10 @@ def migrate_store(
         with exclusive(paths.home):
             copied = copy_store(source_db, target)
     except OmegaRunningError as exc:
-        fail(f"{exc}; stop it first (systemctl --user stop omega.service, or Ctrl-C), then copy", code=1)
+        fail(
+            f"{exc}; stop it first (systemctl --user stop omega.service, or Ctrl-C), then copy",
+            code=1,
+        )
     except (MigrateStoreError, StoreUnavailableError, OSError) as exc:
         fail(str(exc), code=1)
     for table in copied:
@@ -189,7 +192,10 @@ def restore(
     try:
         aside = restore_backup(paths, source)
     except OmegaRunningError as exc:
-        fail(f"{exc}; stop it first (systemctl --user stop omega.service, or Ctrl-C), then restore", code=1)
+        fail(
+            f"{exc}; stop it first (systemctl --user stop omega.service, or Ctrl-C), then restore",
+            code=1,
+        )
     except (BackupError, OSError) as exc:
         fail(str(exc), code=1)
     typer.echo(f"Restored. What it replaced is in {aside}.")
