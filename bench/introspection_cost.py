@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.prompt_tokens import token_counter  # noqa: E402
-from omega.evolution.introspection import EVALUATION_PROMPT, timeline  # noqa: E402
+from omega.evolution.reflection.introspection import EVALUATION_PROMPT, timeline  # noqa: E402
 
 ANSWER = {
     "learnings": ["Read the file before editing it", "Re-run the tests after each fix"],

@@ -41,7 +41,7 @@ def figures(pairs: Sequence[Pair], verdict: list[bool]) -> tuple[float, float, i
 
 def _timed(pairs: Sequence[Any], module: ModuleType) -> tuple[list[float], float, float]:
     """Scores, and seconds per pair cold (no cache: every word stemmed anew) and warm."""
-    words = importlib.import_module("omega.evolution.similarity_words")
+    words = importlib.import_module("omega.evolution.meaning.similarity_words")
     caches: list[Callable[[], None]] = [
         words.stem.cache_clear,
         words.concept_of.cache_clear,
@@ -84,9 +84,9 @@ def report(name: str, pairs: Sequence[Any], module: ModuleType) -> None:
 def main() -> None:
     """Load the module (timed), then report on the tuning sets and the blind set."""
     started = time.perf_counter()
-    module = importlib.import_module("omega.evolution.similarity")
+    module = importlib.import_module("omega.evolution.meaning.similarity")
     loaded = time.perf_counter()
-    words = importlib.import_module("omega.evolution.similarity_words")
+    words = importlib.import_module("omega.evolution.meaning.similarity_words")
     for language in words.LANGUAGES:  # the package and its four stemmers, loaded on first use
         words.stem(language, "loaded")
     first = time.perf_counter()

@@ -127,7 +127,7 @@ def test_root_guard_end_to_end() -> None:
 
 
 def test_limitations_list_and_resolve_from_the_cli(isolated_env: Path) -> None:
-    from omega.evolution.limitations import LimitationStore
+    from omega.evolution.gaps import LimitationStore
     from omega.memory import Store
 
     run_omega("status")

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from omega.evolution.critic import critic_report
+from omega.evolution.reflection.critic import critic_report
 from omega.loops.critic_job import critic_loop
 from omega.turn import PipelineDeps
 from tests.conftest import MakeDeps, jsonl, openai_env, run_omega

@@ -117,8 +117,7 @@ def test_human_tool_is_offered_only_once_approved(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
     from omega.app import bootstrap
-    from omega.evolution.procedural import ProposalStore
-    from omega.evolution.registration import approve
+    from omega.evolution.proposals import ProposalStore, approve
     from omega.memory import Store
 
     runtime = bootstrap(isolated_env)

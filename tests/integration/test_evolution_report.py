@@ -191,7 +191,7 @@ DECISION_KEYS = {"at", "event", "by", "status", "subject", "detail"}
 
 def check_report(data: dict[str, Any]) -> None:
     """The report's JSON holds the documented keys and what the scenario did."""
-    from omega.evolution.report import REPORT_KEYS
+    from omega.evolution.reflection.report import REPORT_KEYS
 
     assert tuple(data) == REPORT_KEYS
     for key, shape in SCHEMA.items():

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from omega.evolution.critic import review_tools
-from omega.evolution.digest import HEADER, digest_loop
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.procedural import ProposalStore
+from omega.evolution.gaps import LimitationStore, digest_loop
+from omega.evolution.gaps.digest import HEADER
+from omega.evolution.proposals import ProposalStore
+from omega.evolution.reflection.critic import review_tools
 from omega.gateway.pipeline import handle_message
 from omega.loops.heartbeat import run_heartbeat
 from omega.owner import OWNER

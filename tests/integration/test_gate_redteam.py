@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 
 from omega.config import Config
-from omega.evolution.analysis import submit
-from omega.evolution.procedural import ProposalStore
+from omega.evolution.gaps import submit
+from omega.evolution.proposals import ProposalStore
 from omega.providers.base import ProviderError
 from omega.turn import PipelineDeps
 from omega.types import Context, Reply

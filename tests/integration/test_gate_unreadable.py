@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from omega.evolution.gate import GateDecision, Policy, check_proposal
-from omega.evolution.judge import content_key, judge
-from omega.evolution.signals import Finding, Judgement
+from omega.evolution.gate import Policy
+from omega.evolution.gate.gate import GateDecision, check_proposal
+from omega.evolution.gate.judge import content_key, judge
+from omega.evolution.gate.signals import Finding, Judgement
 from tests.conftest import MakeDeps
 from tests.integration.gate_corpus import BENIGN, FORBIDDEN, Case
 from tests.integration.gate_corpus_intl import BENIGN_MORE, FORBIDDEN_MORE
@@ -143,8 +144,8 @@ def test_a_person_s_gap_is_never_approved_by_the_gate() -> None:
 
 
 def test_a_persons_proposal_through_submit_waits_for_the_owner(make_deps: MakeDeps) -> None:
-    from omega.evolution.analysis import submit
-    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.gaps import submit
+    from omega.evolution.proposals import ProposalStore
     from tests.fakes.outbox import Recorder
 
     deps = make_deps(Judge("honest", BENIGN[1]), **AUTONOMOUS)

@@ -17,9 +17,8 @@ from typing import Any
 import pytest
 
 from omega.config import Config
-from omega.evolution.critic import review_tools
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.registration import approve
+from omega.evolution.proposals import ProposalStore, approve
+from omega.evolution.reflection.critic import review_tools
 from omega.gateway.commands import OWNER_ONLY
 from omega.gateway.pipeline import handle_message
 from omega.owner import OWNER as OWNER_ADDRESS

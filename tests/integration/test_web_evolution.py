@@ -14,9 +14,8 @@ import httpx
 import pytest
 
 from omega.app import bootstrap
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.registration import approve
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.proposals import ProposalStore, approve
 from omega.memory.audit import AuditEntry
 from omega.memory.store import Store
 from tests.conftest import openai_env

@@ -11,8 +11,8 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.procedural import ProposalStore
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.proposals import ProposalStore
 from omega.memory.audit import AuditEntry
 from omega.memory.db import to_db_time
 from omega.memory.store import Store

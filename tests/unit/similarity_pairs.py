@@ -1,4 +1,4 @@
-"""A labelled set for `omega.evolution.similarity`: pairs of limitation titles, limitation
+"""A labelled set for `omega.evolution.meaning.similarity`: pairs of limitation titles, limitation
 descriptions and proposal descriptions, each marked SAME (the same gap or idea in other words,
 other languages included) or DIFFERENT (a related but different gap, or an unrelated one).
 

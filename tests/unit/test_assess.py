@@ -9,8 +9,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from omega.evolution.assess import assess, normalize_label
-from omega.evolution.scaffold import scaffold_text
+from omega.evolution.gate.assess import assess, normalize_label
+from omega.evolution.proposals import scaffold_text
 
 
 def test_label_spellings_are_one_category() -> None:

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from omega.evolution.critic import (
+from omega.evolution.reflection import newest_call
+from omega.evolution.reflection.critic import (
     SHAPE_CHARS,
     advice,
     critic_report,
     error_shape,
-    newest_call,
     tool_effectiveness,
 )
 from omega.memory.store import Store

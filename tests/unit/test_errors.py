@@ -57,7 +57,7 @@ def test_a_stray_error_class_is_caught() -> None:
         ("omega.tools.safe_fs.UnsafePathError", OSError),
         ("omega.memory.tasks.TaskLookupError", LookupError),
         ("omega.web.app.WebConfigError", ValueError),
-        ("omega.evolution.registration.ReviewError", ValueError),
+        ("omega.evolution.proposals.registration.ReviewError", ValueError),
     ],
 )
 def test_errors_keep_the_standard_base_callers_catch(name: str, base: type[Exception]) -> None:

@@ -13,14 +13,14 @@ import pytest
 
 from omega.app import bootstrap
 from omega.config import Config
-from omega.evolution.critic import average_satisfaction, review_tools, tool_effectiveness
-from omega.evolution.gate import GateDecision, Policy, check_proposal
-from omega.evolution.introspection import maybe_introspect, timeline
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.registration import ReviewError, approve, reject
-from omega.evolution.signals import Judgement
-from omega.evolution.validation import validated_json
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.gate import Policy
+from omega.evolution.gate.gate import GateDecision, check_proposal
+from omega.evolution.gate.signals import Judgement
+from omega.evolution.proposals import ProposalStore, ReviewError, approve, reject, validated_json
+from omega.evolution.reflection import maybe_introspect
+from omega.evolution.reflection.critic import average_satisfaction, review_tools, tool_effectiveness
+from omega.evolution.reflection.introspection import timeline
 from omega.memory import Store
 from omega.memory.artefacts import ArtefactStore
 from omega.tools.human import load_human_tools

@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.report import cost_group, evolution_report, since_days
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.reflection import evolution_report, since_days
+from omega.evolution.reflection.report import cost_group
 from omega.memory import Store
 from omega.memory.audit import AuditEntry
 

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from omega.evolution.fragments import (
+from omega.evolution.proposals import (
     FragmentError,
+    ProposalStore,
+    approve,
     change_fragment,
     describe_fragment,
     fragment_history,
 )
-from omega.evolution.introspection import maybe_introspect
-from omega.evolution.procedural import ALL_RUNS, FRAGMENT_RUN_KINDS, ProposalStore
-from omega.evolution.registration import approve
+from omega.evolution.proposals.procedural import ALL_RUNS, FRAGMENT_RUN_KINDS
+from omega.evolution.reflection import maybe_introspect
 from omega.memory import Store
 from omega.turn import PipelineDeps
 from tests.conftest import MakeDeps

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from omega.evolution.disguise import disguises, joined_literals, sensitive_glob
-from omega.evolution.hosts import destinations, ipv4_any_base
-from omega.evolution.legibility import addresses_judge, unreadable
+from omega.evolution.gate.disguise import disguises, joined_literals, sensitive_glob
+from omega.evolution.gate.hosts import destinations, ipv4_any_base
+from omega.evolution.gate.legibility import addresses_judge, unreadable
 
 
 @pytest.mark.parametrize(

@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omega.config import Config
-from omega.evolution.gate import Policy, check_proposal
-from omega.evolution.judge import content_key, rubric_prompt, verdict_errors
-from omega.evolution.normalize import fold, readings
-from omega.evolution.signals import Finding, Judgement, content_findings, extract
+from omega.evolution.gate import Policy
+from omega.evolution.gate.gate import check_proposal
+from omega.evolution.gate.judge import content_key, rubric_prompt, verdict_errors
+from omega.evolution.gate.normalize import fold, readings
+from omega.evolution.gate.signals import Finding, Judgement, content_findings, extract
 
 FORBIDDEN = frozenset(Config().evolution.forbidden_categories)
 AUTONOMOUS = Policy("autonomous", "medium", FORBIDDEN, require_manual_approval=False)

@@ -44,7 +44,16 @@ LAYERS: list[tuple[str, ...]] = [
     ("omega.sandbox", "omega.tools", "omega.providers", "omega.skills", "omega.quant"),
     ("omega.ops",),  # backup, run lock, service unit, sd_notify, self-check, set-up wizard
     ("omega.turn",),  # one message through the provider: deps, turn, ask, marker context
-    ("omega.evolution",),
+    # evolution, lowest first: a sub-package imports only those on the floors below it
+    (
+        "omega.evolution",  # the package's face: its sub-packages, imported by nobody
+        "omega.evolution.meaning",  # same meaning of two texts (limitations and proposals)
+        "omega.evolution.heal",  # the self-healing lifecycle
+    ),
+    ("omega.evolution.proposals",),  # procedural memory, review, registration, scaffold
+    ("omega.evolution.gate",),  # reads a tool proposal as its scaffold
+    ("omega.evolution.gaps",),  # limitations; a gap analysed into a proposal through the gate
+    ("omega.evolution.reflection",),  # introspection, the critic, lessons, the report
     ("omega.markers",),  # applying markers acts on limitations, lessons, self-healing
     ("omega.loops",),
     ("omega.channels",),  # below the gateway: a channel is handed to it, never reaches into it
@@ -67,10 +76,22 @@ LAYERS: list[tuple[str, ...]] = [
 
 
 # Packages with a public face: their `__init__` states it in `__all__`, as names it re-exports
-# (omega.turn) or as public submodules (omega.evolution, omega.ops: importing them all would cost
-# every command), or both (omega.tools). Code outside such a package imports only from its
-# `__init__` the names in `__all__`, or a submodule listed there; never an internal module.
-FACES = ("omega.turn", "omega.tools", "omega.evolution", "omega.ops")
+# (omega.turn, each sub-package of omega.evolution) or as public submodules (omega.evolution
+# lists its sub-packages, omega.ops: importing them all would cost every command), or both
+# (omega.tools). Code outside such a package imports only from its `__init__` the names in
+# `__all__`, or a submodule listed there; never an internal module.
+FACES = (
+    "omega.turn",
+    "omega.tools",
+    "omega.evolution",
+    "omega.evolution.meaning",
+    "omega.evolution.heal",
+    "omega.evolution.proposals",
+    "omega.evolution.gate",
+    "omega.evolution.gaps",
+    "omega.evolution.reflection",
+    "omega.ops",
+)
 
 
 def component_of(module: str) -> str | None:
@@ -322,8 +343,22 @@ def test_an_upward_import_is_caught() -> None:
     graph = import_graph()
     graph["omega.memory.store"] = graph["omega.memory.store"] | {"omega.gateway.pipeline"}
     assert any("omega.memory.store imports omega.gateway.pipeline" in p for p in violations(graph))
-    graph["omega.evolution.critic"] = graph["omega.evolution.critic"] | {"omega.loops.scheduler"}
+    graph["omega.evolution.reflection.critic"] |= {"omega.loops.scheduler"}
     assert violations(graph)
+
+
+def test_evolution_s_floors_are_kept() -> None:
+    # the gate reads a proposal; it never reaches up into the gaps that feed it proposals
+    graph = import_graph()
+    assert "omega.evolution.proposals" in graph["omega.evolution.gate.signals"]
+    graph["omega.evolution.gate.judge"] |= {"omega.evolution.gaps.limitations"}
+    assert any(
+        "omega.evolution.gate.judge imports omega.evolution.gaps.limitations" in p
+        for p in violations(graph)
+    )
+    graph = import_graph()
+    graph["omega.evolution.meaning.similarity"] |= {"omega.evolution.proposals.procedural"}
+    assert any("omega.evolution.meaning.similarity" in p for p in violations(graph))
 
 
 def test_a_channel_borrowing_from_the_gateway_is_caught() -> None:
@@ -398,17 +433,23 @@ def test_every_public_submodule_exists() -> None:
 
 def test_going_past_a_face_is_caught() -> None:
     records: dict[str, list[tuple[str, tuple[str, ...]]]] = {
-        "omega.gateway.x": [("omega.evolution.gate", ("check_proposal",))],
+        "omega.gateway.x": [("omega.evolution.gate.gate", ("check_proposal",))],
         "omega.gateway.y": [("omega.tools", ("ToolError", "set_current_deps"))],
         "omega.gateway.z": [("omega.tools.registry", ("ToolRegistry",))],
         "omega.cli.ops": [("omega.ops.backup", ("create_backup",)), ("omega.ops", ("service",))],
-        "omega.evolution.analysis": [("omega.evolution.gate", ("check_proposal",))],
+        "omega.evolution.gate.judge": [("omega.evolution.gate.gate", ("check_proposal",))],
+        "omega.evolution.gaps.analysis": [
+            ("omega.evolution.gate", ("gate_proposal",)),
+            ("omega.evolution.gate.gate", ("check_proposal",)),
+        ],
     }
     problems = face_violations(records, faces())
     assert any("omega.gateway.x" in p and "'gate'" in p for p in problems)
     assert any("omega.gateway.y" in p and "'set_current_deps'" in p for p in problems)
     assert any("omega.gateway.z" in p and "'registry'" in p for p in problems)
-    assert len(problems) == 3  # public modules, and inside the package, are fine
+    # one sub-package of evolution going past another's face
+    assert any("omega.evolution.gaps.analysis" in p and "'gate'" in p for p in problems)
+    assert len(problems) == 4  # public modules and names, and inside a package, are fine
 
 
 def test_no_name_has_two_addresses() -> None:

@@ -24,9 +24,13 @@ def test_every_face_name_is_a_value_after_all_submodules_are_imported() -> None:
     import types
 
     import omega.app
+    import omega.evolution
     import omega.turn
 
-    for package in (omega.turn, omega.app):
+    evolution = [
+        importlib.import_module(f"omega.evolution.{name}") for name in omega.evolution.__all__
+    ]
+    for package in (omega.turn, omega.app, *evolution):
         for info in pkgutil.iter_modules(package.__path__):
             importlib.import_module(f"{package.__name__}.{info.name}")
         for name in package.__all__:

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from omega.app import bootstrap
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.self_heal import MAX_ITERATIONS, SelfHealStore
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.heal import SelfHealStore
+from omega.evolution.heal.lifecycle import MAX_ITERATIONS
 from omega.gateway.commands import CommandContext, parse_command, run_command
 from omega.markers import parse_markers
 from omega.markers.handlers import apply_markers

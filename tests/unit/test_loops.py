@@ -388,7 +388,7 @@ def test_a_summary_the_provider_cannot_make_now_stays_queued(
 
 
 def test_heartbeat_carries_open_limitations_and_can_resolve_them(make_deps: MakeDeps) -> None:
-    from omega.evolution.limitations import LimitationStore
+    from omega.evolution.gaps import LimitationStore
 
     provider = ScriptedProvider(
         "LIMITATION_RESOLVED: No email | SMTP skill installed\nHEARTBEAT_OK"

@@ -126,8 +126,8 @@ def test_whatsapp_qr_without_whatsapp_tells_the_user(ctx: MarkerContext) -> None
 def test_skill_improve_from_the_owner_is_a_global_lesson_never_a_file_edit(
     ctx: MarkerContext,
 ) -> None:
-    from omega.evolution.lessons import with_lessons
-    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.proposals import ProposalStore
+    from omega.evolution.reflection import with_lessons
 
     before = (ctx.paths.skills / "claude-code" / "SKILL.md").read_text()
     ctx.role = "owner"

@@ -26,7 +26,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from omega.config.safety import SandboxSection
-from omega.evolution.mcp_report import trouble_text
+from omega.evolution.gaps.mcp_report import trouble_text
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox
 from omega.tools import mcp_watch

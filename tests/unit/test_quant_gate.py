@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from omega.config import Config
-from omega.evolution.gate import GateDecision, Policy, check_proposal
-from omega.evolution.signals import Judgement
+from omega.evolution.gate import Policy
+from omega.evolution.gate.gate import GateDecision, check_proposal
+from omega.evolution.gate.signals import Judgement
 
 TRADER: dict[str, Any] = {
     "name": "auto-trader",

@@ -13,11 +13,12 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from omega.evolution.gap import Caps, Gap
-from omega.evolution.limitations import LimitationStore
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.similarity import same_meaning, similarity
-from omega.evolution.similarity_words import EXACT, concepts, languages
+from omega.evolution.gaps import LimitationStore
+from omega.evolution.gaps.gap import Caps, Gap
+from omega.evolution.meaning import same_meaning
+from omega.evolution.meaning.similarity import similarity
+from omega.evolution.meaning.similarity_words import EXACT, concepts, languages
+from omega.evolution.proposals import ProposalStore
 from omega.memory.store import Store
 from tests.unit.similarity_pairs import HELD_OUT, PAIRS, Pair
 

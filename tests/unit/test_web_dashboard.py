@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from omega.evolution.limitations import LimitationStore
+from omega.evolution.gaps import LimitationStore
 from omega.memory import dashboard
 from omega.memory.store import Store
 from omega.web.charts import rate_bars, stacked_bars

@@ -43,7 +43,7 @@ def loop_jobs(deps: PipelineDeps, gateway: Gateway) -> list[Job]:
     notification gate held (gateway.notify) always, the scheduler and
     heartbeat when enabled (in that order), and when a channel pairs strangers, the job telling
     approved people they are in."""
-    from omega.evolution.digest import digest_loop
+    from omega.evolution.gaps import digest_loop
     from omega.gateway.pipeline import respond
     from omega.gateway.strangers import tell_approved_loop
     from omega.loops.critic_job import critic_loop

@@ -34,7 +34,7 @@ def proposals_list(
     status: Annotated[str, typer.Option(help="pending, approved, rejected or all")] = "all",
 ) -> None:
     """List proposals with their gate decision and status."""
-    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.proposals import ProposalStore
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -55,8 +55,7 @@ def proposals_list(
 def proposals_show(proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")]) -> None:
     """Everything about one proposal, with the full content and sha256 of every file
     approving it would write or load, and whether that file already exists."""
-    from omega.evolution.procedural import ProposalStore
-    from omega.evolution.review import render_review
+    from omega.evolution.proposals import ProposalStore, render_review
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -82,7 +81,7 @@ def proposals_approve(
 ) -> None:
     """Approve a proposal: a skill's SKILL.md is written and pinned; a tool's spec is recorded
     (and its file pinned if it exists: see `omega proposals show` first)."""
-    from omega.evolution.registration import ReviewError, approve
+    from omega.evolution.proposals import ReviewError, approve
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -110,7 +109,7 @@ def proposals_reject(
     reason: Annotated[str, typer.Argument(help="Why (remembered, so it is not proposed again).")],
 ) -> None:
     """Reject a proposal, with the reason."""
-    from omega.evolution.registration import ReviewError, reject
+    from omega.evolution.proposals import ReviewError, reject
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -198,7 +197,7 @@ def tools_add(
 ) -> None:
     """Install a tool you implemented and reviewed: copied to $OMEGA_HOME/tools/<name>.py and
     pinned by hash; it loads at the next start."""
-    from omega.evolution.scaffold import TOOL_NAME
+    from omega.evolution.proposals import TOOL_NAME
     from omega.memory.artefacts import ArtefactStore
 
     name = source.stem

@@ -329,7 +329,7 @@ def limitations_list(
     all_: Annotated[bool, typer.Option("--all", help="Include resolved ones.")] = False,
 ) -> None:
     """List open limitations (with --all, resolved ones too)."""
-    from omega.evolution.limitations import LimitationStore
+    from omega.evolution.gaps import LimitationStore
 
     runtime = _runtime()
     store = _open_store(runtime)
@@ -359,7 +359,7 @@ def limitations_resolve(
     note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
 ) -> None:
     """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.evolution.limitations import resolve_by_owner
+    from omega.evolution.gaps import resolve_by_owner
 
     runtime = _runtime()
     store = _open_store(runtime)

@@ -16,7 +16,7 @@ from omega.cli.support import fail, load_runtime, open_store
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from omega.evolution.report import EvolutionReport
+    from omega.evolution.reflection import EvolutionReport
     from omega.types import OutgoingMessage
 
 evolution_app = typer.Typer(help="Self-evolution at a glance.", no_args_is_help=True)
@@ -40,7 +40,7 @@ def report(
 ) -> None:
     """What Omega learned, gaps opened and closed, proposals by state, the cost of
     self-evolution and the gate's decisions over the last N days."""
-    from omega.evolution.report import evolution_report, since_days
+    from omega.evolution.reflection import evolution_report, since_days
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -166,7 +166,7 @@ def propose(
     import asyncio
 
     from omega.app.runtime import pipeline_deps
-    from omega.evolution.recommend import find_recommendation, propose_recommendation
+    from omega.evolution.reflection import find_recommendation, propose_recommendation
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -201,8 +201,7 @@ def fragments_list(
     show_all: Annotated[bool, typer.Option("--all", help="Inactive ones too.")] = False,
 ) -> None:
     """Prompt fragments, with where each came from and the runs it feeds."""
-    from omega.evolution.fragments import fragment_line
-    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.proposals import ProposalStore, fragment_line
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -219,8 +218,7 @@ def fragments_list(
 @fragments_app.command("show")
 def fragments_show(fragment_id: Annotated[int, typer.Argument(help="The fragment's id.")]) -> None:
     """One fragment: its text, provenance, the runs it feeds and its audited changes."""
-    from omega.evolution.fragments import describe_fragment, fragment_history
-    from omega.evolution.procedural import ProposalStore
+    from omega.evolution.proposals import ProposalStore, describe_fragment, fragment_history
 
     runtime = load_runtime()
     store = open_store(runtime)
@@ -235,7 +233,7 @@ def fragments_show(fragment_id: Annotated[int, typer.Argument(help="The fragment
 
 
 def _change(fragment_id: int, active: bool) -> None:
-    from omega.evolution.fragments import FragmentError, change_fragment
+    from omega.evolution.proposals import FragmentError, change_fragment
 
     runtime = load_runtime()
     store = open_store(runtime)

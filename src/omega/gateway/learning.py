@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import logging
 
-from omega.evolution.integrity import report_refusals
-from omega.evolution.limitations import raise_limitation
-from omega.evolution.mcp_report import report_server_failures
+from omega.evolution.gaps import raise_limitation, report_refusals, report_server_failures
 from omega.gateway.delivery import conclude
 from omega.gateway.routing import Plan
 from omega.turn import (
@@ -49,7 +47,7 @@ async def report_failed_servers(
 
 async def introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
     """Every N recorded tool calls, the agent reviews its own actions (failures are logged)."""
-    from omega.evolution.introspection import maybe_introspect
+    from omega.evolution.reflection import maybe_introspect
 
     try:
         await maybe_introspect(deps, out, agent)
@@ -60,7 +58,7 @@ async def introspect(deps: PipelineDeps, out: Outbox, agent: str) -> None:
 async def propose_from_gap(deps: PipelineDeps, out: Outbox, limitation_id: int, goal: str) -> None:
     """A new limitation becomes a gated proposal, through the analysis every source uses
     (failures are logged, not raised)."""
-    from omega.evolution.gap_analysis import analyse_gap
+    from omega.evolution.gaps import analyse_gap
 
     await analyse_gap(deps, out, limitation_id, goal)
 

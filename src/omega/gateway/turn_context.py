@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from omega.checklist import read_checklist
-from omega.evolution.lessons import with_lessons
-from omega.evolution.procedural import ProposalStore, scope_of
+from omega.evolution.proposals import ProposalStore, scope_of
+from omega.evolution.reflection import with_lessons
 from omega.gateway import attachments
 from omega.memory.context import ContextRequest, build_context, onboarding_hint
 from omega.memory.store import Store

@@ -13,8 +13,7 @@ import logging
 import time
 
 from omega import i18n
-from omega.evolution.gap_analysis import analyse_gap
-from omega.evolution.limitations import raise_limitation
+from omega.evolution.gaps import analyse_gap, raise_limitation
 from omega.gateway.delivery import conclude
 from omega.memory.audit import AuditEntry
 from omega.providers.transcription import TranscriptionError, transcribe, transcriber_for

@@ -1,6 +1,6 @@
 """The critic's job: every CRITIC_MINUTES, when tools were called since its last pass, the
-critic reviews them (omega.evolution.critic), so a tool that keeps failing becomes a limitation
-and a proposal whether introspection runs or not (it is off, or too few calls came)."""
+critic reviews them (omega.evolution.reflection.critic), so a tool that keeps failing becomes a
+limitation and a proposal whether introspection runs or not (it is off, or too few calls came)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 
-from omega.evolution.critic import newest_call, run_critic
+from omega.evolution.reflection import newest_call, run_critic
 from omega.turn import Outbox, PipelineDeps
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,7 @@ import re
 from datetime import datetime
 
 from omega.checklist import read_checklist
-from omega.evolution.gap_analysis import analyse_gap
-from omega.evolution.limitations import LimitationStore
+from omega.evolution.gaps import LimitationStore, analyse_gap
 from omega.hours import within_active_hours
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers

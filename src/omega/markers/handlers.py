@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 
 from omega.checklist import add_item, remove_items
-from omega.evolution.lessons import skill_improve
-from omega.evolution.limitations import raise_limitation, resolve_limitation
-from omega.evolution.self_heal import self_heal, self_heal_resolved
+from omega.evolution.gaps import raise_limitation, resolve_limitation
+from omega.evolution.heal import self_heal, self_heal_resolved
+from omega.evolution.reflection import skill_improve
 from omega.markers.notices import unmet_of_raw
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
 from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS

@@ -14,12 +14,11 @@ from urllib.parse import parse_qs, quote
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
-from omega.evolution.fragments import FragmentError, change_fragment
-from omega.evolution.limitations import resolve_by_owner
-from omega.evolution.recommend import propose_recommendation as propose_from_critic
-from omega.evolution.registration import ReviewError
-from omega.evolution.registration import approve as approve_proposal
-from omega.evolution.registration import reject as reject_proposal
+from omega.evolution.gaps import resolve_by_owner
+from omega.evolution.proposals import FragmentError, ReviewError, change_fragment
+from omega.evolution.proposals import approve as approve_proposal
+from omega.evolution.proposals import reject as reject_proposal
+from omega.evolution.reflection import propose_recommendation as propose_from_critic
 from omega.gateway.notify import quiet_setting
 from omega.gateway.strangers import enter_code
 from omega.memory import dashboard

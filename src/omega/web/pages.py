@@ -10,10 +10,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import Response
 
-from omega.evolution.fragments import fragment_history
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.report import evolution_report, since_days
-from omega.evolution.review import review_files
+from omega.evolution.proposals import ProposalStore, fragment_history, review_files
+from omega.evolution.reflection import evolution_report, since_days
 from omega.gateway import strangers
 from omega.hours import QUIET_FACT
 from omega.memory import dashboard

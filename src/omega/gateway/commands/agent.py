@@ -8,18 +8,20 @@ import time
 from collections.abc import Awaitable, Callable
 
 from omega.channels.health import channel_health_lines
-from omega.evolution.fragments import (
+from omega.evolution.gaps import LimitationStore, resolve_by_owner
+from omega.evolution.heal import SelfHealStore, clear_escalation
+from omega.evolution.proposals import (
     FragmentError,
+    ProposalStore,
+    ReviewError,
+    approve,
     change_fragment,
     describe_fragment,
     fragment_history,
     fragment_line,
+    reject,
+    render_review,
 )
-from omega.evolution.limitations import LimitationStore, resolve_by_owner
-from omega.evolution.procedural import ProposalStore
-from omega.evolution.registration import ReviewError, approve, reject
-from omega.evolution.review import render_review
-from omega.evolution.self_heal import SelfHealStore, clear_escalation
 from omega.gateway.commands.context import OWNER_ONLY, CommandContext
 from omega.memory.audit import AuditEntry
 from omega.ops.selfcheck import CheckContext, run_checks, summary

@@ -1,0 +1,39 @@
+"""Self-healing (spec 000): the lifecycle the gateway, not the model, runs.
+
+This module is the package's public face: callers outside `omega.evolution.heal` import from
+here.
+- lifecycle: a healing session's state, its checks, escalation and the owner's view
+
+Names are loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omega.lazy import loader
+
+if TYPE_CHECKING:
+    from omega.evolution.heal.lifecycle import (
+        SelfHealStore,
+        clear_escalation,
+        self_heal,
+        self_heal_resolved,
+    )
+
+__all__ = [
+    "SelfHealStore",
+    "clear_escalation",
+    "self_heal",
+    "self_heal_resolved",
+]
+
+__getattr__ = loader(
+    __name__,
+    {
+        "SelfHealStore": "lifecycle",
+        "clear_escalation": "lifecycle",
+        "self_heal": "lifecycle",
+        "self_heal_resolved": "lifecycle",
+    },
+)

@@ -1,0 +1,31 @@
+"""Whether two short texts say the same thing: the one place similarity is judged, so that
+limitations and proposals agree.
+
+This module is the package's public face: callers outside `omega.evolution.meaning` import from
+here. Inside, modules import each other directly.
+- similarity: same_meaning (and the score it is judged on)
+- similarity_words: a text as the concepts it names (folded words, Snowball stems)
+- similarity_actions, similarity_things: the lexicon of actions and things, per language
+
+Names are loaded on first use.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from omega.lazy import loader
+
+if TYPE_CHECKING:
+    from omega.evolution.meaning.similarity import same_meaning
+
+__all__ = [
+    "same_meaning",
+]
+
+__getattr__ = loader(
+    __name__,
+    {
+        "same_meaning": "similarity",
+    },
+)

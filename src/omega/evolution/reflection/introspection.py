@@ -1,0 +1,271 @@
+"""The introspection loop (spec 002): after every N recorded tool calls of an agent, a cheap
+model reviews the timeline; its JSON passes the validation loop within a budget; learnings
+are stored (and recalled into later contexts); in `active` mode a repeated pattern becomes a
+skill proposal that goes through the gate."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from omega.evolution.gaps import submit
+from omega.evolution.proposals import LoopResult, ProposalStore, scope_of, validated_json
+from omega.evolution.reflection.critic import review_tools
+from omega.memory.db import utc_now
+from omega.memory.store import Store
+from omega.replica import replica_name
+from omega.turn import OWN_TEXT_TOOLS, Outbox, PipelineDeps, ask_provider, is_owner, models_for
+from omega.types import ChatMessage, Context, IncomingMessage, Reply
+
+log = logging.getLogger(__name__)
+PREVIEW = 160
+# How long a replica may take to evaluate a batch before another may (it is released at once).
+INTROSPECTION_LEASE_SECS = 600.0
+
+EVALUATION_PROMPT = """Analyse these actions of yours. What worked? What failed?
+Are there patterns that keep repeating? Should a skill handle this better next time?
+
+{timeline}
+
+Answer with JSON only:
+{{"learnings": ["<concrete lesson>", ...],
+  "repeated_pattern": true | false,
+  "pattern_description": "<the pattern, if any>",
+  "suggested_skill": {{"operation": "create", "name": "<kebab-case>", "category": "other",
+    "description": "<10-500 chars>", "trigger_phrases": ["..."],
+    "content": "<Markdown instructions>"}} | null,
+  "satisfaction": <0.0-1.0, how well these actions served the person>,
+  "summary": "<one line>"}}"""
+
+
+def timeline(rows: list[dict[str, Any]]) -> str:
+    """Tool calls as a readable numbered timeline (✅ / ❌, arguments, result preview)."""
+    lines = []
+    for index, row in enumerate(rows, 1):
+        mark = "✅" if row["ok"] else "❌"
+        try:
+            args = json.loads(row["arguments"])
+            shown = ", ".join(f"{k}={json.dumps(v)[:60]}" for k, v in args.items())
+        except (ValueError, AttributeError):
+            shown = str(row["arguments"])[:120]
+        result = row["error"] if not row["ok"] else row["result_preview"]
+        lines.append(f"{index}. {mark} {row['tool']}({shown})\n   → {str(result)[:PREVIEW]}")
+    return "\n".join(lines)
+
+
+def check_evaluation(data: dict[str, Any], active: bool) -> list[str]:
+    """Spec 002's checks on the model's evaluation."""
+    errors = []
+    learnings = data.get("learnings")
+    if not isinstance(learnings, list) or not all(
+        isinstance(item, str) and item.strip() for item in learnings
+    ):
+        errors.append("learnings must be a list of non-empty strings")
+    if not isinstance(data.get("repeated_pattern"), bool):
+        errors.append("repeated_pattern must be true or false")
+    if not isinstance(data.get("summary"), str) or not data["summary"].strip():
+        errors.append("summary is required")
+    satisfaction = data.get("satisfaction")
+    if satisfaction is not None and not (
+        isinstance(satisfaction, int | float) and 0 <= satisfaction <= 1
+    ):
+        errors.append("satisfaction must be a number from 0 to 1")
+    if active and data.get("repeated_pattern") is True:
+        skill = data.get("suggested_skill")
+        if not isinstance(skill, dict):
+            errors.append("a repeated pattern needs a suggested_skill object")
+        else:
+            for key in ("name", "content", "operation"):
+                if not isinstance(skill.get(key), str) or not skill[key].strip():
+                    errors.append(f"suggested_skill.{key} must be a non-empty string")
+    return errors
+
+
+def pending_calls(store: Store, agent: str) -> list[dict[str, Any]]:
+    """The agent's tool calls recorded since its last introspection cycle."""
+    rows = store.query(
+        "SELECT COALESCE(MAX(last_tool_call_id), 0) AS last FROM introspection_cycles "
+        "WHERE agent = ?",
+        (agent,),
+    )
+    last = int(rows[0]["last"]) if rows else 0
+    return [
+        dict(row)
+        for row in store.query(
+            "SELECT * FROM tool_calls WHERE agent = ? AND id > ? ORDER BY id LIMIT 200",
+            (agent, last),
+        )
+    ]
+
+
+def record_cycle(
+    store: Store,
+    agent: str,
+    last_id: int,
+    result: LoopResult,
+    summary: str,
+    satisfaction: float | None,
+) -> None:
+    """Remember that a cycle ran, what it cost and where it stopped."""
+    with store.transaction() as conn:
+        conn.execute(
+            "INSERT INTO introspection_cycles (agent, last_tool_call_id, status, attempts, "
+            "input_tokens, output_tokens, cost_usd, summary, satisfaction, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                agent,
+                last_id,
+                result.status,
+                result.attempts,
+                result.input_tokens,
+                result.output_tokens,
+                result.cost_usd,
+                summary[:500],
+                satisfaction,
+                utc_now(),
+            ),
+        )
+
+
+def read_external(rows: list[dict[str, Any]]) -> bool:
+    """Whether a timeline's calls may have read text nobody here wrote (turn.OWN_TEXT_TOOLS):
+    the gate then never approves a skill it suggests by itself (issue 37)."""
+    return any(str(row["tool"]) not in OWN_TEXT_TOOLS for row in rows)
+
+
+async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopResult | None:
+    """Run one cycle when `introspect_interval` new tool calls of `agent` were recorded: one
+    evaluation per person whose calls they were, so what is learned stays theirs."""
+    evo = deps.config.evolution
+    if evo.self_learn == "off":
+        return None
+    store = deps.store
+    rows = await store.call(pending_calls, store, agent)
+    if len(rows) < evo.introspect_interval:
+        return None
+    # Once across the replicas sharing the store: the one holding this lease evaluates these
+    # calls; another that counted the same calls leaves them (they wait for the next cycle).
+    lease, holder = f"job:introspection:{agent}", replica_name()
+    if not await store.call(store.lease_acquire, lease, holder, INTROSPECTION_LEASE_SECS):
+        return None
+    try:
+        rows = await store.call(pending_calls, store, agent)  # what is still pending, now
+        if len(rows) < evo.introspect_interval:
+            return None
+        return await _evaluate_all(deps, out, agent, rows)
+    finally:
+        await store.call(store.lease_release, lease, holder)
+
+
+async def _evaluate_all(
+    deps: PipelineDeps, out: Outbox, agent: str, rows: list[dict[str, Any]]
+) -> LoopResult | None:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault(scope_of(str(row["channel"]), str(row["sender_id"])), []).append(row)
+    result: LoopResult | None = None
+    for scope, group in groups.items():
+        result = await _evaluate(deps, out, agent, scope, group, int(rows[-1]["id"]))
+    await review_tools(deps, out)
+    return result
+
+
+def _the_owners(deps: PipelineDeps, row: dict[str, Any]) -> bool:
+    """Whether these tool calls were made answering the owner (proven when the turn ran), or
+    by Omega itself (no person: a background call)."""
+    if not str(row["channel"] or ""):
+        return True
+    who = IncomingMessage(str(row["channel"]), str(row["sender_id"]), "", assurance="stored")
+    return is_owner(deps.config, who)
+
+
+async def _evaluate(
+    deps: PipelineDeps,
+    out: Outbox,
+    agent: str,
+    scope: str,
+    rows: list[dict[str, Any]],
+    last_id: int,
+) -> LoopResult:
+    """One evaluation of one person's tool calls; learnings are kept for that person."""
+    evo = deps.config.evolution
+    store = deps.store
+    repo = ProposalStore(store)
+    active = evo.self_learn == "active"
+    prompt = EVALUATION_PROMPT.format(timeline=timeline(rows))
+    fragments = await store.call(repo.fragments, "introspection_evaluation")
+    if fragments:
+        prompt += "\n\nGuidance from earlier reviews:\n" + "\n".join(f"- {f}" for f in fragments)
+    fast, _ = models_for(deps.provider.name, deps.config)  # the cheapest configured model
+
+    async def ask(text: str) -> Reply:
+        return await ask_provider(
+            deps,
+            Context(
+                system_prompt="", model=fast, use_tools=False, messages=[ChatMessage("user", text)]
+            ),
+            audit_as="introspection",
+        )
+
+    result = await validated_json(
+        ask,
+        prompt,
+        lambda d: check_evaluation(d, active),
+        max_retries=evo.max_retries,
+        budget_usd=evo.budget_usd,
+        budget_tokens=evo.budget_tokens,
+    )
+    data = result.data or {}
+    satisfaction = data.get("satisfaction")
+    await store.call(
+        record_cycle,
+        store,
+        agent,
+        last_id,
+        result,
+        str(data.get("summary", "")),
+        float(satisfaction) if isinstance(satisfaction, int | float) else None,
+    )
+    if result.data is None:
+        log.warning(
+            "introspection cycle for %s dropped (%s): %s",
+            agent,
+            result.status,
+            "; ".join(result.errors),
+        )
+        return result
+    await store.call(repo.add_learnings, agent, [str(x) for x in data["learnings"]], scope)
+    log.info(
+        "introspection for %s: %d learnings (%s tokens)",
+        agent,
+        len(data["learnings"]),
+        result.input_tokens + result.output_tokens,
+    )
+    if active and data["repeated_pattern"] and isinstance(data.get("suggested_skill"), dict):
+        skill = dict(data["suggested_skill"])
+        # No risk is assumed: the gate judges it from the content, like any proposal.
+        spec = {
+            "kind": "skill",
+            "name": skill.get("name"),
+            "description": skill.get("description") or data.get("pattern_description", ""),
+            "category": skill.get("category", "other"),
+            "inputs": {"type": "object", "properties": {}},
+            "risk_level": skill.get("risk_level", "medium"),
+            "trigger_phrases": skill.get("trigger_phrases", []),
+            "content": skill.get("content", ""),
+            "rationale": data.get("pattern_description", ""),
+        }
+        await submit(
+            deps,
+            out,
+            spec,
+            goal=str(data.get("pattern_description", "")),
+            source="introspection",
+            evidence=timeline(rows[-6:]).splitlines(),
+            # A pattern in someone else's tool calls is theirs: never approved by the gate.
+            scope="" if _the_owners(deps, rows[0]) else scope,
+            # Nor one from calls that read external content (issue 37).
+            hold=read_external(rows),
+        )
+    return result
