@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from omega.channels.health import HealthReporter, describe_health, read_health, write_health
+from omega.channels.health import HealthReporter, describe_health
+from omega.health_file import read_health, write_health
 
 
 def test_a_report_is_written_on_change_and_refreshed_only_now_and_then(

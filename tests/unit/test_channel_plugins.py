@@ -26,7 +26,6 @@ from omega.app import bootstrap, build_service, run_service
 from omega.app.channels import WEB, message_channels
 from omega.channels import builtin
 from omega.channels.base import Submit
-from omega.channels.health import read_health
 from omega.channels.plugin import (
     GROUP,
     ChannelContext,
@@ -36,6 +35,7 @@ from omega.channels.plugin import (
 )
 from omega.channels.supervised import SupervisedChannel
 from omega.config import Config, ConfigError, load_config
+from omega.health_file import read_health
 from omega.memory import Store
 from omega.ops.selfcheck import CheckContext, run_checks
 from omega.types import IncomingMessage, OutgoingMessage

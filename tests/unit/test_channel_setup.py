@@ -21,7 +21,7 @@ from tomlkit.toml_document import TOMLDocument
 import omega.ops.selfcheck as selfcheck
 from omega.channels import builtin
 from omega.channels.base import Channel
-from omega.channels.health import channel_health_lines, write_health
+from omega.channels.health import channel_health_lines
 from omega.channels.plugin import ChannelContext, ChannelPlugin, PluginChannelConfig
 from omega.channels.registry import Discovery, discover, register_checks
 from omega.channels.setup import (
@@ -35,6 +35,7 @@ from omega.channels.setup import (
 )
 from omega.cli.setup_channels import from_flags, to_toml
 from omega.config import Config
+from omega.health_file import write_health
 from omega.logs import register_secret
 from omega.ops.selfcheck import CheckContext, run_checks
 from omega.ops.setup import Answers, SetupError

@@ -19,10 +19,11 @@ from omega.channels.discord.channel import DiscordChannel, DiscordSendError
 from omega.channels.discord.files import photo_filename
 from omega.channels.discord.pieces import MAX_MESSAGE_CHARS, discord_pieces
 from omega.channels.discord.state import DiscordState
-from omega.channels.health import HealthReporter, read_health
+from omega.channels.health import HealthReporter
 from omega.channels.plugin import ChannelContext, ChannelUnavailableError, PluginChannelConfig
 from omega.channels.text import FENCE, line_and_ending, utf16_len
 from omega.config import Config
+from omega.health_file import read_health
 from omega.paths import OmegaPaths
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.fakes.discord_server import GUILD_CHANNEL_ID, TOKEN, FakeDiscord

@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, ...]] = [
         "omega.prompts",
         "omega.checklist",
         "omega.channels.base",  # the Channel protocol the gateway runs channels through
-        "omega.channels.health",  # what a running channel last reported, read by status
+        "omega.health_file",  # a channel's health file: channels write it, the self-check reads it
         "omega.errors",  # OmegaError, the root every error class of Omega derives from
         "omega.lazy",  # package faces that load a name on first use
         "omega.commands_table",  # the chat commands' names and help (gateway and channels)
@@ -58,9 +58,10 @@ LAYERS: list[tuple[str, ...]] = [
     ("omega.loops",),
     ("omega.channels",),  # below the gateway: a channel is handed to it, never reaches into it
     ("omega.gateway",),
+    # the local page: serves the web channel and the dashboard; the root hands it the config and
+    # paths it loaded, so it imports nothing of the root
+    ("omega.web",),
     (
-        "omega.web",  # the local page: serves the web channel and the dashboard
-        "omega.app.runtime",  # bootstrap and pipeline deps; the web page is handed its Runtime
         "omega.app",  # the composition root: builds the service's channels and jobs, runs it
         "omega.cli.support",
         "omega.cli.evolution",
@@ -373,13 +374,25 @@ def test_a_channel_borrowing_from_the_gateway_is_caught() -> None:
     )
 
 
-def test_the_web_page_may_use_the_runtime_but_not_the_root() -> None:
-    # omega.app builds the web page; the page is handed a Runtime (omega.app.runtime). Taking
-    # anything from omega.app itself would close a circle.
+def test_the_self_check_reads_channel_health_from_the_leaf() -> None:
+    # ops (below channels) reads a channel's health file through the leaf omega.health_file;
+    # reaching into omega.channels for it points up a floor.
+    graph = import_graph()
+    assert "omega.health_file" in graph["omega.ops.selfcheck"]
+    graph["omega.ops.selfcheck"] |= {"omega.channels.health"}
+    assert any("omega.ops.selfcheck imports omega.channels.health" in p for p in violations(graph))
+
+
+def test_the_web_page_takes_nothing_from_the_root() -> None:
+    # omega.app builds the web page and hands it the config and paths it loaded; the page
+    # taking anything from the root, even its Runtime for a type, points up a floor.
     graph = import_graph()
     assert "omega.web" in {component_of(t) for t in graph["omega.app.channels"]}
-    graph["omega.web.app"] = graph["omega.web.app"] | {"omega.app"}
-    assert any("omega.app" in c and "omega.web" in c for c in component_cycles(graph))
+    assert not any(
+        component_of(t) == "omega.app" for m in graph if m.startswith("omega.web") for t in graph[m]
+    )
+    graph["omega.web.app"] = graph["omega.web.app"] | {"omega.app.runtime"}
+    assert any("omega.web.app imports omega.app.runtime" in p for p in violations(graph))
 
 
 def test_a_sideways_cycle_is_caught() -> None:

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from pydantic import SecretStr
 
-from omega.channels.health import write_health
 from omega.config import Config
+from omega.health_file import write_health
 from omega.memory import Store
 from omega.ops import selfcheck
 from omega.ops.selfcheck import Check, CheckContext, register_check, run_checks, unregister_check

@@ -16,13 +16,14 @@ from typing import Any, ClassVar
 import pytest
 from pydantic import SecretStr
 
-from omega.channels.health import HealthReporter, read_health
+from omega.channels.health import HealthReporter
 from omega.channels.plugin import ChannelContext, ChannelUnavailableError
 from omega.channels.slack import PLUGIN
 from omega.channels.slack.channel import SlackChannel
 from omega.channels.slack.config import SlackConfig
 from omega.channels.slack.state import SlackState
 from omega.config import Config
+from omega.health_file import read_health
 from omega.paths import OmegaPaths
 from omega.types import IncomingMessage
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, TEAM, FakeSlack

@@ -198,7 +198,7 @@ def _web(ctx: ChannelContext) -> Channel:
     runtime, store = ctx.root, ctx.store
     assert isinstance(runtime, Runtime) and store is not None
     try:
-        web = prepare(runtime, store)
+        web = prepare(runtime.config, runtime.paths, store)
     except WebConfigError as exc:
         raise StartError(str(exc)) from None
     if not is_loopback(runtime.config.web.host.strip() or "127.0.0.1"):

@@ -1,8 +1,6 @@
 """Start-up: $OMEGA_HOME, bundled files, config, logging and the pipeline deps built from them.
 
-The web page imports it too (it is handed the Runtime), so it imports nothing of the running
-service: a component of its own in the layer test, which the web page may use without a circle
-through omega.app."""
+It imports nothing of the running service: `omega ask` needs only `bootstrap`."""
 
 from __future__ import annotations
 

@@ -1,34 +1,24 @@
-"""A channel's health as it last reported it: written by the running channel, read by status.
+"""A channel's health as it last reported it: kept current by the running channel, described
+for status.
 
 `omega status` runs in another process than `omega start`, so the running channel keeps a small
-file (0600) with its account and whether it is receiving (through its `HealthReporter`);
-`/status` reads the same file.
+file (0600, omega.health_file) with its account and whether it is receiving (through its
+`HealthReporter`); `/status` reads the same file.
 """
 
 from __future__ import annotations
 
-import json
-import logging
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from omega.config import Config
-from omega.paths import OmegaPaths, write_private
-
-log = logging.getLogger(__name__)
+from omega.health_file import read_health, write_health
+from omega.paths import OmegaPaths
 
 # A report older than this is from a channel that is no longer running (it rewrites it often).
 STALE_SECS = 180
 HEALTH_EVERY_SECS = 60.0  # a healthy channel rewrites its health file this often
-
-
-def write_health(path: Path, **fields: object) -> None:
-    """Record the channel's state now; failures are logged, never raised."""
-    try:
-        write_private(path, json.dumps({**fields, "updated_at": time.time()}))
-    except OSError as exc:
-        log.warning("could not write %s: %s", path.name, exc)
 
 
 class HealthReporter:
@@ -59,15 +49,6 @@ class HealthReporter:
             write_health(
                 self._path, account=self._account(), state=state, detail=detail, **self._fields
             )
-
-
-def read_health(path: Path) -> dict[str, object] | None:
-    """The last report, or None when there is none (or it cannot be read)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
 
 
 def describe_health(path: Path, now: float | None = None) -> str:

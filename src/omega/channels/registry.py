@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ValidationError
 
-from omega.channels.health import describe_health, read_health, write_health
+from omega.channels.health import describe_health
 from omega.channels.plugin import GROUP, ChannelContext, ChannelPlugin
 from omega.config import Config
+from omega.health_file import read_health, write_health
 from omega.owner import OWNER
 from omega.paths import OmegaPaths
 

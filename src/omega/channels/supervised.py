@@ -15,8 +15,9 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from omega.channels.base import Channel, Submit
-from omega.channels.health import HEALTH_EVERY_SECS, write_health
+from omega.channels.health import HEALTH_EVERY_SECS
 from omega.channels.plugin import ChannelContext, ChannelPlugin
+from omega.health_file import write_health
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)

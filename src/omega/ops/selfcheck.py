@@ -18,9 +18,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from omega.channels.health import read_health
 from omega.config import Config
 from omega.config.providers import PROVIDER_NAMES
+from omega.health_file import read_health
 from omega.logs import redact
 from omega.memory.db import redacted_location
 from omega.memory.migrations import latest_version

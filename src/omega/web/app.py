@@ -29,9 +29,10 @@ from omega.web.context import WebContext, templates
 from omega.web.security import Guard, Sessions
 
 if TYPE_CHECKING:
-    from omega.app.runtime import Runtime
+    from omega.config import Config
     from omega.gateway.gateway import Gateway
     from omega.memory.store import Store
+    from omega.paths import OmegaPaths
     from omega.turn import PipelineDeps
 
 log = logging.getLogger(__name__)
@@ -123,15 +124,16 @@ class _Server(uvicorn.Server):
 class WebServer:
     """The page's server, prepared before the loop starts and served inside it."""
 
-    def __init__(self, runtime: Runtime, store: Store, sock: socket.socket, base_url: str):
+    def __init__(
+        self, config: Config, paths: OmegaPaths, store: Store, sock: socket.socket, base_url: str
+    ):
         from omega.turn import local_owner_id
 
-        self.runtime = runtime
         self.sock = sock
         self.base_url = base_url
-        web = runtime.config.web
-        self.sessions = Sessions(runtime.paths.web_url, base_url, web.session_hours, store)
-        self.channel = WebChannel(store, runtime.paths.web_media, local_owner_id())
+        web = config.web
+        self.sessions = Sessions(paths.web_url, base_url, web.session_hours, store)
+        self.channel = WebChannel(store, paths.web_media, local_owner_id())
         self.login_link = self.sessions.new_login_link()
         self._server: _Server | None = None
 
@@ -160,12 +162,13 @@ class WebServer:
             self._server.should_exit = True
 
 
-def prepare(runtime: Runtime, store: Store) -> WebServer:
-    """Check `[web]`, bind its socket and make the first login link.
+def prepare(config: Config, paths: OmegaPaths, store: Store) -> WebServer:
+    """Check `[web]`, bind its socket and make the first login link (the root hands it the
+    config and paths it loaded; the page imports nothing of the root).
 
     Raises WebConfigError for a non-loopback host without `allow_remote`, or a port that
     cannot be bound."""
-    web = runtime.config.web
+    web = config.web
     host = web.host.strip() or "127.0.0.1"
     if not is_loopback(host):
         if not web.allow_remote:
@@ -186,4 +189,4 @@ def prepare(runtime: Runtime, store: Store) -> WebServer:
         raise WebConfigError(f"cannot listen on {host}:{web.port}: {exc}") from None
     port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    return WebServer(runtime, store, sock, f"http://{shown}:{port}")
+    return WebServer(config, paths, store, sock, f"http://{shown}:{port}")

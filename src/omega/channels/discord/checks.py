@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from omega.channels.discord.config import DiscordConfig
-from omega.channels.health import read_health
+from omega.health_file import read_health
 from omega.ops.selfcheck import Check, CheckContext
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import socket
 
 from omega.channels.email.config import EmailConfig
-from omega.channels.health import read_health
+from omega.health_file import read_health
 from omega.ops.selfcheck import Check, CheckContext
 
 FIX = "set it in [channel.email] (see config.example.toml)"

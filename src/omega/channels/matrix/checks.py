@@ -6,9 +6,9 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-from omega.channels.health import read_health
 from omega.channels.matrix.config import MatrixConfig
 from omega.channels.matrix.state import SyncState
+from omega.health_file import read_health
 from omega.ops.selfcheck import Check, CheckContext
 
 FIX = "set it in [channel.matrix] (see config.example.toml)"

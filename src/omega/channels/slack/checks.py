@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from omega.channels.health import read_health
 from omega.channels.slack.config import SlackConfig
+from omega.health_file import read_health
 from omega.ops.selfcheck import Check, CheckContext
 
 FIX = "set it in [channel.slack] (see config.example.toml)"
