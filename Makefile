@@ -93,7 +93,7 @@ claude-cli:
 # chaos test at its full size (three replicas killed at random, 2,000 messages, ~4 min).
 unit: dev claude-cli
 	sqlite=0; postgresql=0; \
-	OMEGA_TEST_STORE=postgresql OMEGA_CHAOS_FULL=1 $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only" \
+	OMEGA_TEST_STORE=postgresql OMEGA_CHAOS_FULL=1 $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only and not no_store" \
 	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
 	$(BIN)/pytest -q -rfEs --durations=25 --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
 	wait $$pg || postgresql=$$?; \

@@ -21,11 +21,15 @@ from omega.memory import Store
 from omega.memory.db import STORE_URL_ENV
 from omega.providers.base import Provider
 from omega.turn import PipelineDeps
+from tests.engine_split import no_store_is_true
 from tests.fakes.anthropic_server import FakeAnthropic
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 from tests.fakes.synapse import Synapse
 from tests.postgres import BACKEND_ENV, PostgresServer, running_server
+
+# Fixtures defined elsewhere and used by every test (ruff would take the import as unused).
+__all__ = ["no_store_is_true"]
 
 # A suite started in the background by a shell (`make unit` runs the PostgreSQL suite with `&`)
 # inherits SIGINT ignored, and so would every `omega` it starts: tests that interrupt Omega

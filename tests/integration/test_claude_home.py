@@ -139,7 +139,9 @@ def test_the_model_reads_no_login_and_leaves_no_hook_that_runs_later(
                     "r1",
                     f"cat {credentials}; cat $CLAUDE_CONFIG_DIR/.credentials.json; "
                     "ls -la $CLAUDE_CONFIG_DIR; env; tr '\\0' '\\n' < /proc/$PPID/environ; "
-                    "for f in /proc/$PPID/fd/*; do head -c 200 $f; done",
+                    # `timeout`: a socket among them would block the read until the
+                    # Bash tool's own 2-minute limit; what is readable is read at once
+                    "for f in /proc/$PPID/fd/*; do timeout 2 head -c 200 $f; done",
                 )
             ]
         ),

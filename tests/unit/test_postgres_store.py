@@ -133,12 +133,6 @@ def test_both_engines_yield_the_same_schema(
     assert postgres_schema["indexes"] == sqlite_schema["indexes"]
 
 
-def test_each_engine_has_the_same_numbered_migrations() -> None:
-    sqlite = [(m.version, m.name) for m in bundled_migrations("sqlite")]
-    postgresql = [(m.version, m.name) for m in bundled_migrations("postgresql")]
-    assert postgresql == sqlite
-
-
 def test_replicas_starting_together_migrate_once(postgres_server: PostgresServer) -> None:
     url = postgres_server.empty_database()
     errors: list[BaseException] = []

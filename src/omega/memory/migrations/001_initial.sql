@@ -24,6 +24,7 @@ CREATE TABLE messages (
 CREATE INDEX idx_messages_conversation ON messages (conversation_id, id);
 CREATE INDEX idx_messages_sender ON messages (sender_id, id);
 
+-- dialect: sqlite
 -- sender_id is indexed too so recall can narrow to one person before ranking.
 CREATE VIRTUAL TABLE messages_fts USING fts5 (
     content,
@@ -46,6 +47,15 @@ CREATE TRIGGER messages_fts_update AFTER UPDATE OF content, sender_id ON message
     INSERT INTO messages_fts (rowid, content, sender_id)
     VALUES (new.id, new.content, new.sender_id);
 END;
+-- dialect: postgresql
+-- Full-text recall (SQLite: the FTS5 table messages_fts). The content, lower-cased with the
+-- common Latin diacritics folded (as FTS5's unicode61 remove_diacritics does), as 'simple'
+-- lexemes; recall narrows to one sender by the sender index, then matches this column.
+ALTER TABLE messages ADD COLUMN search tsvector GENERATED ALWAYS AS (
+    to_tsvector('simple', translate(lower(content), 'àáâãäåāăąçćčďèéêëēėęěìíîïīįłñńňòóôõöøōőŕřśšşťùúûüūůűųýÿźżž', 'aaaaaaaaacccdeeeeeeeeiiiiiilnnnoooooooorrssstuuuuuuuuyyzzz'))
+) STORED;
+CREATE INDEX idx_messages_search ON messages USING GIN (search);
+-- dialect: end
 
 CREATE TABLE facts (
     id         INTEGER PRIMARY KEY,

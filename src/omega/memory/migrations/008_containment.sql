@@ -68,6 +68,7 @@ CREATE TABLE skill_lessons (
 );
 
 -- Proposals may now also be a lesson for an existing skill (SKILL_IMPROVE from a non-owner).
+-- dialect: sqlite
 CREATE TABLE proposals_new (
     id              INTEGER PRIMARY KEY,
     kind            TEXT NOT NULL CHECK (kind IN ('skill', 'tool', 'lesson')),
@@ -93,3 +94,7 @@ DROP TABLE proposals;
 ALTER TABLE proposals_new RENAME TO proposals;
 CREATE INDEX idx_proposals_status ON proposals (status, id);
 CREATE INDEX idx_proposals_name ON proposals (name COLLATE NOCASE);
+-- dialect: postgresql
+ALTER TABLE proposals DROP CONSTRAINT proposals_kind_check;
+ALTER TABLE proposals ADD CONSTRAINT proposals_kind_check CHECK (kind IN ('skill', 'tool', 'lesson'));
+-- dialect: end

@@ -3,4 +3,4 @@
 -- whether it was made in a group room (1) or a direct chat (0): an action made in a room
 -- answers there with that room's history, never with what its creator said in private.
 ALTER TABLE scheduled_tasks ADD COLUMN thread TEXT NOT NULL DEFAULT '';
-ALTER TABLE scheduled_tasks ADD COLUMN is_group INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE scheduled_tasks ADD COLUMN is_group INT NOT NULL DEFAULT 0;

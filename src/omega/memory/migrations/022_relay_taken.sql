@@ -3,4 +3,4 @@
 -- sent row is deleted (memory/relay.py).
 ALTER TABLE channel_relay ADD COLUMN taken_by TEXT;
 ALTER TABLE channel_relay ADD COLUMN taken_until TEXT;
-ALTER TABLE channel_relay ADD COLUMN attempts INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE channel_relay ADD COLUMN attempts INT NOT NULL DEFAULT 0;

@@ -22,6 +22,6 @@ CREATE INDEX idx_held_messages_due ON held_messages (sent_at, release_at);
 CREATE TABLE unasked_counts (
     person TEXT NOT NULL,
     day    TEXT NOT NULL,
-    sent   INTEGER NOT NULL DEFAULT 0,
+    sent   INT NOT NULL DEFAULT 0,
     PRIMARY KEY (person, day)
 );

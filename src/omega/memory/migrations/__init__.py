@@ -1,8 +1,9 @@
 """Numbered SQL migrations, applied exactly once each, in order.
 
-Each engine has its own scripts with the same numbers and names: SQLite's here, PostgreSQL's in
-`postgresql/`. `tests/unit/test_migrations.py` checks both yield the same tables, columns,
-indexes and constraints."""
+One script per change (`NNN_name.sql` here) serves both engines: it is rendered for the engine
+it runs on by `render.render` (portable SQL, a few mapped types, dialect blocks for what truly
+differs; docs/development.md, "Migrations"). `tests/unit/test_postgres_store.py` checks both
+engines end with the same tables, columns, indexes and constraints."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from importlib import resources
 
 from omega.errors import OmegaError
+from omega.memory.migrations.render import render
 
 _FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
@@ -31,17 +33,13 @@ class Migration:
 
 
 def bundled_migrations(dialect: str = "sqlite") -> list[Migration]:
-    """The migrations shipped in this package for one engine, sorted by version."""
+    """The migrations shipped in this package, rendered for one engine, sorted by version."""
     found = []
-    folder = resources.files(__package__)
-    if dialect == "postgresql":
-        folder = folder.joinpath("postgresql")
-    for entry in folder.iterdir():
+    for entry in resources.files(__package__).iterdir():
         match = _FILE_NAME.match(entry.name)
         if match:
-            found.append(
-                Migration(int(match.group(1)), match.group(2), entry.read_text(encoding="utf-8"))
-            )
+            sql = render(entry.read_text(encoding="utf-8"), dialect)
+            found.append(Migration(int(match.group(1)), match.group(2), sql))
     found.sort(key=lambda m: m.version)
     versions = [m.version for m in found]
     if len(set(versions)) != len(versions):
