@@ -50,8 +50,15 @@ for the stemmers, on first use.
 
 from __future__ import annotations
 
-from omega.evolution.similarity_actions import ACTIONS, GENERIC_ACTIONS
-from omega.evolution.similarity_things import BRANDS, GENERIC_THINGS, THINGS
+from omega.evolution import similarity_model
+from omega.evolution.similarity_conflicts import (
+    ACTION_CONCEPTS,
+    GENERIC,
+    LEXICON,
+    conflict,
+    opposed,
+    things_of,
+)
 from omega.evolution.similarity_words import concepts
 
 __all__ = ["SAME_MEANING", "same_meaning", "similarity"]
@@ -62,10 +69,7 @@ UNSHARED_ACTION_WEIGHT = 2.0  # an action only one text names ("restore" from a 
 NOT_SHARED = 0.5  # factor when both texts name actions (or things) and share none
 OTHER_THINGS = 0.8  # factor when each names a known thing or action the other does not
 GENERIC_WEIGHT = 0.5  # "get", "file": said of almost every gap
-ACTION_CONCEPTS = frozenset(ACTIONS)
-GENERIC = GENERIC_THINGS | frozenset(GENERIC_ACTIONS)
 LIGHT = GENERIC | {"create"}  # what "Cannot set a timer" adds to "No timer"
-LEXICON = frozenset(ACTIONS) | frozenset(GENERIC_ACTIONS) | frozenset(THINGS) | frozenset(BRANDS)
 FUZZY_MIN = 6  # letters of the shorter of two unknown stems that one begins the other with
 VOWELS = frozenset("aeiou")
 
@@ -117,6 +121,8 @@ def similarity(a: str, b: str) -> float:
         right = frozenset(renamed.get(c, c) for c in right)
     if left == right:
         return 1.0
+    if opposed(left, right):  # "book flights", "cancel flight bookings"
+        return 0.0
     if min(len(left), len(right)) < 2:  # one concept says little: only "No timer" merges
         return 1.0 if _bare_same(left, right) else 0.0  # with "Cannot set a timer"
     shared = sum(_weight(c) for c in left & right)
@@ -124,7 +130,7 @@ def similarity(a: str, b: str) -> float:
     score = 2 * shared / (2 * shared + unshared)
     if _disjoint(left & ACTION_CONCEPTS, right & ACTION_CONCEPTS):
         score *= NOT_SHARED  # "send emails" is not "read emails"
-    things_left, things_right = _things(left, right)
+    things_left, things_right = things_of(left, right)
     if _disjoint(things_left, things_right):
         score *= NOT_SHARED  # "generate images" is not "generate videos"
     elif _both_unique(left, right):
@@ -144,15 +150,16 @@ def _bare_same(left: frozenset[str], right: frozenset[str]) -> bool:
     return bool(left - LIGHT) and left - LIGHT == right - LIGHT
 
 
-def _things(left: frozenset[str], right: frozenset[str]) -> tuple[frozenset[str], frozenset[str]]:
-    """What each text is about: its specific things when both name some, else all of them
-    (so that "search the web" and "search files" still differ)."""
-    things_left, things_right = left - ACTION_CONCEPTS, right - ACTION_CONCEPTS
-    if things_left - GENERIC and things_right - GENERIC:
-        return things_left - GENERIC, things_right - GENERIC
-    return things_left, things_right
-
-
-def same_meaning(a: str, b: str) -> bool:
-    """Whether two texts describe the same gap or idea."""
-    return similarity(a, b) >= SAME_MEANING
+def same_meaning(a: str, b: str, model: bool = True) -> bool:
+    """Whether two texts describe the same gap or idea: the lexical method says so, or (with
+    `model` and the `similarity` extra installed) the embedding model puts them at CLOSE or
+    nearer and the conflict rules (similarity_conflicts.py) find nothing against it."""
+    if similarity(a, b) >= SAME_MEANING:
+        return True
+    if not model or not similarity_model.available():
+        return False
+    left, right = concepts(a), concepts(b)
+    if not left or not right or conflict(left, right) is not None:
+        return False
+    close = similarity_model.cosine(a, b)
+    return close is not None and close >= similarity_model.CLOSE
