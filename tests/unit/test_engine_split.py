@@ -34,6 +34,7 @@ def test_needs_postgresql(postgres_server: object) -> None:
 
 def test_truly_opens_none(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("no store here")
+    os.mkfifo(tmp_path / "a-fifo")  # the check must not block on it
 """
 
 
