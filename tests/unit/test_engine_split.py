@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 LIAR = """
-import subprocess, sys
+import os, subprocess, sys
 from pathlib import Path
 import pytest
 from omega.memory.db import Database
