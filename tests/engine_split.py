@@ -9,6 +9,7 @@ silently hide a test from the second engine."""
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,10 +28,13 @@ def sqlite_files(root: Path) -> list[Path]:
         for name in files:
             path = Path(folder, name)
             try:
+                # Regular files only: opening a FIFO a test left behind would block.
+                if not stat.S_ISREG(path.lstat().st_mode):
+                    continue
                 with path.open("rb") as handle:
                     if handle.read(len(_SQLITE_MAGIC)) == _SQLITE_MAGIC:
                         found.append(path)
-            except OSError:  # a socket, a FIFO, a file the test made unreadable
+            except OSError:  # gone meanwhile, or a file the test made unreadable
                 continue
     return found
 

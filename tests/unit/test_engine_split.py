@@ -15,7 +15,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 LIAR = """
-import subprocess, sys
+import os, subprocess, sys
 from pathlib import Path
 import pytest
 from omega.memory.db import Database
@@ -34,6 +34,7 @@ def test_needs_postgresql(postgres_server: object) -> None:
 
 def test_truly_opens_none(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("no store here")
+    os.mkfifo(tmp_path / "a-fifo")  # the check must not block on it
 """
 
 

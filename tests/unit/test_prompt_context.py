@@ -6,6 +6,8 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
+from omega.channels.base import TERMINAL_HINT
+from omega.channels.builtin import WHATSAPP
 from omega.memory import Store
 from omega.memory.context import ContextRequest, build_context, onboarding_hint, profile_lines
 from omega.prompts import Prompts
@@ -17,7 +19,10 @@ PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")
 
 
 def test_situational_sections_appear_only_when_they_apply() -> None:
-    plain = compose_system_prompt(PROMPTS, PromptSituation(channel="terminal", sandbox_mode="rwx"))
+    plain = compose_system_prompt(
+        PROMPTS,
+        PromptSituation(channel="terminal", platform_hint=TERMINAL_HINT, sandbox_mode="rwx"),
+    )
     assert plain.startswith("# Omega's rules\n\nI am Omega.\n\nKind.\n\nRules.")
     assert "Platform: terminal" in plain
     assert GROUP_RULES not in plain and "Active project" not in plain
@@ -27,6 +32,7 @@ def test_situational_sections_appear_only_when_they_apply() -> None:
         PROMPTS,
         PromptSituation(
             channel="whatsapp",
+            platform_hint=WHATSAPP.prompt_hint,
             is_group=True,
             project_name="site",
             project_instructions="Maintain the site.",

@@ -53,7 +53,8 @@ class StartedChannels:
     web: WebServer | None = None
     supervised: list[SupervisedChannel] = field(default_factory=list)
     failures: list[PluginFailure] = field(default_factory=list)
-    # The system prompt's platform line of each started plug-in that is not built in.
+    # The system prompt's platform line of every plug-in found (a channel may be started on
+    # another replica, and the heartbeat writes to the owner's channel): by channel name.
     hints: dict[str, str] = field(default_factory=dict)
 
 
@@ -72,7 +73,7 @@ def message_channels(
     from omega.channels.registry import discover, register_checks, unclaimed_sections
 
     found = discover() if found is None else found
-    started = StartedChannels()
+    started = StartedChannels(hints=found.platform_hints())
     for name, plugin in found.plugins.items():
         failure = _start(runtime, store, plugin, found.is_builtin(name), jsonl, started, fleet)
         if failure is not None:
@@ -151,7 +152,6 @@ def _start(
         return None
     supervised = SupervisedChannel(plugin, channel, ctx)
     started.supervised.append(supervised)
-    started.hints[plugin.name] = plugin.platform_hint()
     if fleet is not None and not shared:
         started.channels.append(lead(supervised, fleet, sends_anywhere=anywhere))
     else:
@@ -228,4 +228,5 @@ WEB = ChannelPlugin(
     description="the local web page ([web])",
     sender_assurance=locally_proven,
     shared=True,  # every replica serves it (its sessions are in the store)
+    prompt_hint="Platform: Omega's local web page. Markdown is supported.",
 )

@@ -102,10 +102,14 @@ def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Servic
     """`omega chat`: the terminal (or JSON lines) and the loops. At the end of JSON input
     every answer is waited for (a script reads them all); a person who quits leaves at once
     (an unanswered message stays in the inbox)."""
+    from omega.channels.registry import discover
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
 
     deps = _open(runtime, store)
+    # The platform line of each of Omega's own channels (the heartbeat writes to the owner's,
+    # wherever they are); third-party plug-ins are not loaded for a chat.
+    deps.state.platform_hints.update(discover(declared=()).platform_hints())
     ok, reason = deps.provider.availability()
     if not ok:
         sys.stderr.write(

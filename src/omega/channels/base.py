@@ -13,6 +13,10 @@ from omega.types import IncomingMessage, OutgoingMessage
 Submit = Callable[[IncomingMessage], Awaitable["asyncio.Future[None]"]]
 # The gateway's `send`: delivers on any running channel, or to the owner wherever they are.
 Send = Callable[[OutgoingMessage], Awaitable[None]]
+# The terminal's platform line: the `prompt_hint` of the terminal plug-in
+# (omega.channels.builtin.TERMINAL), and of `omega ask`, which prints to a terminal without
+# running a channel; here so that ask's lean path reads it without loading any channel.
+TERMINAL_HINT = "Platform: terminal. Plain text; no Markdown tables."
 
 
 @runtime_checkable

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from omega.channels.base import Channel
+from omega.channels.base import TERMINAL_HINT, Channel
 from omega.channels.plugin import (
     Capabilities,
     ChannelContext,
@@ -115,6 +115,7 @@ TERMINAL = ChannelPlugin(
     description="JSON lines on stdin/stdout (omega start --jsonl)",
     sender_assurance=locally_proven,
     shared=True,  # each replica's own stdin
+    prompt_hint=TERMINAL_HINT,
 )
 TELEGRAM = ChannelPlugin(
     name="telegram",
@@ -131,6 +132,7 @@ TELEGRAM = ChannelPlugin(
     # sendMessage works from any replica; only getUpdates is one's (a webhook is every
     # replica's: the channel says `shared`, see omega.app.channels)
     sends_anywhere=True,
+    prompt_hint="Platform: Telegram. Markdown is supported (bold, italic, code blocks).",
 )
 WHATSAPP = ChannelPlugin(
     name="whatsapp",
@@ -143,4 +145,5 @@ WHATSAPP = ChannelPlugin(
     reports_health=True,
     description="WhatsApp Web multi-device (neonize)",
     sender_assurance=platform_proven,
+    prompt_hint=("Platform: WhatsApp. Avoid Markdown tables and headers; use *bold* and bullets."),
 )

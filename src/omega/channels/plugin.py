@@ -179,8 +179,9 @@ class ChannelPlugin:
     # (the Bot API): every replica sends itself. False: a replica that is not the leader hands
     # its messages to the leader through the store (one WhatsApp session).
     sends_anywhere: bool = False
-    # The system prompt's line about the platform ("Platform: ...": what formatting shows);
-    # "" for one made from `capabilities` (platform_hint()).
+    # The system prompt's line about the platform ("Platform: ...": what formatting shows),
+    # the only source of that line for every channel, Omega's own included; "" for one made
+    # from `capabilities` (platform_hint()).
     prompt_hint: str = ""
     # How the channel knows its senders under this section (omega.types.Assurance): what its
     # messages' `assurance` will be at best. "unverified" unless the plug-in says: then its

@@ -74,6 +74,10 @@ class Discovery:
         """Whether `name` is one of Omega's own channels."""
         return name in BUILTIN
 
+    def platform_hints(self) -> dict[str, str]:
+        """The system prompt's platform line of every plug-in found, by channel name."""
+        return {name: plugin.platform_hint() for name, plugin in self.plugins.items()}
+
 
 def _declared() -> list[EntryPoint]:
     try:

@@ -154,6 +154,7 @@ def ask(
     import dataclasses
 
     from omega.app.runtime import pipeline_deps
+    from omega.channels.base import TERMINAL_HINT
     from omega.memory.context import ContextRequest, build_context
     from omega.providers import ProviderError
     from omega.providers.base import friendly_error
@@ -168,6 +169,7 @@ def ask(
         runtime.prompts,
         PromptSituation(
             channel="terminal",
+            platform_hint=TERMINAL_HINT,
             sandbox_mode=runtime.config.sandbox.mode,
             workspace=str(runtime.paths.workspace),
         ),

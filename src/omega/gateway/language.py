@@ -1,17 +1,30 @@
-"""Guess the language of a user message with a small stop-word heuristic.
+"""Guess the language of a user message: a stop-word heuristic, then py3langid.
 
-Each language has a set of very frequent function words (plus greetings and a few words a
-personal-agent user types often). A word shared by several languages splits its point among
-them, and a few telltale letters (ñ, ã, ß, ...) add small bonuses. Cyrillic script means
-Russian. English wins whenever the evidence is weak or tied.
+The message's prose is read, without the paths, URLs, addresses, inline code and words with
+digits it may carry (they are no language). Cyrillic script means Russian. Then a small
+stop-word heuristic: each language has a set of very frequent function words (plus greetings
+and a few words a personal-agent user types often); a word shared by several languages splits
+its point among them, and a few telltale letters (ñ, ã, ß, ...) add small bonuses. When it
+names a language, that is the answer: it reads one- and two-word greetings, which a
+character n-gram model cannot. When it is unsure (no evidence, a tie, or only English words),
+py3langid (a maintained naive Bayes model over character n-grams, restricted to the welcome
+languages on an instance of its own) decides if it is at least `MIN_CONFIDENCE` sure; English
+otherwise. A wrong non-English guess is the costly mistake (it is remembered as the person's
+language), so English wins whenever the evidence is weak. docs/architecture.md has the
+figures this design was picked by (bench/language_detection.py).
 """
 
 from __future__ import annotations
 
 import re
 import unicodedata
+from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from omega.prompts import LANGUAGES
+
+if TYPE_CHECKING:
+    from py3langid.langid import LanguageIdentifier
 
 __all__ = ["detect_language"]
 
@@ -20,6 +33,25 @@ DEFAULT_LANGUAGE = "English"
 _MAX_CHARS = 4000
 # Below this score (about one distinctive word) the guess is too weak to leave English.
 _MIN_SCORE = 1.0
+# py3langid's normalized probability below which its guess is no evidence (English stays).
+MIN_CONFIDENCE = 0.8
+# Omega's languages as py3langid names them (ISO 639-1).
+CODES = {
+    "English": "en",
+    "Spanish": "es",
+    "Portuguese": "pt",
+    "French": "fr",
+    "German": "de",
+    "Italian": "it",
+    "Dutch": "nl",
+    "Russian": "ru",
+}
+_NAMES = {code: name for name, code in CODES.items()}
+# Paths, URLs, e-mail addresses, inline code and words with digits: no language.
+_NOT_PROSE = re.compile(
+    r"`[^`\n]*`|\b[a-z][a-z0-9+.-]*://\S+|[\w.+-]+@[\w.-]+|\S*[/\\_$={}<>|]\S*|\S*\d\S*",
+    re.IGNORECASE,
+)
 
 
 def _words(block: str) -> frozenset[str]:
@@ -52,7 +84,7 @@ _STOP_WORDS: dict[str, frozenset[str]] = {
         mas muito eu você vocês tudo bem olá ola oi obrigado obrigada preciso ajuda tenho
         estou está isso isto este esta meu minha seu sua ao aos pelo pela também hoje amanhã
         bom boa dia sim quero pode como ele ela eles elas foi ser são fazer ajudar lembrar me
-        lembra lembre conta diga
+        lembra lembre conta diga tchau
         """
     ),
     "French": _words(
@@ -60,7 +92,8 @@ _STOP_WORDS: dict[str, frozenset[str]] = {
         le la les de des du et en un une est sont je tu il elle nous vous ils elles que qui
         ne pas pour sur avec dans ce cette ces mon ma mes ton votre vos au aux bonjour salut
         merci oui non voudrais veux suis très aide aider mais ou où comment ça aujourd hui
-        demain besoin plaît c j l d qu n s m t y avez avons peux pouvez faire me te
+        demain besoin plaît c j l d qu n s m t y avez avons peux pouvez faire me te bonsoir
+        coucou
         """
     ),
     "German": _words(
@@ -69,7 +102,8 @@ _STOP_WORDS: dict[str, frozenset[str]] = {
         für von zu zum zur den dem des im auch bin bist sind haben habe hast hallo danke bitte
         ja nein wie was wo warum mein meine meinem meinen meiner dein deine brauche hilfe
         kannst können kann heute morgen guten tag aber oder noch schon sehr gut mir mich dich
-        dir uns mache machen erinnere termin in so will möchte erzähl sag
+        dir uns mache machen erinnere termin in so will möchte erzähl sag servus moin
+        tschüss vielen
         """
     ),
     "Italian": _words(
@@ -78,15 +112,16 @@ _STOP_WORDS: dict[str, frozenset[str]] = {
         hai ha abbiamo mi ti ci si come cosa ciao grazie buongiorno buonasera bene bisogno
         aiuto aiutare puoi voglio vorrei oggi domani anche ma molto questo questa nel nella
         al alla dell nell sto stai sta tutto perché dove quando io lui lei noi voi loro mio
-        mia tuo tua fare ricordami a o in no raccontami dimmi
+        mia tuo tua fare ricordami a o in no raccontami dimmi buonanotte salve
         """
     ),
     "Dutch": _words(
         """
         de het een en is ik je jij u we wij zij niet van met op voor naar aan dat die dit wat
-        hoe waar mijn jouw heb hebt heeft hebben ben bent zijn hallo hoi dank bedankt
+        hoe waar mijn jouw heb hebt heeft hebben ben bent zijn hoi dank bedankt
         alsjeblieft alstublieft ja nee hulp nodig kun kunt kan wil vandaag morgen goed ook
         maar of nog er agenda graag hij zo te om bij mij jou ons doen herinner in me
+        goedemorgen goedemiddag goedenavond welterusten doei
         """
     ),
 }
@@ -133,6 +168,7 @@ _WORD_RE = re.compile(r"[^\W\d_]+")
 _CYRILLIC_RE = re.compile("[\u0400-\u04ff]")
 # Static data, checked once: every language Omega speaks is detectable, and nothing else.
 assert {*_STOP_WORDS, "Russian"} == set(LANGUAGES), "stop words must match omega.prompts"
+assert set(CODES) == set(LANGUAGES), "py3langid codes must match omega.prompts"
 
 
 def detect_language(text: str) -> str:
@@ -144,27 +180,64 @@ def detect_language(text: str) -> str:
 
 
 def _detect(text: str) -> str:
-    """Score stop words and telltale letters; Cyrillic-majority text is Russian."""
-    # NFC so that decomposed accents (e + U+0301) still read as one word.
-    sample = unicodedata.normalize("NFC", text[:_MAX_CHARS]).lower()
-    words = _WORD_RE.findall(sample)
+    """The prose's script, then the heuristic, then py3langid when the heuristic is unsure."""
+    prose = prose_of(text)
+    words = _WORD_RE.findall(prose)
     if not words:
         return DEFAULT_LANGUAGE
     letters = sum(len(word) for word in words)
-    if 2 * len(_CYRILLIC_RE.findall(sample)) > letters:
+    if 2 * len(_CYRILLIC_RE.findall(prose)) > letters:
         return "Russian"
+    guess = heuristic(words, prose)
+    if guess is not None and guess != DEFAULT_LANGUAGE:
+        return guess
+    if guess is None:
+        language, confidence = identify(prose)
+        if confidence >= MIN_CONFIDENCE:
+            return language
+    return DEFAULT_LANGUAGE
+
+
+def prose_of(text: str) -> str:
+    """The words of `text` a language shows in: NFC (decomposed accents read as one letter),
+    casefolded, without paths, URLs, addresses, inline code and words with digits."""
+    sample = unicodedata.normalize("NFC", text[:_MAX_CHARS])
+    return _NOT_PROSE.sub(" ", sample).casefold()
+
+
+def heuristic(words: list[str], prose: str) -> str | None:
+    """The language the stop words and telltale letters point to; None when unsure (no
+    evidence, or a tie)."""
     scores: dict[str, float] = {}
     for word in words:
         for language, weight in _WORD_WEIGHTS.get(word, {}).items():
             scores[language] = scores.get(language, 0.0) + weight
     for letter, languages in _LETTERS.items():
-        if letter in sample:
+        if letter in prose:
             for language in languages:
                 scores[language] = scores.get(language, 0.0) + _LETTER_BONUS / len(languages)
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
     if not ranked or ranked[0][1] < _MIN_SCORE:
-        return DEFAULT_LANGUAGE
+        return None
     best, score = ranked[0]
     if len(ranked) > 1 and ranked[1][1] >= score - 1e-9:
-        return DEFAULT_LANGUAGE  # a tie is no evidence either way
+        return None  # a tie is no evidence either way
     return best
+
+
+def identify(prose: str) -> tuple[str, float]:
+    """py3langid's guess among LANGUAGES and its normalized probability."""
+    code, probability = _identifier().classify(prose)
+    return _NAMES[code], float(probability)
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> LanguageIdentifier:
+    """py3langid's model restricted to LANGUAGES, on an instance of its own (the evolution
+    gate's identifier keeps every language). Imported on first use: it brings numpy and
+    loading takes a few hundred milliseconds, which no path that never detects should pay."""
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    identifier = LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=True)
+    identifier.set_languages([CODES[language] for language in LANGUAGES])
+    return identifier

@@ -102,10 +102,12 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         prompt += "\n\nRecent activity:\n" + "\n".join(
             f'- [{when[:16]}] "{neutralized(text, SUMMARY_CHARS)}"' for when, text in summaries
         )
+    channel = addresses[0][0] if addresses else "terminal"
     system = compose_system_prompt(
         deps.prompts,
         PromptSituation(
-            channel=addresses[0][0] if addresses else "terminal",
+            channel=channel,
+            platform_hint=deps.state.platform_hints.get(channel, ""),
             sandbox_mode=deps.config.sandbox.mode,
             workspace=str(deps.paths.workspace),
             timezone=zone,

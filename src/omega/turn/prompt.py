@@ -14,13 +14,6 @@ from datetime import datetime, tzinfo
 
 from omega.prompts import Prompts
 
-PLATFORM_HINTS = {
-    "telegram": "Platform: Telegram. Markdown is supported (bold, italic, code blocks).",
-    "whatsapp": "Platform: WhatsApp. Avoid Markdown tables and headers; use *bold* and bullets.",
-    "terminal": "Platform: terminal. Plain text; no Markdown tables.",
-    "web": "Platform: Omega's local web page. Markdown is supported.",
-}
-
 GROUP_RULES = (
     "This is a group chat. Reply only when you are addressed by name, asked a question, or can "
     "add real value. Never reveal facts from private conversations. If no reply is warranted, "
@@ -93,8 +86,8 @@ class PromptSituation:
     skill_instructions: tuple[SkillText, ...] = ()
     timezone: tzinfo | None = None
     extra: tuple[str, ...] = field(default=())
-    # The platform line of a channel plug-in (ChannelPlugin.platform_hint); "" for the
-    # built-in channels, whose lines are PLATFORM_HINTS.
+    # The platform line of the message's channel: what its plug-in declares
+    # (ChannelPlugin.platform_hint(), built-in channels and third-party ones alike); "": none.
     platform_hint: str = ""
     # Omega's own per-person lines (memory.context): the language to answer in and how much it
     # knows about the person; among the rules, never after the data.
@@ -123,9 +116,8 @@ def compose_prompt_parts(
     """Omega's rules and the owner's project role, then the data section (the person's
     standing wishes in the stable part; what this turn adds after it), each with its origin."""
     stable: list[str] = [RULES_HEADER, prompts.base_system_prompt]
-    hint = situation.platform_hint or PLATFORM_HINTS.get(situation.channel)
-    if hint:
-        stable.append(hint)
+    if situation.platform_hint:
+        stable.append(situation.platform_hint)
     if situation.is_group:
         stable.append(GROUP_RULES)
     stable.append(MARKER_GUIDE)

@@ -41,8 +41,8 @@ class RuntimeState:
     # How code with no outbox of its own tells the owner something (the daily spending cap):
     # the gateway's send, set by the gateway (None outside a running service).
     tell_owner: Callable[[OutgoingMessage], Awaitable[None]] | None = None
-    # The system prompt's platform line of each running channel plug-in, by channel name
-    # (filled by the composition root from ChannelPlugin.platform_hint).
+    # The system prompt's platform line of every channel plug-in found, built-in or not, by
+    # channel name (filled by the composition root from ChannelPlugin.platform_hint()).
     platform_hints: dict[str, str] = field(default_factory=dict)
 
     def workspace_lock(self, folder: str) -> asyncio.Lock:

@@ -57,4 +57,5 @@ PLUGIN = ChannelPlugin(
     reports_health=True,
     description="Matrix: rooms and direct chats on any homeserver (no end-to-end encryption)",
     sender_assurance=platform_proven,
+    prompt_hint="Platform: Matrix. Markdown is supported (bold, italic, code blocks; no tables).",
 )

@@ -65,4 +65,5 @@ PLUGIN = ChannelPlugin(
     reports_health=True,
     description="Slack: Socket Mode in, Web API out (DMs, mentions, threads)",
     sender_assurance=platform_proven,
+    prompt_hint="Platform: Slack. Markdown is supported (bold, italic, code blocks; no tables).",
 )

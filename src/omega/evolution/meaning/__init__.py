@@ -6,6 +6,8 @@ here. Inside, modules import each other directly.
 - similarity: same_meaning (and the score it is judged on)
 - similarity_words: a text as the concepts it names (folded words, Snowball stems)
 - similarity_actions, similarity_things: the lexicon of actions and things, per language
+- similarity_conflicts: the lexical conflict rules, a veto on the model's merges
+- similarity_model: the optional embedding model (the `similarity` extra)
 
 Names are loaded on first use.
 """

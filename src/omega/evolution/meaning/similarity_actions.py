@@ -22,10 +22,11 @@ ACTIONS: dict[str, str] = {
     "analyze": "analy* analiz* auswert*",
     "write": "write writes writing written wrote escribir escribe redactar redacta rediger "
     "redige ecrire ecrit* schreib* verfass* draft* compose composing",
-    "create": "creat* crear crea creo creen creando creado creer cree creent erstell* erzeug* "
-    "anleg* add adds adding anadir anade agregar agrega ajout* hinzufug* hinzufueg* set sets make "
-    "makes making made hacer hace faire fait machen macht regler regle poner pon stellen",
-    "save": "save saves saved saving guardar guarda speichern speichert gespeichert abspeichern",
+    "create": "creat* crear crea creo creen creando creado creer cree creent erstell* "
+    "anleg* add adds adding anadir anade agregar agrega ajout* hinzufug* hinzufueg* set sets "
+    "regler regle",
+    "save": "save saves saved saving store stores stored storing guardar guarda speichern "
+    "speichert gespeichert abspeichern",
     "delete": "delet* remov* borrar borra elimin* supprim* efface* losch* loesch* entfern*",
     "edit": "edit* modif* bearbeit* retouch* retoc* change changes changing changer cambiar "
     "andern aendern adjust* ajust* anpass* regul*",
@@ -37,7 +38,7 @@ ACTIONS: dict[str, str] = {
     "play": "play plays playing playback reproduc* jouer joue abspiel* spielen spielt stream* "
     "listen* escuch* ecout* anhor* horen hoeren watch watching regarder regarde anseh* "
     "anschau*",
-    "generate": "generat* generar genera generer genere generier*",
+    "generate": "generat* generar genera generer genere generier* erzeug*",
     "translate": "translat* traduc* tradu* ubersetz* uebersetz*",
     "transcribe": "transcri* transkri* verschrift*",
     "print": "print* imprim* druck*",
@@ -83,6 +84,7 @@ ACTIONS: dict[str, str] = {
     "encrypt": "encrypt* cifrar cifra chiffr* verschlussel* verschluessel*",
     "decrypt": "decrypt* descifr* dechiffr* entschlussel* entschluessel*",
     "login": "login logon signin authent* autentic* anmeld* einlogg* connexion",
+    "logout": "logout logoff signout abmeld* auslogg* deconnex*",
     "connect": "connect connects connecting conectar conecta conexion connecter verbind*",
     "control": "control* turn turning turnon switch* toggl* encend* apag* allum* eteindr* "
     "etein* einschalt* ausschalt* schalt* bedien*",
@@ -116,6 +118,7 @@ ACTIONS: dict[str, str] = {
     "charge": "charge charges charging recharg* aufladen ladt",
     "vote": "vote votes voting votar voter abstimm*",
     "water": "water watering regar riego arroser giessen giesst",
+    "join": "join joins joining joined unirse unirme rejoindre beitret* teilnehm* particip*",
     "stop": "stop stops stopping parar detener arreter anhalten stopp*",
 }
 # Verbs that say almost nothing of the gap: they weigh as the generic "get", not as actions.
@@ -125,4 +128,6 @@ GENERIC_ACTIONS: dict[str, str] = {
     "queries show shows showing display* view* mostrar muestra affich* anzeig* zeig* manag* "
     "gestion* gerer handl* verwalt* provid* proporcion* fournir take takes taking tomar "
     "prendre prend nehmen tell decir dire sagen",
+    # "make a call", "make reservations": the verb names no action of its own
+    "make": "make makes making made hacer hace faire fait machen macht poner pon stellen",
 }

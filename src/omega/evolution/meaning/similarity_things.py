@@ -54,7 +54,8 @@ THINGS: dict[str, str] = {
     "location": "location* ubicacion* localizacion* position* standort* gps coordinat* koordinat*",
     "address": "address* adress* direccion* domicilio* anschrift*",
     # travel
-    "flight": "flight* vuelo* vol vols flug* fluge flugzeug* avion* airline* aerolinea*",
+    "flight": "flight* plane planes vuelo* vol vols flug* fluge flugzeug* avion* airline* "
+    "aerolinea*",
     "hotel": "hotel* hostal* alojamiento* hebergement* unterkunft* airbnb",
     "train": "train trains tren trenes zug zuge zuege bahn* railway* ferrocarril*",
     "bus": "bus buses autobus*",
@@ -74,7 +75,7 @@ THINGS: dict[str, str] = {
     "shopping_list": "shoppinglist",
     "store": "tienda* boutique* magasin* cart carrito panier warenkorb*",
     "product": "product products producto* produit* produkt produkte",
-    "invoice": "invoic* factura* facture* rechnung*",
+    "invoice": "invoic* bill bills factura* facture* rechnung*",
     "receipt": "receipt* recibo* quittung* beleg* kassenbon*",
     "bank": "bank* banco* banque* bancaire* bancari* konto* saldo solde",
     "expense": "expens* gasto* depens* ausgaben spending",
@@ -228,6 +229,7 @@ THINGS: dict[str, str] = {
 BRANDS = """whatsapp telegram signal slack discord teams skype zoom gmail outlook dropbox onedrive
 icloud gdrive spotify netflix amazon ebay uber lyft airbnb facebook
 instagram linkedin mastodon reddit tiktok bluesky notion trello jira todoist evernote alexa
-siri homekit google apple microsoft bitbucket paypal stripe venmo revolut chatgpt openai""".split()
+siri homekit google apple microsoft bitbucket paypal stripe venmo revolut chatgpt openai
+python javascript typescript java kotlin php""".split()
 # Things said of almost every gap: they weigh less (see similarity.GENERIC_WEIGHT).
 GENERIC_THINGS: frozenset[str] = frozenset({"file", "app", "data", "account", "people"})
