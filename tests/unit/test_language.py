@@ -193,7 +193,7 @@ def test_what_the_stop_words_cannot_tell_py3langid_does() -> None:
 
 
 def test_the_identifier_is_our_own_and_the_gates_keeps_every_language() -> None:
-    from omega.evolution import legibility
+    from omega.evolution.gate import legibility
 
     detect_language("fass diesen Artikel zusammen")
     assert sorted(language._identifier().nb_classes) == sorted(language.CODES.values())
