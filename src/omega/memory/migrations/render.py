@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import re
 
+from omega.errors import OmegaError
+
 __all__ = ["DIALECTS", "MigrationSyntaxError", "render"]
 
 DIALECTS = ("sqlite", "postgresql")
@@ -52,7 +54,7 @@ _NOT_PORTABLE = re.compile(
 )
 
 
-class MigrationSyntaxError(ValueError):
+class MigrationSyntaxError(OmegaError, ValueError):
     """A migration's dialect blocks are malformed, or its shared text does not port."""
 
 
