@@ -6,11 +6,15 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omega.evolution.gate.assess import assess, normalize_label
 from omega.evolution.proposals import scaffold_text
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def test_label_spellings_are_one_category() -> None:

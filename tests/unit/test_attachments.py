@@ -16,6 +16,9 @@ from omega.gateway.attachments import (
 )
 from omega.types import Attachment
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def test_sender_names_are_never_used_as_paths(tmp_path: Path) -> None:
     inbox = tmp_path / "inbox"

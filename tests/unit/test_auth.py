@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from omega.config import Config
 from omega.memory import Store
 from omega.memory.inbox import inbox_message
@@ -16,10 +18,12 @@ def msg(channel: str, sender: str) -> IncomingMessage:
     return IncomingMessage(channel=channel, sender_id=sender, text="hi", assurance="platform")
 
 
+@pytest.mark.no_store
 def test_terminal_admits_the_local_user_by_default() -> None:
     assert check_auth(Config(), msg("terminal", "anyone")) is None
 
 
+@pytest.mark.no_store
 def test_each_channel_uses_its_own_list() -> None:
     config = Config.model_validate(
         {
@@ -37,11 +41,13 @@ def test_each_channel_uses_its_own_list() -> None:
     assert check_auth(config, msg("whatsapp", "+351900000000")) is None
 
 
+@pytest.mark.no_store
 def test_empty_list_admits_nobody_and_unknown_channel_is_denied() -> None:
     assert "empty" in (check_auth(Config(), msg("telegram", "42")) or "")
     assert "no allow-list" in (check_auth(Config(), msg("carrier-pigeon", "x")) or "")
 
 
+@pytest.mark.no_store
 def test_auth_disabled_admits_everyone() -> None:
     config = Config.model_validate({"auth": {"enabled": False}})
     assert check_auth(config, msg("telegram", "7")) is None
@@ -61,6 +67,7 @@ def mail(sender: str, assurance: Assurance, detail: str = "") -> IncomingMessage
     return IncomingMessage("email", sender, "hi", assurance=assurance, assurance_detail=detail)
 
 
+@pytest.mark.no_store
 def test_a_proven_owner_is_the_owner_and_a_proven_person_a_person() -> None:
     from omega.turn import allowed_tools, is_owner, role_of
 
@@ -72,6 +79,7 @@ def test_a_proven_owner_is_the_owner_and_a_proven_person_a_person() -> None:
     assert allowed_tools(OWNED, "person") == frozenset(OWNED.auth.people_tools)
 
 
+@pytest.mark.no_store
 def test_a_refuted_sender_is_a_stranger_whatever_id_they_give_and_the_reason_says_why() -> None:
     from omega.turn import is_owner, role_of
 
@@ -83,6 +91,7 @@ def test_a_refuted_sender_is_a_stranger_whatever_id_they_give_and_the_reason_say
         assert role_of(OWNED, forged) == "stranger"
 
 
+@pytest.mark.no_store
 def test_an_unverified_sender_naming_an_owner_is_refused_and_granted_owner_too() -> None:
     from omega.turn import is_owner
 
@@ -94,6 +103,7 @@ def test_an_unverified_sender_naming_an_owner_is_refused_and_granted_owner_too()
     assert not is_owner(OWNED, eve, "owner")
 
 
+@pytest.mark.no_store
 def test_an_unverified_allowed_person_is_a_guest_with_no_tool_and_no_marker_but_silent() -> None:
     from omega.turn import allowed_tools, may_use_marker, role_of
 

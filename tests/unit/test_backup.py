@@ -146,6 +146,7 @@ def test_restore_is_refused_while_omega_runs(tmp_path: Path) -> None:
     restore_backup(paths, folder)  # the lock died with its process
 
 
+@pytest.mark.no_store
 def test_running_instances_share_the_lock(tmp_path: Path) -> None:
     home = tmp_path
     first = hold_running(home)

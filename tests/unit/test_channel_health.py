@@ -10,6 +10,9 @@ import pytest
 from omega.channels.health import HealthReporter, describe_health
 from omega.health_file import read_health, write_health
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def test_a_report_is_written_on_change_and_refreshed_only_now_and_then(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

@@ -41,6 +41,9 @@ from omega.ops.selfcheck import CheckContext, run_checks
 from omega.ops.setup import Answers, SetupError
 from omega.paths import OmegaPaths
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 class WireConfig(PluginChannelConfig):
     server: str  # required

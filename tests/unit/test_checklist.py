@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from omega.checklist import add_item, checklist_items, read_checklist, remove_items
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def test_add_creates_file_with_header_and_dedups(tmp_path: Path) -> None:

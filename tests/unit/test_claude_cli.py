@@ -23,6 +23,9 @@ from omega.providers.claude.cli import (
 )
 from omega.sandbox import Sandbox, SandboxStatus
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ENFORCED = SandboxStatus("sandbox", "landlock ABI 7", degraded=False)
 DEGRADED = SandboxStatus("rx", "none", degraded=True, detail="no Landlock here")
 RWX = SandboxStatus("rwx", "none", degraded=False)

@@ -16,6 +16,7 @@ from omega.skills import ProjectCatalog, SkillCatalog
 from omega.types import IncomingMessage
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text, expected",
     [
@@ -32,6 +33,7 @@ def test_known_commands_parse(text: str, expected: tuple[str, str]) -> None:
     assert (command.name, command.args) == expected
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("text", ["/nope", "help", "please /help", "/", "//help", ""])
 def test_other_text_is_not_a_command(text: str) -> None:
     assert parse_command(text) is None

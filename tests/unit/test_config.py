@@ -12,6 +12,9 @@ from omega.config import Config, ConfigError, load_config
 from omega.paths import OmegaPaths
 from omega.providers import build_provider, resolve_provider_name
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def write(path: Path, text: str) -> Path:
     path.write_text(text, encoding="utf-8")

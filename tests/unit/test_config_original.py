@@ -13,6 +13,7 @@ from tests.conftest import run_omega
 ORIGINAL = Path(__file__).resolve().parents[1] / "fixtures" / "original_config.toml"
 
 
+@pytest.mark.no_store
 def test_the_originals_config_loads_with_one_warning_per_unused_key() -> None:
     warnings: list[str] = []
     config = load_config(ORIGINAL, environ={}, warnings=warnings)
@@ -37,6 +38,7 @@ def test_the_originals_config_loads_with_one_warning_per_unused_key() -> None:
     assert all("from the original Omega" in w and str(ORIGINAL) in w for w in warnings)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     ("toml", "message"),
     [

@@ -32,6 +32,7 @@ def _seen(context: Context) -> str:
     return context.system_prompt + json.dumps([m.content for m in context.messages])
 
 
+@pytest.mark.no_store
 def test_a_message_names_its_conversation() -> None:
     assert IncomingMessage("telegram", "42", "hi", reply_target="42").conversation == ""
     room = IncomingMessage("telegram", "42", "hi", is_group=True, reply_target="-100")

@@ -22,6 +22,7 @@ from omega.memory.store import Store
 from omega.types import ToolCall
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     ("error", "shape"),
     [
@@ -44,6 +45,7 @@ def test_an_error_shape_strips_what_varies(error: str, shape: str) -> None:
     assert error_shape(error) == shape
 
 
+@pytest.mark.no_store
 @given(st.text(max_size=500))
 def test_any_error_has_a_short_stable_shape(error: str) -> None:
     shape = error_shape(error)
@@ -52,6 +54,7 @@ def test_any_error_has_a_short_stable_shape(error: str) -> None:
     assert advice(shape, error)  # always some advice
 
 
+@pytest.mark.no_store
 def test_advice_follows_the_kind_of_error() -> None:
     assert "time limit" in advice("timed out after <n>")
     assert "exists" in advice("no file <text> in the workspace")

@@ -98,12 +98,14 @@ def test_recall_survives_a_sender_id_with_a_nul(store: Store) -> None:
     assert store.search_messages("a\0b", "garden") != []
 
 
+@pytest.mark.no_store
 def test_urls_lose_their_credentials() -> None:
     assert redact_url("https://user:pass@host:8080/v1") == "https://***@host:8080/v1"
     assert redact_url("http://localhost:11434/v1") == "http://localhost:11434/v1"
     assert redact("see postgres://app:secret@db/prod now") == "see postgres://***@db/prod now"
 
 
+@pytest.mark.no_store
 def test_ingress_cuts_long_text_refuses_big_attachments_and_scrubs() -> None:
     limits = LimitsSection(max_message_chars=100, max_attachment_bytes=1024)
     message = IncomingMessage(
@@ -129,6 +131,7 @@ def test_ingress_cuts_long_text_refuses_big_attachments_and_scrubs() -> None:
     assert ingress.within_limits(untouched, limits) == (untouched, [])
 
 
+@pytest.mark.no_store
 def test_what_leaves_omega_is_redacted() -> None:
     register_secret("configured-secret-value-88")
     error = OutgoingMessage("terminal", "ana", "failed: sk-abcdefghijklmnop", kind="status")

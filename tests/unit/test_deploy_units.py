@@ -5,7 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from omega.ops.service import ServiceSpec, render_systemd
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 UNIT = Path(__file__).resolve().parents[2] / "deploy" / "systemd" / "omega@.service"
 

@@ -28,6 +28,9 @@ from omega.paths import OmegaPaths
 from omega.types import IncomingMessage, OutgoingMessage
 from tests.fakes.discord_server import GUILD_CHANNEL_ID, TOKEN, FakeDiscord
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ANA = 42
 
 

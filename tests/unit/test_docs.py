@@ -18,6 +18,9 @@ import pytest
 from mkdocs.config import load_config
 from pydantic import BaseModel, Field
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ROOT / "docs"
 

@@ -119,6 +119,7 @@ def _connect_first(config: EmailConfig, home: Path) -> None:
     assert (home / "email.state.json").stat().st_mode & 0o777 == 0o600
 
 
+@pytest.mark.no_store
 def test_mail_becomes_one_message_with_its_uid_as_id_and_is_seen_after_acceptance(
     imap: FakeImap, tmp_path: Path
 ) -> None:
@@ -140,6 +141,7 @@ def test_mail_becomes_one_message_with_its_uid_as_id_and_is_seen_after_acceptanc
     assert again == []
 
 
+@pytest.mark.no_store
 def test_with_idle_new_mail_is_read_at_once(imap: FakeImap, tmp_path: Path) -> None:
     config = _config(imap, poll_secs=60)  # a poll would come far too late
     got: list[IncomingMessage] = []
@@ -159,6 +161,7 @@ def test_with_idle_new_mail_is_read_at_once(imap: FakeImap, tmp_path: Path) -> N
     assert [m.text for m in got] == ["Hello\n\nnow"]
 
 
+@pytest.mark.no_store
 def test_a_dropped_connection_is_made_again_and_own_mail_is_ignored(
     imap: FakeImap, tmp_path: Path
 ) -> None:
@@ -182,6 +185,7 @@ def test_a_dropped_connection_is_made_again_and_own_mail_is_ignored(
     assert imap.logins >= 2 and imap.seen() == [1, 2]
 
 
+@pytest.mark.no_store
 def test_without_idle_the_mailbox_is_polled(imap: FakeImap, tmp_path: Path) -> None:
     imap.idle = False
     config = _config(imap)
@@ -268,6 +272,7 @@ def test_mail_past_a_cap_or_without_one_plain_from_is_refused_unread_and_audited
     assert again == [] and len([c for c in imap.commands if c.startswith("UID FETCH")]) == 4
 
 
+@pytest.mark.no_store
 def test_the_sender_is_the_from_with_the_servers_word_on_it_never_reply_to(
     imap: FakeImap, tmp_path: Path
 ) -> None:
@@ -292,6 +297,7 @@ def test_the_sender_is_the_from_with_the_servers_word_on_it_never_reply_to(
     assert got[1].assurance_detail == "no Authentication-Results from mx.example.org at the top"
 
 
+@pytest.mark.no_store
 def test_threads_and_senders_written_down_are_bounded(tmp_path: Path) -> None:
     state = MailState(tmp_path / "email.state.json")
     for n in range(KEEP_THREADS + KEEP_RECENT + 20):
@@ -311,6 +317,7 @@ def test_threads_and_senders_written_down_are_bounded(tmp_path: Path) -> None:
     assert (old.uidvalidity, old.last_uid, old.threads, old.latest) == (7, 9, {}, {})
 
 
+@pytest.mark.no_store
 def test_parse_strips_quoted_history_reads_html_and_attachments() -> None:
     mail = EmailMessage()
     mail["From"] = '"Ana B." <ANA@Example.ORG>'
@@ -332,6 +339,7 @@ def test_parse_strips_quoted_history_reads_html_and_attachments() -> None:
     assert strip_quoted("> a quote\nmy answer") == "> a quote\nmy answer"
 
 
+@pytest.mark.no_store
 def test_automatic_mail_is_never_answered() -> None:
     mail = EmailMessage()
     mail["From"], mail["Auto-Submitted"] = "ana@example.org", "auto-replied"
@@ -340,6 +348,7 @@ def test_automatic_mail_is_never_answered() -> None:
     assert not parse_mail(_mail("hi", "<x@y>")).auto
 
 
+@pytest.mark.no_store
 def test_reply_headers_do_not_stack_prefixes() -> None:
     thread = Thread("<c@x>", ("<a@x>", "<b@x>"), "RE: Plans")
     mail = build_mail("omega@example.org", "ana@example.org", "ok", thread, stable_id="m#1")
@@ -348,12 +357,14 @@ def test_reply_headers_do_not_stack_prefixes() -> None:
     assert mail["Message-ID"] == again["Message-ID"]  # a re-sent answer is the same mail
 
 
+@pytest.mark.no_store
 def test_the_password_is_secret_and_addresses_are_lower_case(imap: FakeImap) -> None:
     config = _config(imap, allowed_users=["Ana@Example.ORG "])
     assert config.allowed_users == ["ana@example.org"]
     assert imap.password not in repr(config) and imap.password not in str(config.model_dump())
 
 
+@pytest.mark.no_store
 @settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=2000))
 def test_any_bytes_parse_without_error(raw: bytes) -> None:
@@ -361,6 +372,7 @@ def test_any_bytes_parse_without_error(raw: bytes) -> None:
     assert isinstance(parsed.text, str) and parsed.address == parsed.address.lower()
 
 
+@pytest.mark.no_store
 @settings(max_examples=100, deadline=None)
 @given(
     st.text(max_size=200),

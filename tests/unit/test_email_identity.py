@@ -16,6 +16,9 @@ from omega.channels.email.authres import aligned, assurance_of, parse_results
 from omega.channels.email.identity import ADDR_SPEC, Mailbox, parse_mailbox, sender_of
 from omega.channels.email.limits import Refusal
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 AUTHSERV = "mx.example.org"
 
 

@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 import time
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omega.channels.email.limits import MAX_CONTAINERS, MAX_DEPTH, MAX_HEADERS, MAX_PARAMS
 from omega.channels.email.mail import parse_mail
 from omega.channels.email.text import _ATTRIBUTION, html_to_text, strip_quoted
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 HEAD = b"From: Ana <ana@example.org>\r\nSubject: hi\r\nMessage-ID: <h@example.org>\r\n"
 

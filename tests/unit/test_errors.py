@@ -13,6 +13,9 @@ import pytest
 import omega
 from omega.errors import OmegaError
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def omega_modules() -> list[types.ModuleType]:
     """Every module of the omega package, imported."""

@@ -56,6 +56,7 @@ def policy(
     return Policy(mode, max_risk, frozenset(forbidden), require_manual_approval=False)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("mode", ["manual", "assisted", "sandboxed", "autonomous"])
 def test_forbidden_category_is_rejected_in_every_mode(mode: str) -> None:
     spec = {**GOOD, "category": "credential_access", "risk_level": "low"}
@@ -64,6 +65,7 @@ def test_forbidden_category_is_rejected_in_every_mode(mode: str) -> None:
     assert "forbidden" in decision.errors[0]
 
 
+@pytest.mark.no_store
 def test_only_autonomous_low_risk_is_auto_approved() -> None:
     assert check_clear(GOOD, "skill", [], policy("autonomous")).action == "approve"
     for mode in ("manual", "assisted", "sandboxed"):
@@ -79,6 +81,7 @@ def test_only_autonomous_low_risk_is_auto_approved() -> None:
     assert Policy.from_config(Config().evolution).require_manual_approval
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "change, problem",
     [
@@ -100,6 +103,7 @@ def test_gate_checks(change: dict[str, Any], problem: str) -> None:
     assert any(problem in e for e in decision.errors), decision.errors
 
 
+@pytest.mark.no_store
 def test_tool_names_are_snake_case() -> None:
     assert (
         check_clear({**GOOD, "name": "send_email"}, "tool", [], policy("manual")).action
@@ -149,6 +153,7 @@ def reply(text: str, tokens: int = 100, cost: float | None = None) -> Reply:
     return Reply(text=text, provider="p", usage=Usage(tokens, tokens, cost))
 
 
+@pytest.mark.no_store
 def test_validation_loop_retries_with_errors_then_succeeds() -> None:
     answers = ["not json", '{"x": 1}', '{"x": 2, "ok": true}']
     prompts: list[str] = []
@@ -172,6 +177,7 @@ def test_validation_loop_retries_with_errors_then_succeeds() -> None:
     assert "ok must be true" in prompts[2]
 
 
+@pytest.mark.no_store
 def test_budget_and_retry_cap_hold_even_when_the_model_insists() -> None:
     calls = 0
 
@@ -372,6 +378,7 @@ def test_critic_turns_a_failing_tool_into_a_limitation(make_deps: MakeDeps) -> N
     assert item.title == "Tool fetch_url keeps failing" and item.source == "critic"
 
 
+@pytest.mark.no_store
 def test_timeline_is_readable() -> None:
     rows = [
         {

@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
 from omega.evolution.gaps import LimitationStore
 from omega.evolution.reflection import evolution_report, since_days
 from omega.evolution.reflection.report import cost_group
@@ -13,6 +15,7 @@ from omega.memory import Store
 from omega.memory.audit import AuditEntry
 
 
+@pytest.mark.no_store
 def test_audit_events_fall_into_their_cost_group() -> None:
     assert cost_group("introspection") == "self_evolution"
     assert cost_group("proposal:new") == "self_evolution"

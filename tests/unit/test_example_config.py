@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from omega.config import Config, load_config
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
 

@@ -8,6 +8,7 @@ import tempfile
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -60,6 +61,7 @@ def test_any_sightings_keep_the_caps_and_one_record_per_gap(
             store.close()
 
 
+@pytest.mark.no_store
 def test_analysis_quotes_every_gap_but_the_owners_even_of_unknown_source() -> None:
     from omega.evolution.gaps.analysis import gap_fields
 

@@ -9,6 +9,9 @@ from omega.evolution.gate.disguise import disguises, joined_literals, sensitive_
 from omega.evolution.gate.hosts import destinations, ipv4_any_base
 from omega.evolution.gate.legibility import addresses_judge, unreadable
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 @pytest.mark.parametrize(
     ("written", "address"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,9 @@ from omega.evolution.gate.gate import check_proposal
 from omega.evolution.gate.judge import content_key, rubric_prompt, verdict_errors
 from omega.evolution.gate.normalize import fold, readings
 from omega.evolution.gate.signals import Finding, Judgement, content_findings, extract
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 FORBIDDEN = frozenset(Config().evolution.forbidden_categories)
 AUTONOMOUS = Policy("autonomous", "medium", FORBIDDEN, require_manual_approval=False)

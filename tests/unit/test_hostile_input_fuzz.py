@@ -11,6 +11,7 @@ import json
 import re
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def check_clean(message: IncomingMessage) -> None:
         value.encode("utf-8")  # storable and printable
 
 
+@pytest.mark.no_store
 @settings(max_examples=400, deadline=None)
 @given(lines())
 def test_the_parser_returns_a_clean_message_or_a_value_error(line: str) -> None:
@@ -75,6 +77,7 @@ def test_the_parser_returns_a_clean_message_or_a_value_error(line: str) -> None:
     assert message.sender_id.strip()
 
 
+@pytest.mark.no_store
 @settings(max_examples=300, deadline=None)
 @given(message_objects)
 def test_valid_objects_with_any_strings_always_parse(obj: dict[str, Any]) -> None:
@@ -98,6 +101,7 @@ class _Submitted:
         return future
 
 
+@pytest.mark.no_store
 @settings(max_examples=60, deadline=None)
 @given(st.lists(lines(), max_size=8))
 def test_the_channel_reads_every_line_whatever_came_before(garbage: list[str]) -> None:

@@ -15,6 +15,7 @@ from omega.memory import Store
 MADRID = ZoneInfo("Europe/Madrid")
 
 
+@pytest.mark.no_store
 def test_quiet_hours_parse_and_wrap_past_midnight() -> None:
     night = QuietHours.parse(" 22:00-7:30 ")
     assert str(night) == "22:00-07:30"
@@ -29,6 +30,7 @@ def test_quiet_hours_parse_and_wrap_past_midnight() -> None:
     assert quiet_hours_of("garbage") is None and quiet_hours_of(None) is None
 
 
+@pytest.mark.no_store
 def test_quiet_hours_end_at_the_wall_clock_time_across_a_dst_change() -> None:
     night = QuietHours.parse("22:00-07:30")
     # The night of the spring change (Sunday 30 March 2025, 02:00 -> 03:00 in Madrid).

@@ -10,6 +10,9 @@ from hypothesis import strategies as st
 
 from omega.channels.terminal import parse_jsonl_line
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def test_only_text_is_required() -> None:
     message = parse_jsonl_line('{"text": "hi"}', default_sender="me")

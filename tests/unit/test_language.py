@@ -71,6 +71,7 @@ SENTENCES = {
 }
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     ("language", "sentence"),
     [(language, sentence) for language, sentences in SENTENCES.items() for sentence in sentences],
@@ -79,10 +80,12 @@ def test_natural_sentences(language: str, sentence: str) -> None:
     assert detect_language(sentence) == language
 
 
+@pytest.mark.no_store
 def test_every_language_is_covered() -> None:
     assert set(SENTENCES) == set(LANGUAGES)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     ("a", "b"),
     [
@@ -95,6 +98,7 @@ def test_close_languages_are_told_apart(a: str, b: str) -> None:
     assert detect_language(a) != detect_language(b)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text",
     ["", "   ", "😀🎉👍", "123 456", "ok", "de", "?!", "\ud800", "\x00", "/tmp/x.py", "`ls -la`"],
@@ -103,20 +107,24 @@ def test_no_evidence_or_ties_mean_english(text: str) -> None:
     assert detect_language(text) == "English"
 
 
+@pytest.mark.no_store
 def test_decomposed_accents_and_case_do_not_matter() -> None:
     sentence = "¿PUEDES RECORDARME LLAMAR AL MÉDICO MAÑANA?"
     assert detect_language(unicodedata.normalize("NFD", sentence)) == "Spanish"
 
 
+@pytest.mark.no_store
 def test_a_few_foreign_words_in_english_stay_english() -> None:
     assert detect_language("Can you translate 'gracias' and 'merci' for me, please?") == "English"
     assert detect_language("I met Дмитрий at the conference yesterday") == "English"
 
 
+@pytest.mark.no_store
 def test_huge_input_is_fine() -> None:
     assert detect_language("Olá, tudo bem? " * 100_000) == "Portuguese"
 
 
+@pytest.mark.no_store
 @given(st.text(st.characters(exclude_categories=())))
 def test_never_raises_and_returns_a_known_language(text: str) -> None:
     assert detect_language(text) in LANGUAGES

@@ -315,21 +315,25 @@ def module_cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
     return _cycles(edges)
 
 
+@pytest.mark.no_store
 def test_every_import_points_down() -> None:
     problems = violations(import_graph())
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.no_store
 def test_no_cycles_between_components() -> None:
     cycles = component_cycles(import_graph())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
+@pytest.mark.no_store
 def test_no_cycles_inside_a_component() -> None:
     cycles = module_cycles(import_graph())
     assert not cycles, "\n".join(" -> ".join(c) for c in cycles)
 
 
+@pytest.mark.no_store
 def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     graph = import_graph()
     # cli imports the composition root only inside its command functions
@@ -340,6 +344,7 @@ def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
     assert "omega.i18n" in graph["omega.providers.base"]
 
 
+@pytest.mark.no_store
 def test_an_upward_import_is_caught() -> None:
     graph = import_graph()
     graph["omega.memory.store"] = graph["omega.memory.store"] | {"omega.gateway.pipeline"}
@@ -362,6 +367,7 @@ def test_evolution_s_floors_are_kept() -> None:
     assert any("omega.evolution.meaning.similarity" in p for p in violations(graph))
 
 
+@pytest.mark.no_store
 def test_a_channel_borrowing_from_the_gateway_is_caught() -> None:
     # The command table is a leaf (omega.commands_table); a channel that took it, or anything
     # else, from the gateway again would point up.
@@ -395,6 +401,7 @@ def test_the_web_page_takes_nothing_from_the_root() -> None:
     assert any("omega.web.app imports omega.app.runtime" in p for p in violations(graph))
 
 
+@pytest.mark.no_store
 def test_a_sideways_cycle_is_caught() -> None:
     graph = import_graph()
     graph["omega.tools.builtin"] = graph["omega.tools.builtin"] | {"omega.providers.base"}
@@ -402,6 +409,7 @@ def test_a_sideways_cycle_is_caught() -> None:
     assert any("omega.tools" in c and "omega.providers" in c for c in cycles)
 
 
+@pytest.mark.no_store
 def test_a_cycle_inside_a_package_is_caught() -> None:
     graph = import_graph()
     # the circle this test guards against: the registry and its wrappers importing each other
@@ -415,6 +423,7 @@ def test_a_cycle_inside_a_package_is_caught() -> None:
     assert any("omega.web.app" in c and "omega.web.pages" in c for c in module_cycles(graph))
 
 
+@pytest.mark.no_store
 def test_a_submodule_taking_a_name_from_its_package_is_a_cycle() -> None:
     graph = import_graph()
     # `from omega.sandbox import bwrap` is no edge to omega.sandbox; a re-exported name is
@@ -423,11 +432,13 @@ def test_a_submodule_taking_a_name_from_its_package_is_a_cycle() -> None:
     assert any("omega.sandbox" in c and "omega.sandbox.runner" in c for c in module_cycles(graph))
 
 
+@pytest.mark.no_store
 def test_callers_use_a_package_s_public_face() -> None:
     problems = face_violations(import_records(), faces())
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.no_store
 def test_every_public_submodule_exists() -> None:
     modules = _modules()
     for package, public in faces().items():
@@ -444,6 +455,7 @@ def test_every_public_submodule_exists() -> None:
                 assert name in bound, f"{package}.__all__ names {name!r}, which it does not hold"
 
 
+@pytest.mark.no_store
 def test_going_past_a_face_is_caught() -> None:
     records: dict[str, list[tuple[str, tuple[str, ...]]]] = {
         "omega.gateway.x": [("omega.evolution.gate.gate", ("check_proposal",))],
@@ -465,16 +477,19 @@ def test_going_past_a_face_is_caught() -> None:
     assert len(problems) == 4  # public modules and names, and inside a package, are fine
 
 
+@pytest.mark.no_store
 def test_no_name_has_two_addresses() -> None:
     problems = [p for p in reexports() if p not in PENDING_REEXPORTS]
     assert not problems, "\n".join(problems)
 
 
+@pytest.mark.no_store
 def test_pending_reexports_are_still_there() -> None:
     gone = PENDING_REEXPORTS - set(reexports())
     assert not gone, f"fixed, remove from PENDING_REEXPORTS: {sorted(gone)}"
 
 
+@pytest.mark.no_store
 def test_a_reexport_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "omega").mkdir()
     (tmp_path / "omega" / "__init__.py").write_text('from omega.a import f\n__all__ = ["f"]\n')
@@ -490,6 +505,7 @@ def test_a_reexport_is_caught(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     ]
 
 
+@pytest.mark.no_store
 def test_an_undeclared_module_is_caught() -> None:
     graph = {**import_graph(), "omega.newthing": set()}
     assert any(p.startswith("omega.newthing: not in any layer") for p in violations(graph))

@@ -10,6 +10,9 @@ import pytest
 
 from omega.lazy import loader
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def test_a_name_that_is_also_a_submodule_is_refused() -> None:
     # `from omega.turn import marker_context` once returned the module marker_context.py

@@ -9,6 +9,9 @@ import pytest
 
 from omega.providers.limiter import AdaptiveLimiter
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 class Clock:
     """A clock the test moves by hand."""

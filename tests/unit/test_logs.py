@@ -5,10 +5,14 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from omega.logs import REDACTED, redact, register_secret, setup_logging
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def test_known_shapes_are_redacted() -> None:

@@ -221,6 +221,7 @@ def test_scheduler_sleeps_until_due_and_wakes_when_a_task_is_added(make_deps: Ma
     assert len(out.sent) == 1
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "now, start, end, inside",
     [
@@ -239,6 +240,7 @@ def test_active_hours_with_midnight_wrap(now: time, start: str, end: str, inside
     assert within_active_hours(now, start, end) is inside
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text, ok",
     [
@@ -314,6 +316,7 @@ def test_heartbeat_loop_follows_interval_changes(make_deps: MakeDeps) -> None:
     assert len(provider.prompts) >= 3
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "key, value, valid",
     [
@@ -334,6 +337,7 @@ def test_fact_validation(key: str, value: str, valid: bool) -> None:
     assert is_valid_fact(key, value) is valid
 
 
+@pytest.mark.no_store
 def test_parse_facts_normalizes_and_filters() -> None:
     text = "- Preferred Name: Ana\n**city**: Porto\nprice: $30\nnot a fact line\n1234: x"
     assert parse_facts(text) == {"preferred_name": "Ana", "city": "Porto"}

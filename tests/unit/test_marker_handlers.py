@@ -48,6 +48,7 @@ def apply(ctx: MarkerContext, text: str) -> MarkerOutcome:
     return asyncio.run(apply_markers(parse_markers(text), ctx))
 
 
+@pytest.mark.no_store
 def test_every_action_marker_has_a_handler() -> None:
     caller_handled = {"SILENT", "HEARTBEAT_OK"}
     names = {m.name for m in MARKERS}

@@ -9,6 +9,9 @@ from hypothesis import strategies as st
 from omega.markers import MARKERS, parse_markers
 from omega.markers.registry import SPECS
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def events(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return [(e.name, e.fields) for e in parse_markers(text).events]

@@ -33,6 +33,9 @@ from omega.config import Config
 from omega.ops.selfcheck import CheckContext
 from omega.paths import OmegaPaths
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ME = "@omega:example.org"
 
 

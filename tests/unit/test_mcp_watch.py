@@ -45,6 +45,9 @@ from omega.tools.mcp_status import status_lines
 from omega.types import McpServer
 from tests.processes import gone, kill_and_wait, running_scripts
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ECHO_SERVER = Path(__file__).resolve().parents[1] / "fakes" / "mcp_echo_server.py"
 CALC = McpServer("calc", sys.executable, (str(ECHO_SERVER),))
 

@@ -13,6 +13,9 @@ import pytest
 
 import omega
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 SRC = Path(omega.__file__).resolve().parent
 MAX_LINES = 400
 REASON_PHRASE = "One module because"

@@ -6,12 +6,16 @@ import asyncio
 from datetime import UTC, datetime
 from typing import Annotated, Any, Required
 
+import pytest
 from openai import omit
 from openai._utils._transform import PropertyInfo, async_maybe_transform
 from openai.types.chat import completion_create_params as params
 from typing_extensions import TypedDict  # the SDK's own kind, as its params use
 
 from omega.providers import openai_fast
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 class Aliased(TypedDict, total=False):

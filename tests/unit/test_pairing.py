@@ -203,6 +203,7 @@ def test_grants_are_merged_with_the_config_which_stays_the_override(store: Store
     assert telegram.dm_policy == "allowlist"
 
 
+@pytest.mark.no_store
 def test_dm_policy_open_needs_a_wildcard_and_pairing_refuses_one() -> None:
     with pytest.raises(ValidationError, match='"open" admits anyone'):
         TelegramConfig(dm_policy="open", allowed_users=[42])
@@ -217,12 +218,14 @@ def test_the_migration_refuses_an_unknown_role(store: Store) -> None:
         conn.execute("INSERT INTO access_grants VALUES ('telegram', '7', 'admin', 'x', '2026')")
 
 
+@pytest.mark.no_store
 @given(st.text(max_size=100))
 def test_the_code_parser_never_raises_and_returns_only_codes(text: str) -> None:
     code = parse_code(text)
     assert code is None or (len(code) == CODE_LENGTH and set(code) <= set(ALPHABET))
 
 
+@pytest.mark.no_store
 @given(
     st.text(alphabet=ALPHABET, min_size=CODE_LENGTH, max_size=CODE_LENGTH),
     st.sampled_from(["", " ", "-", "  ", "\t", "."]),
@@ -233,12 +236,14 @@ def test_a_code_reads_back_however_it_is_typed(code: str, separator: str, lower:
     assert parse_code(f"  {typed.lower() if lower else typed}\n") == code
 
 
+@pytest.mark.no_store
 @given(st.text(alphabet="0O1IL", min_size=1, max_size=8), st.integers(0, CODE_LENGTH - 1))
 def test_a_look_alike_letter_is_never_part_of_a_code(bad: str, at: int) -> None:
     code = new_code()
     assert parse_code(code[:at] + bad + code[at + len(bad) :]) is None
 
 
+@pytest.mark.no_store
 def test_a_plug_in_channels_table_counts_before_its_plug_in_validates_it() -> None:
     """A third-party channel's [channel.<name>] (kept as a table until its plug-in binds it)
     has its allow-list and DM policy read like a built-in's: the pairing job and the audit
@@ -252,6 +257,7 @@ def test_a_plug_in_channels_table_counts_before_its_plug_in_validates_it() -> No
     assert check_auth(config, IncomingMessage("fifo", "eve", "hi")) is not None
 
 
+@pytest.mark.no_store
 def test_a_channel_may_refuse_strangers_in_silence() -> None:
     """`tell_strangers = false` (the e-mail channel's default) turns the deny message off for
     that channel only; built-in channels still tell."""

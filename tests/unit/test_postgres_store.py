@@ -188,6 +188,7 @@ def test_a_write_transaction_rolls_back_whole(postgres_server: PostgresServer) -
     store.close()
 
 
+@pytest.mark.no_store
 def test_translation_of_the_portable_dialect() -> None:
     assert translate("SELECT * FROM t WHERE a = ? AND b LIKE 'x%?'") == (
         "SELECT * FROM t WHERE a = %s AND b LIKE 'x%%?'"
@@ -208,6 +209,7 @@ _SQL_PIECES = st.lists(
 )
 
 
+@pytest.mark.no_store
 @given(_SQL_PIECES)
 def test_placeholders_outside_literals_become_percent_s(pieces: list[str]) -> None:
     sql = "".join(pieces)
@@ -247,6 +249,7 @@ def test_a_lost_connection_is_opened_again_between_transactions(
         store.facts("ana")  # closed by us: stays closed
 
 
+@pytest.mark.no_store
 def test_a_store_url_of_another_engine_is_refused_with_the_key_named(tmp_path: Path) -> None:
     from omega.config import ConfigError, load_config
 

@@ -10,6 +10,9 @@ from omega.providers.base import ProviderError, Spent, salvage_usage, salvaged
 from omega.turn.records import usage_fields
 from omega.types import Usage
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 MILLION = Usage(input_tokens=600_000, output_tokens=400_000)
 
 

@@ -10,6 +10,9 @@ import pytest
 from omega.skills import Project, ProjectCatalog
 from omega.skills import projects as projects_module
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def write_role(projects_dir: Path, name: str, text: str) -> Path:
     path = projects_dir / name / "ROLE.md"

@@ -6,6 +6,8 @@ import dataclasses
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from omega.channels.base import TERMINAL_HINT
 from omega.channels.builtin import WHATSAPP
 from omega.memory import Store
@@ -18,6 +20,7 @@ from omega.types import IncomingMessage
 PROMPTS = Prompts(identity="I am Omega.", soul="Kind.", system="Rules.")
 
 
+@pytest.mark.no_store
 def test_situational_sections_appear_only_when_they_apply() -> None:
     plain = compose_system_prompt(
         PROMPTS,
@@ -61,6 +64,7 @@ def test_situational_sections_appear_only_when_they_apply() -> None:
         assert piece in full
 
 
+@pytest.mark.no_store
 def test_profile_puts_identity_first_and_hides_bookkeeping() -> None:
     facts = {
         "hobby": "chess",
@@ -72,6 +76,7 @@ def test_profile_puts_identity_first_and_hides_bookkeeping() -> None:
     assert profile_lines(facts) == ["- name: Ana", "- timezone: Europe/Lisbon", "- hobby: chess"]
 
 
+@pytest.mark.no_store
 def test_onboarding_is_graduated() -> None:
     assert "know nothing" in onboarding_hint({"welcomed": "true"})
     assert "a little" in onboarding_hint({"name": "Ana"})
@@ -119,6 +124,7 @@ def test_context_gathers_history_profile_summaries_recall_tasks_language(tmp_pat
     assert len(alone.messages) == 1
 
 
+@pytest.mark.no_store
 def test_stable_prefix_is_the_same_bytes_whatever_the_turn_adds() -> None:
     from omega.turn import compose_prompt_parts
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from omega.paths import OmegaPaths
 from omega.prompts import LANGUAGES, bundled_text, deploy_bundled, load_prompts, parse_sections
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def test_bundled_system_prompt_has_identity_soul_system() -> None:

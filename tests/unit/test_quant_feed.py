@@ -223,6 +223,7 @@ async def test_the_feed_reports_its_connection_and_last_bar(
     assert "stopped" in feed_line(store) and "last bar 29" in feed_line(store)
 
 
+@pytest.mark.no_store
 def test_describe_feed_before_any_report() -> None:
     assert describe_feed(None, False).startswith("off (/quant enable starts it")
     assert "no bar received yet" in describe_feed(None, False)

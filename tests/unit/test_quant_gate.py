@@ -12,6 +12,9 @@ from omega.evolution.gate import Policy
 from omega.evolution.gate.gate import GateDecision, check_proposal
 from omega.evolution.gate.signals import Judgement
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 TRADER: dict[str, Any] = {
     "name": "auto-trader",
     "description": "Place buy and sell orders on the owner's brokerage account automatically.",

@@ -178,6 +178,7 @@ def audit(store: Store, event: str) -> list[dict[str, Any]]:
     return [json.loads(str(r["detail"])) for r in store.audit_entries(500) if r["event"] == event]
 
 
+@pytest.mark.no_store
 def test_limit_price_is_on_the_tick_and_never_beyond_the_slippage() -> None:
     assert limit_price("BUY", 100.0, 0.001) == 100.1
     assert limit_price("SELL", 100.0, 0.001) == 99.9

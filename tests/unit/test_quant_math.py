@@ -30,6 +30,9 @@ from omega.quant.kalman import KalmanTrend
 from omega.quant.sizing import full_kelly, kelly_fraction, merton_fraction
 from omega.quant.stats import ewma_variance, expected_rs, hurst_rs
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 # ---- Kalman vs filterpy ------------------------------------------------------------------
 
 

@@ -14,6 +14,9 @@ from hmmlearn.hmm import CategoricalHMM
 from omega.quant.engine import Bar, QuantEngine, QuantParams
 from omega.quant.hmm import HmmParams, baum_welch, sticky_prior
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def _turning_bars(up: int, down: int, seed: int = 1, sign: float = 1.0) -> list[Bar]:
     rng = np.random.default_rng(seed)

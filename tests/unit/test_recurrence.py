@@ -12,6 +12,9 @@ from hypothesis import strategies as st
 
 from omega.schedule import REPEATS, ScheduleError, first_occurrence, next_occurrence
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 LISBON = ZoneInfo("Europe/Lisbon")
 NEW_YORK = ZoneInfo("America/New_York")
 # Lord_Howe (30-minute DST) is left out on purpose: the gap bound below assumes whole hours.

@@ -6,7 +6,12 @@ from __future__ import annotations
 import socket
 import subprocess
 
+import pytest
+
 from omega.replica import known_dead, replica_name
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def name_for(pid: int, host: str = "", namespace: str = "") -> str:

@@ -29,12 +29,14 @@ def steps_json(count: int, uses: list[str] | None = None) -> str:
     )
 
 
+@pytest.mark.no_store
 def test_twelve_steps_are_all_kept_in_order() -> None:
     plan = parse_plan(steps_json(12, ["read_file"]), KNOWN)
     assert plan.kind == "steps"
     assert [s.do for s in plan.steps] == [f"step number {i}" for i in range(1, 13)]
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text",
     [
@@ -56,6 +58,7 @@ def test_everything_else_is_direct(text: str) -> None:
     assert parse_plan(text, KNOWN).kind == "direct"
 
 
+@pytest.mark.no_store
 def test_a_plan_naming_a_missing_tool_stops_and_is_a_gap() -> None:
     plan = parse_plan(steps_json(3, ["send_email"]), KNOWN)
     assert (plan.kind, plan.steps) == ("requires_new_skill", ())
@@ -64,6 +67,7 @@ def test_a_plan_naming_a_missing_tool_stops_and_is_a_gap() -> None:
     assert "send_email" in plan.notes[0]
 
 
+@pytest.mark.no_store
 def test_requires_new_skill_carries_what_is_missing() -> None:
     text = (
         'Sure: ```json\n{"kind": "requires_new_skill", "missing_capability": "send email",'
@@ -79,11 +83,13 @@ def test_requires_new_skill_carries_what_is_missing() -> None:
     assert parse_plan('{"kind": "requires_new_skill"}', KNOWN).kind == "direct"
 
 
+@pytest.mark.no_store
 def test_numbered_list_with_preamble_is_a_plan() -> None:
     plan = parse_plan("Here is the plan:\n1. Fetch the page\n2. Summarize it\n3. Send it", KNOWN)
     assert [s.do for s in plan.steps] == ["Fetch the page", "Summarize it", "Send it"]
 
 
+@pytest.mark.no_store
 def test_planning_prompt_is_small_and_truncates_history() -> None:
     recent = [
         ChatMessage("user", "x" * 500),
@@ -104,6 +110,7 @@ def test_planning_prompt_is_small_and_truncates_history() -> None:
     assert len(prompt) < 1600  # instructions + ~100 tokens of context
 
 
+@pytest.mark.no_store
 def test_models_for_each_provider() -> None:
     config = Config.model_validate(
         {"provider": {"openai": {"model": "small", "model_complex": "big"}}}
@@ -219,6 +226,7 @@ def test_local_provider_skips_planning(make_deps: MakeDeps) -> None:
     assert len(provider.contexts) == 1
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text",
     [
@@ -240,6 +248,7 @@ def test_greetings_and_plain_questions_are_obviously_direct(text: str) -> None:
     assert obviously_direct(text, names=KNOWN)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text",
     [
@@ -287,6 +296,7 @@ WELCOME_REQUESTS = {
 }
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text", [t for texts in WELCOME_SMALL_TALK.values() for t in texts], ids=lambda t: t
 )
@@ -294,6 +304,7 @@ def test_small_talk_in_every_welcome_language_is_obviously_direct(text: str) -> 
     assert obviously_direct(text, names=KNOWN)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text", [t for texts in WELCOME_REQUESTS.values() for t in texts], ids=lambda t: t
 )
@@ -301,6 +312,7 @@ def test_a_request_in_every_welcome_language_is_still_planned(text: str) -> None
     assert not obviously_direct(text, names=KNOWN)
 
 
+@pytest.mark.no_store
 def test_an_attachment_is_never_obvious() -> None:
     assert obviously_direct("what is this?", names=KNOWN)
     assert not obviously_direct("what is this?", attachments=1, names=KNOWN)

@@ -18,6 +18,9 @@ import pytest
 from omega.tools import safe_fs
 from omega.tools.safe_fs import UnsafePathError
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 SECRET = "api_key = sk-secret-5151"
 
 

@@ -26,6 +26,9 @@ from omega.tools import ToolError
 from omega.tools import fetch as fetch_module
 from omega.tools.builtin import BuiltinTools
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 @pytest.fixture
 def layout(tmp_path: Path) -> Layout:

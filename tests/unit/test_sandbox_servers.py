@@ -7,11 +7,16 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths
 from omega.sandbox import Sandbox
 from omega.sandbox.modes import ruleset
 from omega.sandbox.servers import server_environment
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def executable(path: Path, text: str = "") -> Path:

@@ -14,6 +14,9 @@ import omega.gateway.sanitize as sanitize_module
 from omega.gateway.sanitize import SanitizeResult, patterns, sanitize
 from omega.gateway.sanitize.view import View
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 # What must never reach a model: a chat-template special token in any case.
 SURVIVING_TOKEN = re.compile(
     r"<\|[^\s<>]{0,64}?\|>|\[/?inst\]|<</?sys>>|</?s>|<(?:start|end)_of_turn>",

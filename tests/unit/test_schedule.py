@@ -16,6 +16,9 @@ from omega.schedule import (
     to_utc,
 )
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 
 def test_naive_time_is_read_in_the_users_zone() -> None:
     lisbon = ZoneInfo("Europe/Lisbon")

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from omega.ops.security.access import is_loopback
 from omega.ops.security.walls import looks_secret
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 @given(st.text(max_size=80))

@@ -61,6 +61,7 @@ def test_database_closed_or_read_only_fails_with_advice(paths: OmegaPaths) -> No
     assert not selfcheck.check_database(CheckContext(Config(), paths, None)).ok
 
 
+@pytest.mark.no_store
 def test_provider_reachability_and_refused_key(paths: OmegaPaths, fake_openai: FakeOpenAI) -> None:
     config = _config(
         provider={
@@ -100,6 +101,7 @@ def test_provider_reachability_and_refused_key(paths: OmegaPaths, fake_openai: F
     assert "sk-test-1234567890" not in check.line()
 
 
+@pytest.mark.no_store
 def test_missing_claude_cli_says_how_to_install(
     paths: OmegaPaths, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -111,6 +113,7 @@ def test_missing_claude_cli_says_how_to_install(
     assert "claude" in check.detail and "omega init" in check.fix
 
 
+@pytest.mark.no_store
 def test_sandbox_degraded_or_unrestricted(
     paths: OmegaPaths, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -123,6 +126,7 @@ def test_sandbox_degraded_or_unrestricted(
     assert not degraded.ok and "Landlock" in degraded.fix
 
 
+@pytest.mark.no_store
 def test_low_disk(paths: OmegaPaths, monkeypatch: pytest.MonkeyPatch) -> None:
     usage = shutil.disk_usage(paths.home)
     monkeypatch.setattr(shutil, "disk_usage", lambda _p: usage._replace(free=100 * 1024 * 1024))
@@ -130,6 +134,7 @@ def test_low_disk(paths: OmegaPaths, monkeypatch: pytest.MonkeyPatch) -> None:
     assert not check.ok and "free some space" in check.fix
 
 
+@pytest.mark.no_store
 def test_enabled_channels_need_credentials(paths: OmegaPaths) -> None:
     assert selfcheck.check_telegram(CheckContext(Config(), paths)) is None  # disabled
     config = _config(channel={"telegram": {"enabled": True}, "whatsapp": {"enabled": True}})
@@ -142,6 +147,7 @@ def test_enabled_channels_need_credentials(paths: OmegaPaths) -> None:
     assert whatsapp is not None and not whatsapp.ok and "/whatsapp" in whatsapp.fix
 
 
+@pytest.mark.no_store
 def test_channel_checks_follow_what_the_running_channel_reported(paths: OmegaPaths) -> None:
     config = _config(
         channel={
@@ -211,6 +217,7 @@ def test_security_audit_feeds_the_self_check(paths: OmegaPaths, store: Store) ->
     assert "process-root" not in check.detail
 
 
+@pytest.mark.no_store
 def test_lines_and_summary(paths: OmegaPaths) -> None:
     results = [
         Check("disk", True, "9 GiB free"),

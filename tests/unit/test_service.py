@@ -17,6 +17,9 @@ from omega.ops import service
 from omega.ops.notify import sd_notify
 from omega.ops.service import ServiceSpec, default_spec, render_launchd, render_systemd
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
 
 

@@ -66,6 +66,7 @@ def word_overlap(a: str, b: str) -> bool:
     return len(left) >= 3 and len(right) >= 3 and len(left & right) / len(left | right) >= 0.6
 
 
+@pytest.mark.no_store
 def test_the_labelled_set_is_large_and_balanced() -> None:
     kinds = {p.kind for p in PAIRS}
     assert len(PAIRS) >= 60 and kinds == {"paraphrase", "translation", "related", "unrelated"}
@@ -74,6 +75,7 @@ def test_the_labelled_set_is_large_and_balanced() -> None:
     assert "puedo" in languages and "Impossible" in languages and "Kann" in languages
 
 
+@pytest.mark.no_store
 def test_precision_and_recall_on_the_labelled_set() -> None:
     precision, recall = measure(PAIRS)
     held_precision, held_recall = measure(HELD_OUT)
@@ -88,6 +90,7 @@ def test_precision_and_recall_on_the_labelled_set() -> None:
     assert recall > old_recall + 0.5  # the word-overlap score missed nearly every rewording
 
 
+@pytest.mark.no_store
 def test_the_same_gap_in_four_languages_is_one_gap() -> None:
     english = "Cannot send emails"
     for other in (
@@ -99,6 +102,7 @@ def test_the_same_gap_in_four_languages_is_one_gap() -> None:
     assert not same_meaning(english, "Cannot read emails")  # another gap, the same words
 
 
+@pytest.mark.no_store
 def test_scores_are_symmetric_bounded_and_one_for_the_same_text() -> None:
     for pair in PAIRS:
         score = similarity(pair.a, pair.b)
@@ -106,6 +110,7 @@ def test_scores_are_symmetric_bounded_and_one_for_the_same_text() -> None:
         assert similarity(pair.a, pair.a) == 1.0
 
 
+@pytest.mark.no_store
 @given(st.text(max_size=300), st.text(max_size=300))
 def test_any_text_gets_a_score_in_range(a: str, b: str) -> None:
     score = similarity(a, b)
@@ -113,6 +118,7 @@ def test_any_text_gets_a_score_in_range(a: str, b: str) -> None:
     assert same_meaning(a, b, model=False) == (score >= 0.6)
 
 
+@pytest.mark.no_store
 def test_gaps_that_begin_alike_stay_apart() -> None:
     """Issue 39: "No teleport" and "No telepathy" were one gap (both `telep`)."""
     for one, other in LOOK_ALIKES:
@@ -124,6 +130,7 @@ def test_gaps_that_begin_alike_stay_apart() -> None:
     assert same_meaning("No telepathy", "Telepathy is unavailable")
 
 
+@pytest.mark.no_store
 def test_the_language_is_told_by_its_stop_words_and_words_are_stemmed_in_it() -> None:
     assert languages("kann keine rechnungen bezahlen".split()) == ("german",)
     assert languages("no puedo pagar facturas".split()) == ("spanish",)
@@ -141,12 +148,14 @@ def test_the_language_is_told_by_its_stop_words_and_words_are_stemmed_in_it() ->
     assert not same_meaning("No timer function", "Cannot delete a timer")
 
 
+@pytest.mark.no_store
 @given(texts, texts)
 def test_scores_are_symmetric_on_texts_that_share_words(a: str, b: str) -> None:
     score = similarity(a, b)
     assert 0.0 <= score <= 1.0 and score == similarity(b, a)
 
 
+@pytest.mark.no_store
 @given(st.one_of(texts, st.text(min_size=1, max_size=200)))
 def test_a_text_that_names_anything_means_itself(text: str) -> None:
     assume(concepts(text))  # a text of stop words only names nothing, like an empty one
@@ -179,6 +188,7 @@ def test_a_distinct_gap_is_recorded_not_merged_into_a_look_alike(tmp_path: Path)
         store.close()
 
 
+@pytest.mark.no_store
 def test_stop_words_and_filler_say_nothing() -> None:
     assert concepts("It is not possible, the tool keeps failing") == frozenset()
     assert similarity("Cannot do it", "Cannot do it either") == 0.0

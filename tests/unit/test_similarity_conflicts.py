@@ -9,10 +9,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from omega.evolution.meaning import same_meaning, similarity_model
 from omega.evolution.meaning.similarity import similarity
 from omega.evolution.meaning.similarity_conflicts import conflict, opposed
 from omega.evolution.meaning.similarity_words import concepts
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def why(a: str, b: str) -> str | None:

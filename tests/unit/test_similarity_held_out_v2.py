@@ -18,8 +18,13 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from omega.evolution.meaning import same_meaning, similarity_model
 from tests.unit.similarity_held_out_v2 import HELD_OUT_V2
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 ROOT = Path(__file__).resolve().parents[2]
 # (true merges, false merges) measured on 2026-11-29, once, with the method frozen. Of 62

@@ -52,6 +52,7 @@ def bump(path: Path, text: str) -> None:
 # --------------------------------------------------------------------------- parsing
 
 
+@pytest.mark.no_store
 def test_toml_frontmatter() -> None:
     text = (
         '+++\nname = "pdf-tools"\ndescription = "Edit PDFs"\nrequires = ["sh"]\n'
@@ -67,6 +68,7 @@ def test_toml_frontmatter() -> None:
     assert skill.mcp_servers == ()
 
 
+@pytest.mark.no_store
 def test_yaml_frontmatter() -> None:
     text = (
         "---\nname: notes\ndescription: Take notes\nrequires: [sh, env]\n"
@@ -80,6 +82,7 @@ def test_yaml_frontmatter() -> None:
     assert skill.body == "Body here."
 
 
+@pytest.mark.no_store
 def test_forgiving_about_bom_crlf_and_whitespace() -> None:
     text = (
         "\ufeff\r\n  ---  \r\nname: crlf\r\ndescription:   spaced   out  \r\n---   \r\n\r\nBody\r\n"
@@ -90,6 +93,7 @@ def test_forgiving_about_bom_crlf_and_whitespace() -> None:
     assert skill.body == "Body"
 
 
+@pytest.mark.no_store
 def test_no_frontmatter_uses_folder_and_first_paragraph() -> None:
     long_line = "x" * 300
     text = f"# Title\n\n## Sub\n\n{long_line}\nsecond line\n"
@@ -101,11 +105,13 @@ def test_no_frontmatter_uses_folder_and_first_paragraph() -> None:
     assert skill.available
 
 
+@pytest.mark.no_store
 def test_missing_description_falls_back_to_body() -> None:
     skill = parse_skill('+++\nname = "abc"\n+++\n# Heading\n\nFirst line.\n', skill_path())
     assert skill.description == "First line."
 
 
+@pytest.mark.no_store
 def test_empty_text_and_empty_frontmatter() -> None:
     assert parse_skill("", skill_path("empty")).description == ""
     skill = parse_skill("---\n---\nHello\n", skill_path("empty"))
@@ -113,29 +119,34 @@ def test_empty_text_and_empty_frontmatter() -> None:
     assert parse_skill("+++\n+++\n", skill_path("empty")).body == ""
 
 
+@pytest.mark.no_store
 def test_yaml_null_values_mean_absent() -> None:
     skill = parse_skill("---\nrequires:\ntriggers:\nmcp:\n---\n", skill_path())
     assert skill.requires == skill.triggers == ()
     assert skill.mcp_servers == ()
 
 
+@pytest.mark.no_store
 def test_unknown_fields_ignored() -> None:
     skill = parse_skill("---\nversion: 3\n1: one\nauthor: me\n---\n", skill_path())
     assert skill.name == "demo"
 
 
+@pytest.mark.no_store
 def test_requires_as_comma_string_and_list() -> None:
     a = parse_skill('+++\nrequires = "sh, env,,"\n+++\n', skill_path())
     b = parse_skill('+++\nrequires = ["sh", " env "]\n+++\n', skill_path())
     assert a.requires == b.requires == ("sh", "env")
 
 
+@pytest.mark.no_store
 def test_triggers_as_list_and_pipe_string() -> None:
     a = parse_skill('+++\ntriggers = ["Web Page", "browse"]\n+++\n', skill_path())
     b = parse_skill('+++\ntriggers = "web   page|BROWSE|browse"\n+++\n', skill_path())
     assert a.triggers == b.triggers == ("web page", "browse")
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     ("frontmatter", "field"),
     [
@@ -165,6 +176,7 @@ def test_bad_types_name_the_field(frontmatter: str, field: str) -> None:
     assert str(path) in str(info.value)
 
 
+@pytest.mark.no_store
 def test_yaml_bad_types_name_the_field() -> None:
     with pytest.raises(SkillError, match="'description'"):
         parse_skill("---\ndescription: 12\n---\n", skill_path())
@@ -172,6 +184,7 @@ def test_yaml_bad_types_name_the_field() -> None:
         parse_skill("---\nrequires: {a: b}\n---\n", skill_path())
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "name", ["Upper", "-leading", "has space", "under_score", "a" * 65, "", "ünï"]
 )
@@ -180,21 +193,25 @@ def test_invalid_name(name: str) -> None:
         parse_skill(f"---\nname: {json.dumps(name)}\n---\n", skill_path())
 
 
+@pytest.mark.no_store
 def test_invalid_folder_name_without_name_field() -> None:
     with pytest.raises(SkillError, match="'name'"):
         parse_skill("Just text.\n", skill_path("Bad_Folder"))
 
 
+@pytest.mark.no_store
 def test_longest_valid_name() -> None:
     assert parse_skill(f"+++\nname = '{'a' * 64}'\n+++\n", skill_path()).name == "a" * 64
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("tool", ["../x", "a b", "/bin/sh", "x\x00y", "é"])
 def test_invalid_tool_names_rejected(tool: str) -> None:
     with pytest.raises(SkillError, match="'requires'"):
         parse_skill(f"+++\nrequires = [{json.dumps(tool)}]\n+++\n", skill_path())
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "text",
     [
@@ -225,6 +242,7 @@ def fake_tool(folder: Path, name: str) -> None:
     tool.chmod(0o755)
 
 
+@pytest.mark.no_store
 def test_requires_availability(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bin_dir = tmp_path / "bin"
     fake_tool(bin_dir, "omega-fake-tool")
@@ -242,6 +260,7 @@ def test_requires_availability(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 # --------------------------------------------------------------------------- mcp
 
 
+@pytest.mark.no_store
 def test_mcp_mapping_shape() -> None:
     text = (
         "---\nmcp:\n  playwright:\n    command: npx\n    args: ['@playwright/mcp@latest']\n"
@@ -254,6 +273,7 @@ def test_mcp_mapping_shape() -> None:
     )
 
 
+@pytest.mark.no_store
 def test_mcp_list_shape() -> None:
     text = (
         "+++\n[[mcp]]\nname = 'fs'\ncommand = 'mcp-fs'\nargs = ['--root', '/tmp']\n"
@@ -266,12 +286,14 @@ def test_mcp_list_shape() -> None:
     )
 
 
+@pytest.mark.no_store
 def test_mcp_duplicate_names_rejected() -> None:
     text = "---\nmcp:\n  - {name: a, command: x}\n  - {name: a, command: y}\n---\n"
     with pytest.raises(SkillError, match="'mcp'"):
         parse_skill(text, skill_path())
 
 
+@pytest.mark.no_store
 def test_mcp_empty_command_rejected() -> None:
     with pytest.raises(SkillError, match=r"'mcp\.a\.command'"):
         parse_skill("---\nmcp: {a: {command: '  '}}\n---\n", skill_path())
@@ -284,6 +306,7 @@ def make_skill(name: str, *triggers: str) -> Skill:
     return Skill(name, "", skill_path(name), "", (), triggers, (), ())
 
 
+@pytest.mark.no_store
 def test_match_triggers_word_boundaries_and_case() -> None:
     pdf = make_skill("pdf", "pdf")
     web = make_skill("web", "web page", "browse")
@@ -300,6 +323,7 @@ def test_match_triggers_word_boundaries_and_case() -> None:
     assert match_triggers([make_skill("none")], "anything") == []
 
 
+@pytest.mark.no_store
 def test_match_triggers_on_parsed_skill() -> None:
     skill = parse_skill("---\ntriggers: browse|website|web page|screenshot\n---\n", skill_path())
     assert match_triggers([skill], "Take a Screenshot of that website!") == [skill]
@@ -309,6 +333,7 @@ def test_match_triggers_on_parsed_skill() -> None:
 # --------------------------------------------------------------------------- loading
 
 
+@pytest.mark.no_store
 def test_load_skills_sorted_and_skips_bad(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     write_skill(tmp_path, "zeta", "Zeta skill.\n")
     write_skill(tmp_path, "alpha", "---\nname: alpha\n---\nAlpha.\n")
@@ -325,10 +350,12 @@ def test_load_skills_sorted_and_skips_bad(tmp_path: Path, caplog: pytest.LogCapt
     assert "binary" in caplog.text
 
 
+@pytest.mark.no_store
 def test_load_skills_missing_dir(tmp_path: Path) -> None:
     assert load_skills(tmp_path / "nope") == []
 
 
+@pytest.mark.no_store
 def test_load_skills_duplicate_names_first_folder_wins(tmp_path: Path) -> None:
     write_skill(tmp_path, "a-folder", "---\nname: same\n---\nFirst.\n")
     write_skill(tmp_path, "b-folder", "---\nname: same\n---\nSecond.\n")
@@ -356,6 +383,7 @@ def counting(monkeypatch: pytest.MonkeyPatch) -> CountingParse:
     return counter
 
 
+@pytest.mark.no_store
 def test_catalog_hot_reload(tmp_path: Path, counting: CountingParse) -> None:
     one = write_skill(tmp_path, "one", "---\ndescription: first\n---\n")
     write_skill(tmp_path, "two", "Two.\n")
@@ -386,6 +414,7 @@ def test_catalog_hot_reload(tmp_path: Path, counting: CountingParse) -> None:
     assert len(counting.calls) == 4
 
 
+@pytest.mark.no_store
 def test_catalog_bad_file_parsed_once_until_fixed(tmp_path: Path, counting: CountingParse) -> None:
     bad = write_skill(tmp_path, "bad", "---\nname: [\n---\n")
     catalog = SkillCatalog(tmp_path)
@@ -396,6 +425,7 @@ def test_catalog_bad_file_parsed_once_until_fixed(tmp_path: Path, counting: Coun
     assert [s.description for s in catalog.skills()] == ["Fixed now."]
 
 
+@pytest.mark.no_store
 def test_catalog_get_case_insensitive(tmp_path: Path) -> None:
     write_skill(tmp_path, "web-tools", "Web.\n")
     catalog = SkillCatalog(tmp_path)
@@ -405,6 +435,7 @@ def test_catalog_get_case_insensitive(tmp_path: Path) -> None:
     assert catalog.get("missing") is None
 
 
+@pytest.mark.no_store
 def test_catalog_missing_dir_then_created(tmp_path: Path) -> None:
     catalog = SkillCatalog(tmp_path / "skills")
     assert catalog.skills() == []
@@ -412,6 +443,7 @@ def test_catalog_missing_dir_then_created(tmp_path: Path) -> None:
     assert [s.name for s in catalog.skills()] == ["late"]
 
 
+@pytest.mark.no_store
 def test_catalog_returns_copy(tmp_path: Path) -> None:
     write_skill(tmp_path, "one", "One.\n")
     catalog = SkillCatalog(tmp_path)
@@ -422,6 +454,7 @@ def test_catalog_returns_copy(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- bundled
 
 
+@pytest.mark.no_store
 def test_bundled_skills_parse_and_declare_playwright(tmp_path: Path) -> None:
     written = deploy_bundled_skills(tmp_path / "skills")
     assert {p.parent.name for p in written} == set(bundled_skill_names())
@@ -438,6 +471,7 @@ def test_bundled_skills_parse_and_declare_playwright(tmp_path: Path) -> None:
     assert all(s.description for s in skills.values())
 
 
+@pytest.mark.no_store
 def test_deploy_never_overwrites(tmp_path: Path) -> None:
     skills_dir = tmp_path / "skills"
     edited = write_skill(skills_dir, "skill-creator", "My own version.\n")
@@ -454,6 +488,7 @@ def test_deploy_never_overwrites(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- lessons
 
 
+@pytest.mark.no_store
 def test_append_lesson_creates_heading(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo", "---\nname: demo\n---\n# Demo\n\nDo it.")
     diff = append_lesson(path, "  Always   check\nthe date.  ")
@@ -467,6 +502,7 @@ def test_append_lesson_creates_heading(tmp_path: Path) -> None:
     assert parse_skill(path.read_text(), path).name == "demo"
 
 
+@pytest.mark.no_store
 def test_append_lesson_under_existing_heading_before_other_sections(tmp_path: Path) -> None:
     text = (
         "# Demo\n\n## Lessons learned\n\n- First lesson.\n\n## Usage\n\nUse it.\n\n"
@@ -482,6 +518,7 @@ def test_append_lesson_under_existing_heading_before_other_sections(tmp_path: Pa
     assert "+- Second lesson." in diff
 
 
+@pytest.mark.no_store
 def test_append_lesson_empty_section_and_paragraph(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo", "## Lessons Learned\n## Next\nx\n")
     append_lesson(path, "one")
@@ -492,6 +529,7 @@ def test_append_lesson_empty_section_and_paragraph(tmp_path: Path) -> None:
     assert path2.read_text() == "## Lessons Learned\nSome notes.\n\n- two\n"
 
 
+@pytest.mark.no_store
 def test_append_lesson_dedups(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo", "Body.\n")
     assert append_lesson(path, "Be brief.") != ""
@@ -503,6 +541,7 @@ def test_append_lesson_dedups(tmp_path: Path) -> None:
     assert before.count("- Be brief.") == 1
 
 
+@pytest.mark.no_store
 def test_append_lesson_keeps_crlf(tmp_path: Path) -> None:
     path = tmp_path / "SKILL.md"
     path.write_bytes(b"# Demo\r\n\r\nBody.\r\n")
@@ -510,6 +549,7 @@ def test_append_lesson_keeps_crlf(tmp_path: Path) -> None:
     assert path.read_bytes() == b"# Demo\r\n\r\nBody.\r\n\r\n## Lessons Learned\r\n\r\n- crlf\r\n"
 
 
+@pytest.mark.no_store
 def test_append_lesson_rejects_empty_and_missing(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo", "Body.\n")
     with pytest.raises(SkillError, match="empty"):
@@ -519,6 +559,7 @@ def test_append_lesson_rejects_empty_and_missing(tmp_path: Path) -> None:
     assert path.read_text() == "Body.\n"
 
 
+@pytest.mark.no_store
 def test_append_lesson_leaves_no_temp_files(tmp_path: Path) -> None:
     path = write_skill(tmp_path, "demo", "Body.\n")
     append_lesson(path, "a")
@@ -530,6 +571,7 @@ def test_append_lesson_leaves_no_temp_files(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- fuzzing
 
 
+@pytest.mark.no_store
 @settings(max_examples=300, deadline=None)
 @given(st.text(max_size=400))
 def test_fuzz_arbitrary_text_raises_only_skill_error(text: str) -> None:
@@ -580,6 +622,7 @@ def toml_value(value: Any) -> str:
     return "{" + ", ".join(f"{json.dumps(k)} = {toml_value(v)}" for k, v in value.items()) + "}"
 
 
+@pytest.mark.no_store
 @settings(max_examples=300, deadline=None)
 @given(frontmatter, st.text(max_size=40))
 def test_fuzz_structured_frontmatter_raises_only_skill_error(
@@ -604,6 +647,7 @@ def test_fuzz_structured_frontmatter_raises_only_skill_error(
         assert all(isinstance(r, str) for r in skill.requires)
 
 
+@pytest.mark.no_store
 def test_google_workspace_is_bundled_and_not_installed_without_gog(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -28,6 +28,9 @@ from omega.paths import OmegaPaths
 from omega.types import IncomingMessage
 from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, TEAM, FakeSlack
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 ANA = "U0ANA00001"
 GENERAL = "C0GENERAL1"
 

@@ -3,11 +3,15 @@ incoming text read back as plain text; which events are for Omega."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from omega.channels.slack.events import addressed, parse_target, plain_text, reply_target
 from omega.channels.slack.mrkdwn import escape, render_mrkdwn, split_mrkdwn
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 BOT = "U0BOT00001"
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+import pytest
+
 from omega.memory import AuditEntry, Store
 from omega.memory.conversations import fts_query
 from omega.types import Attachment, ChatMessage, IncomingMessage
@@ -55,6 +57,7 @@ def test_fts_recall_finds_closed_conversations_of_that_sender_only(tmp_path: Pat
     store.close()
 
 
+@pytest.mark.no_store
 def test_fts_query_neutralizes_operators() -> None:
     assert fts_query('a" OR x* NEAR(') == '"near"'
     assert fts_query("") == ""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -9,6 +10,9 @@ from omega.channels.telegram.format import render_html
 from omega.channels.text import split_text, utf16_len
 from omega.config import Config, load_config
 from tests.fakes.telegram_server import parse_html
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def test_short_text_is_one_piece() -> None:

@@ -24,6 +24,9 @@ from omega.channels.telegram.webhook import (
 from omega.config.channels import TelegramConfig
 from omega.types import IncomingMessage
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 TOKEN = "7000000001:AAFakeTokenForTestsOnly_abcdefghijklmn"
 URL = "https://bot.example.org/hooks/telegram"
 

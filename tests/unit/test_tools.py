@@ -67,6 +67,7 @@ def mode(path: Path) -> int:
 # ---- files -------------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_write_read_and_list_inside_the_workspace(tools: BuiltinTools, workspace: Path) -> None:
     assert tools.write_file("notes/todo.txt", "buy milk") == "wrote 8 bytes to notes/todo.txt"
     assert (workspace / "notes" / "todo.txt").read_text() == "buy milk"
@@ -77,6 +78,7 @@ def test_write_read_and_list_inside_the_workspace(tools: BuiltinTools, workspace
     assert tools.list_files("notes") == "todo.txt (8 bytes)"
 
 
+@pytest.mark.no_store
 def test_overwriting_a_file_makes_it_private(tools: BuiltinTools, workspace: Path) -> None:
     workspace.mkdir()
     existing = workspace / "shared.txt"
@@ -87,6 +89,7 @@ def test_overwriting_a_file_makes_it_private(tools: BuiltinTools, workspace: Pat
     assert mode(existing) == 0o600
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("path", ["../secret.txt", "a/../../secret.txt", "notes/../.."])
 def test_dotdot_is_refused(tools: BuiltinTools, tmp_path: Path, path: str) -> None:
     (tmp_path / "secret.txt").write_text("top secret")
@@ -101,6 +104,7 @@ def test_dotdot_is_refused(tools: BuiltinTools, tmp_path: Path, path: str) -> No
     assert (tmp_path / "secret.txt").read_text() == "top secret"
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("path", ["/etc/passwd", "~/.ssh/id_rsa", "/tmp/x.txt"])
 def test_absolute_paths_are_refused(tools: BuiltinTools, path: str) -> None:
     with pytest.raises(ToolError, match="absolute path"):
@@ -109,6 +113,7 @@ def test_absolute_paths_are_refused(tools: BuiltinTools, path: str) -> None:
         tools.write_file(path, "x")
 
 
+@pytest.mark.no_store
 def test_symlinks_out_of_the_workspace_are_refused(
     tools: BuiltinTools, workspace: Path, tmp_path: Path
 ) -> None:
@@ -140,6 +145,7 @@ def test_symlinks_out_of_the_workspace_are_refused(
     assert "alias.txt@" in tools.list_files().splitlines()
 
 
+@pytest.mark.no_store
 def test_hard_links_and_special_files_are_refused(
     tools: BuiltinTools, workspace: Path, tmp_path: Path
 ) -> None:
@@ -161,6 +167,7 @@ def test_hard_links_and_special_files_are_refused(
     assert time.monotonic() - started < 5
 
 
+@pytest.mark.no_store
 def test_the_file_tools_work_on_the_walk_without_openat2(
     tools: BuiltinTools, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -181,6 +188,7 @@ def test_the_file_tools_work_on_the_walk_without_openat2(
     assert (tmp_path / "secret.txt").read_text() == "top secret"
 
 
+@pytest.mark.no_store
 def test_reads_are_capped_and_say_so(tools: BuiltinTools, workspace: Path) -> None:
     workspace.mkdir()
     (workspace / "big.txt").write_text("x" * (MAX_READ_BYTES + 5000))
@@ -192,6 +200,7 @@ def test_reads_are_capped_and_say_so(tools: BuiltinTools, workspace: Path) -> No
     )
 
 
+@pytest.mark.no_store
 def test_missing_files_and_folders_are_tool_errors(tools: BuiltinTools) -> None:
     with pytest.raises(ToolError, match=r"no file 'nope\.txt'"):
         tools.read_file("nope.txt")
@@ -202,6 +211,7 @@ def test_missing_files_and_folders_are_tool_errors(tools: BuiltinTools) -> None:
 # ---- shell ---------------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 async def test_shell_runs_in_the_workspace(tools: BuiltinTools, workspace: Path) -> None:
     out = await tools.run_shell("pwd; echo oops >&2; exit 3")
     lines = out.splitlines()
@@ -236,6 +246,7 @@ def _running(marker: str) -> list[int]:
     return found
 
 
+@pytest.mark.no_store
 async def test_shell_timeout_kills_the_whole_process_group(tools: BuiltinTools) -> None:
     marker = f"{60 + os.getpid() % 1000 / 1000:.3f}"  # `sleep 60.123`: this test's own
     started = time.monotonic()
@@ -250,6 +261,7 @@ async def test_shell_timeout_kills_the_whole_process_group(tools: BuiltinTools) 
     assert not _running(marker), "the background child survived the timeout"
 
 
+@pytest.mark.no_store
 async def test_shell_output_is_capped_and_says_so(tools: BuiltinTools) -> None:
     out = await tools.run_shell("head -c 100000 /dev/zero | tr '\\0' '#'")
     assert out.startswith("exit code 0\n")
@@ -257,6 +269,7 @@ async def test_shell_output_is_capped_and_says_so(tools: BuiltinTools) -> None:
     assert f"[truncated: showing the first {MAX_SHELL_OUTPUT} of 100000 bytes of output]" in out
 
 
+@pytest.mark.no_store
 async def test_shell_environment_has_no_credentials(
     tools: BuiltinTools, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -286,6 +299,7 @@ async def test_shell_environment_has_no_credentials(
     assert "PATH=" in out
 
 
+@pytest.mark.no_store
 def test_tool_environment_is_an_allow_list() -> None:
     env = tool_environment(
         {
@@ -311,6 +325,7 @@ def test_tool_environment_is_an_allow_list() -> None:
     }
 
 
+@pytest.mark.no_store
 async def test_commands_run_under_the_sandbox_with_a_private_temp_dir(workspace: Path) -> None:
     tools = BuiltinTools(workspace)
     (workspace.parent / "config.toml").write_text("api_key = 'hidden'")
@@ -363,6 +378,7 @@ def web() -> Iterator[str]:
     server.server_close()
 
 
+@pytest.mark.no_store
 async def test_fetch_url_returns_status_and_page_text(local_tools: BuiltinTools, web: str) -> None:
     tools = local_tools
     out = await tools.fetch_url(f"{web}/page.html")
@@ -377,12 +393,14 @@ async def test_fetch_url_returns_status_and_page_text(local_tools: BuiltinTools,
     assert "not here" in missing
 
 
+@pytest.mark.no_store
 async def test_fetch_url_caps_the_body(local_tools: BuiltinTools, web: str) -> None:
     out = await local_tools.fetch_url(f"{web}/big.txt")
     assert out.count("z") == MAX_FETCH_BYTES
     assert f"[truncated: only the first {MAX_FETCH_BYTES} bytes were read]" in out
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "url", ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "example.com"]
 )
@@ -391,6 +409,7 @@ async def test_fetch_url_refuses_other_schemes(tools: BuiltinTools, url: str) ->
         await tools.fetch_url(url)
 
 
+@pytest.mark.no_store
 async def test_fetch_url_does_not_follow_a_redirect_to_a_file(
     local_tools: BuiltinTools, web: str
 ) -> None:
@@ -398,6 +417,7 @@ async def test_fetch_url_does_not_follow_a_redirect_to_a_file(
         await local_tools.fetch_url(f"{web}/to-file")
 
 
+@pytest.mark.no_store
 def test_html_to_text_is_crude_but_readable() -> None:
     assert html_to_text("<div>a<b>b</b></div><div>c &lt;d&gt;</div>") == "a b\nc <d>"
 
@@ -427,6 +447,7 @@ async def test_search_memory_sees_only_the_current_sender(tmp_path: Path) -> Non
 # ---- the registry --------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_registry_names_must_be_unique_and_valid() -> None:
     def ping() -> str:
         """Answer pong."""
@@ -473,6 +494,7 @@ def _tool_returns(messages: list[ModelMessage]) -> list[ToolReturnPart]:
     ]
 
 
+@pytest.mark.no_store
 async def test_refusals_reach_the_model_as_tool_results(tmp_path: Path) -> None:
     registry = builtin_registry(tmp_path / "ws")
     seen: list[AgentInfo] = []
@@ -520,6 +542,7 @@ async def test_registry_tools_see_the_run_deps(tmp_path: Path) -> None:
 # ---- MCP -----------------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_tool_prefixes_are_safe_and_unique() -> None:
     taken: set[str] = set()
     assert tool_prefix("calc", taken) == "calc"
@@ -528,6 +551,7 @@ def test_tool_prefixes_are_safe_and_unique() -> None:
     assert tool_prefix("???", taken) == "mcp"
 
 
+@pytest.mark.no_store
 async def test_mcp_servers_become_prefixed_toolsets_and_broken_ones_are_skipped() -> None:
     calc = McpServer("calc", sys.executable, (str(ECHO_SERVER),))
     broken = McpServer("broken", "/nonexistent/mcp-server")
@@ -568,6 +592,7 @@ def _provider(fake: FakeOpenAI, workspace: Path) -> ApiProvider:
     return ApiProvider(settings, tools=builtin_registry(workspace))
 
 
+@pytest.mark.no_store
 async def test_tool_rounds_are_capped_then_the_model_must_answer(
     fake_openai: FakeOpenAI, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -583,6 +608,7 @@ async def test_tool_rounds_are_capped_then_the_model_must_answer(
     assert reply.usage.input_tokens > 0
 
 
+@pytest.mark.no_store
 async def test_a_model_that_never_stops_calling_tools_is_stopped(
     fake_openai: FakeOpenAI, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -595,6 +621,7 @@ async def test_a_model_that_never_stops_calling_tools_is_stopped(
     assert len(fake_openai.requests) == 4  # MAX_TOOL_ROUNDS + 2
 
 
+@pytest.mark.no_store
 async def test_calls_without_tools_offer_none(fake_openai: FakeOpenAI, workspace: Path) -> None:
     provider = _provider(fake_openai, workspace)
     reply = await provider.complete(

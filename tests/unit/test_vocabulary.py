@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from omega.turn import audit_message, usage_fields
 from omega.types import IncomingMessage, OutgoingMessage, Reply, Usage
 from tests.conftest import MakeDeps
@@ -18,6 +20,7 @@ REPLY = Reply(
 )
 
 
+@pytest.mark.no_store
 def test_usage_fields_are_what_a_model_answer_fills_in_an_audit_row() -> None:
     assert usage_fields(REPLY) == {
         "provider": "openai",
@@ -37,6 +40,7 @@ def test_usage_fields_are_what_a_model_answer_fills_in_an_audit_row() -> None:
     }
 
 
+@pytest.mark.no_store
 def test_an_answer_goes_where_the_messages_replies_go() -> None:
     message = IncomingMessage(
         "telegram", "42", "hi", reply_target="-100", id="m-1", assurance="platform"

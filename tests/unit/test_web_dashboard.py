@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from omega.evolution.gaps import LimitationStore
 from omega.memory import dashboard
 from omega.memory.store import Store
@@ -50,6 +52,7 @@ def test_purge_person_forgets_their_memory_only(tmp_path: Path) -> None:
         store.close()
 
 
+@pytest.mark.no_store
 def test_chart_labels_are_escaped() -> None:
     evil = "<script>alert(1)</script>"
     svg = str(stacked_bars(evil, ["2026-01-01"], {evil: [3.0]}))

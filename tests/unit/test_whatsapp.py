@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
@@ -13,6 +14,9 @@ from omega.channels.whatsapp.client import WaMessage, jid_user
 from omega.channels.whatsapp.format import render_whatsapp
 from omega.config import Config
 from omega.providers.transcription import transcriber_for
+
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
 
 
 def render(text: str) -> str:
