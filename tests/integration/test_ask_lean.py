@@ -22,13 +22,19 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    fake_openai.script = [Step(text="Paris.")]
+    fake_openai.script = [Step(text="Rome."), Step(text="Paris.")]
     env = dict(os.environ, **openai_env(fake_openai))
+    # The first question of a model loads genai-prices (the model is not listed): remembered.
+    first = run_omega("ask", "Capital of Italy?", env=openai_env(fake_openai))
+    assert first.stdout.strip() == "Rome." and (isolated_env / "prices-memo.json").exists()
     # The store's own driver is the one heavy import a PostgreSQL home needs (the audit row).
     heavy_roots = [
         "pydantic_ai",
         "openai",
         "httpx",
+        "httpx2",  # genai-prices' client
+        "genai_prices",  # the price memo knows the model (omega.providers.price_memo)
+        "yaml",  # skills' frontmatter, read only when a skill is
         "anthropic",
         "google",
         "numpy",
@@ -46,7 +52,8 @@ def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
         "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {tuple(heavy_roots)!r} "
-        "or (m.startswith('omega.channels.') and m != 'omega.channels.base'))\n"
+        "or (m.startswith('omega.channels.') and m != 'omega.channels.base')"
+        " or m.split('.')[:2] in (['omega', 'sandbox'], ['omega', 'tools']))\n"
         "print('HEAVY', heavy)"
     )
     proc = subprocess.run(
@@ -54,7 +61,7 @@ def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["Paris.", "HEAVY []"]
-    [request] = fake_openai.requests
+    request = fake_openai.requests[-1]
     assert request.path == "/v1/chat/completions"
     assert [m["role"] for m in request.messages] == ["system", "user"]
     assert request.messages[1]["content"] == "Capital?"
