@@ -35,7 +35,7 @@ $(VENV)/.llama-installed: scripts/install-llama.sh | $(BIN)/python
 
 # The checkout's install: the base (OpenAI-compatible providers), the bundled model, the other
 # providers' SDKs and MCP servers (docs/install.md lists the extras; `pip install omega-agent`
-# alone is the base, about 250 MB).
+# alone is the base, about 220 MB).
 EXTRAS := local,anthropic,gemini,mcp
 
 $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
