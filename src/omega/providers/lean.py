@@ -105,7 +105,7 @@ class LeanChatProvider:
             salvage_usage(self._name, answered, usage)  # a 200 is billed even when it is odd
             raise ProviderError(f"{self._name}: unexpected response {data!r:.200}") from exc
         if usage.cost_usd is None and self._name not in prices.FREE_PROVIDERS:
-            cost = await self._list_price(answered, usage, loading)
+            cost = await self._list_price(model, answered, usage, loading)
             usage = dataclasses.replace(usage, cost_usd=cost)
         return Reply(
             text=text.strip(),
@@ -116,11 +116,13 @@ class LeanChatProvider:
         )
 
     async def _list_price(
-        self, model: str, usage: Usage, loading: asyncio.Future[None] | None
+        self, asked: str, answered: str, usage: Usage, loading: asyncio.Future[None] | None
     ) -> float | None:
-        """The list price of `usage`: remembered, else from genai-prices (then remembered)."""
+        """The list price of `usage` of the model that `answered`: remembered, else from
+        genai-prices; then both names are remembered (OpenAI answers `gpt-4o-mini` with a
+        dated snapshot's name, and the next call decides on the name it asks for)."""
         if self.memo is not None:
-            known, cost = self.memo.cost(self._name, model, usage, self.base_url)
+            known, cost = self.memo.cost(self._name, answered, usage, self.base_url)
             if known:
                 return cost
         if loading is None:  # the memo knew the model asked for, not the one that answered
@@ -128,9 +130,11 @@ class LeanChatProvider:
             await asyncio.wait([loading])
         if loading.exception() is not None:
             return None
-        cost = prices.list_price(self._name, model, usage, self.base_url)
+        cost = prices.list_price(self._name, answered, usage, self.base_url)
         if self.memo is not None:
-            self.memo.learn(self._name, model, self.base_url)
+            for model in dict.fromkeys((answered, asked)):
+                if not self.memo.knows(self._name, model, self.base_url):
+                    self.memo.learn(self._name, model, self.base_url)
         return cost
 
     def _post(self, payload: bytes) -> Any:

@@ -69,6 +69,7 @@ class PriceMemo:
         entry = _entry(provider, model, base_url)
         if entry is None:
             return
+        self._entries = None  # what another process remembered meanwhile is kept
         entries = {**self._load(), _key(provider, model, base_url): entry}
         self._entries = entries
         version = _version()
