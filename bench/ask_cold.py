@@ -1,7 +1,10 @@
 """Cold one-shot `omega ask`: wall time and peak RSS, bundled model and an instant API server
 (the lean tool-less path, and `--tools` through pydantic-ai).
 
-Prints medians over N runs. Run: .venv/bin/python bench/ask_cold.py [runs]
+Prints medians over N runs, then the costliest imports of the lean path (`-X importtime`) and
+any heavy module it loaded (none is the budget, tests/integration/test_ask_lean.py). The price
+memo is warm after the first run, as in use. Run: .venv/bin/python bench/ask_cold.py [runs]
+[--api-only] (--api-only leaves out the bundled model, which needs the `local` extra).
 """
 
 from __future__ import annotations
@@ -20,6 +23,11 @@ sys.path.insert(0, str(ROOT))
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 
 OMEGA = str(Path(sys.executable).with_name("omega"))
+# What the lean path must not import (the budget test's list, in short).
+HEAVY = frozenset(
+    {"pydantic_ai", "openai", "httpx", "httpx2", "genai_prices", "anthropic", "google", "numpy"}
+    | {"yaml", "mcp", "fastmcp", "telegram", "llama_cpp"}
+)
 
 
 def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, float]:
@@ -75,18 +83,23 @@ def import_profile(env: dict[str, str], top: int = 12) -> None:
     print("  -X importtime of the lean ask, the costliest imports (cumulative ms):")
     for micros, name in sorted(rows, reverse=True)[:top]:
         print(f"    {micros / 1000:7.1f}  {name}")
+    imported = {line.split("|")[2].strip() for line in proc.stderr.splitlines() if "|" in line}
+    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY)
+    print(f"  heavy modules imported: {', '.join(heavy) or 'none'}")
 
 
 def main() -> None:
-    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 5
+    args = [a for a in sys.argv[1:] if a != "--api-only"]
+    runs = int(args[0]) if args else 5
     with tempfile.TemporaryDirectory() as home:
         base = dict(os.environ, OMEGA_HOME=home, OMEGA_ALLOW_ROOT="1")
         print(f"omega ask, cold process, {runs} runs each")
-        measure(
-            "bundled model (local)",
-            dict(base, OMEGA_PROVIDER__DEFAULT="local", OMEGA_PROVIDER__LOCAL__MAX_TOKENS="32"),
-            runs,
-        )
+        if "--api-only" not in sys.argv:
+            measure(
+                "bundled model (local)",
+                dict(base, OMEGA_PROVIDER__DEFAULT="local", OMEGA_PROVIDER__LOCAL__MAX_TOKENS="32"),
+                runs,
+            )
         with FakeOpenAI() as server:
             api = dict(
                 base,

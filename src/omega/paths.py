@@ -94,6 +94,11 @@ class OmegaPaths:
         return self.home / f"{name}.health.json"
 
     @property
+    def price_memo(self) -> Path:
+        """List prices `omega ask` looked up before (omega.providers.price_memo), a cache."""
+        return self.home / "prices-memo.json"
+
+    @property
     def web_url(self) -> Path:
         """The local page's address with a one-time login token (0600)."""
         return self.home / "web.url"

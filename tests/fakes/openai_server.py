@@ -29,6 +29,7 @@ class Step:
     planner: bool = False  # answers Omega's planning (classify & route) call instead
     retry_after: float = 0.0  # sent as the `retry-after` header of an error answer
     cached_tokens: int = 0  # reported as usage.prompt_tokens_details.cached_tokens when set
+    model: str = ""  # the model the answer names (OpenAI's dated snapshot); empty: the one asked
     before: Callable[[], None] | None = None  # run by the test's thread before answering
 
 
@@ -147,7 +148,7 @@ class FakeOpenAI(ScriptedServer[Step, RecordedRequest]):
             "id": "chatcmpl-fake",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": body.get("model", "fake-model"),
+            "model": step.model or body.get("model", "fake-model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": {
                 "prompt_tokens": prompt_chars // 4,

@@ -11,24 +11,33 @@ import sys
 from pathlib import Path
 
 import pytest
+from genai_prices import Usage as PriceUsage
+from genai_prices import calc_price
 
 from omega.providers.base import ProviderError
 from omega.providers.lean import LeanChatProvider
 from omega.types import ChatMessage, Context
 from tests.conftest import on_postgresql, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.integration.test_spending_cap import audit
 
 
 def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    fake_openai.script = [Step(text="Paris.")]
+    fake_openai.script = [Step(text="Rome."), Step(text="Paris.")]
     env = dict(os.environ, **openai_env(fake_openai))
+    # The first question of a model loads genai-prices (the model is not listed): remembered.
+    first = run_omega("ask", "Capital of Italy?", env=openai_env(fake_openai))
+    assert first.stdout.strip() == "Rome." and (isolated_env / "prices-memo.json").exists()
     # The store's own driver is the one heavy import a PostgreSQL home needs (the audit row).
     heavy_roots = [
         "pydantic_ai",
         "openai",
         "httpx",
+        "httpx2",  # genai-prices' client
+        "genai_prices",  # the price memo knows the model (omega.providers.price_memo)
+        "yaml",  # skills' frontmatter, read only when a skill is
         "anthropic",
         "google",
         "numpy",
@@ -46,7 +55,8 @@ def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
         "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Capital?']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
         f"heavy = sorted(m for m in sys.modules if m.split('.')[0] in {tuple(heavy_roots)!r} "
-        "or (m.startswith('omega.channels.') and m != 'omega.channels.base'))\n"
+        "or (m.startswith('omega.channels.') and m != 'omega.channels.base')"
+        " or m.split('.')[:2] in (['omega', 'sandbox'], ['omega', 'tools']))\n"
         "print('HEAVY', heavy)"
     )
     proc = subprocess.run(
@@ -54,7 +64,7 @@ def test_ask_imports_no_sdk(  # the import budget of the lean path (issue 40)
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines() == ["Paris.", "HEAVY []"]
-    [request] = fake_openai.requests
+    request = fake_openai.requests[-1]
     assert request.path == "/v1/chat/completions"
     assert [m["role"] for m in request.messages] == ["system", "user"]
     assert request.messages[1]["content"] == "Capital?"
@@ -124,3 +134,40 @@ def test_lean_provider_errors_are_classified(fake_openai: FakeOpenAI) -> None:
     assert err.value.kind == "unavailable"
     with pytest.raises(ProviderError, match="no tools"):
         asyncio.run(closed.complete(Context("s", [ChatMessage("user", "x")], use_tools=True)))
+
+
+def test_a_model_answering_as_a_dated_snapshot_is_priced_without_genai_prices_next_time(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # OpenAI answers `gpt-4o-mini` as `gpt-4o-mini-2024-07-18`: the price is the answering
+    # model's, and the memo learns both names, so the second question loads no price list.
+    dated = "gpt-4o-mini-2024-07-18"
+    fake_openai.script = [Step(text="One.", model=dated), Step(text="Two.", model=dated)]
+    env = dict(os.environ, **openai_env(fake_openai, OMEGA_PROVIDER__OPENAI__MODEL="gpt-4o-mini"))
+    code = (
+        "import sys; from omega.cli.main import main; sys.argv = ['omega', 'ask', 'Count?']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print('PRICES', 'genai_prices' in sys.modules)"
+    )
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
+        )
+        for _ in range(2)
+    ]
+    assert [r.stdout.split() for r in runs] == [
+        ["One.", "PRICES", "True"],
+        ["Two.", "PRICES", "False"],
+    ]
+    costs = [r["cost_usd"] for r in audit(isolated_env, "event = 'ask'")]
+    expected = [
+        float(
+            calc_price(
+                PriceUsage(input_tokens=u["prompt_tokens"], output_tokens=u["completion_tokens"]),
+                dated,
+                provider_id="openai",
+            ).total_price
+        )
+        for _, u in fake_openai.answered
+    ]
+    assert costs == pytest.approx(expected, rel=1e-12) and costs[0] > 0

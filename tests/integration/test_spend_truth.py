@@ -203,3 +203,18 @@ def test_the_lean_ask_is_priced_and_counts_toward_the_cap(
     assert second.returncode == 1
     assert i18n.message("error_spending_cap", "English") in second.stderr
     assert len(fake_openai.requests) == 1
+
+
+def test_the_lean_ask_prices_a_remembered_model_the_same(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # The first question loads genai-prices and remembers gpt-4o-mini's rates in the home
+    # (omega.providers.price_memo); the second is priced from them, to the same figure.
+    for question in ("What is the capital of France?", "And of Spain, in a longer question?"):
+        result = run_omega("ask", question, env=env(fake_openai))
+        assert result.returncode == 0, result.stderr
+    assert PRICED in (isolated_env / "prices-memo.json").read_text()
+    rows = audit(isolated_env, "event = 'ask'")
+    expected = [list_price(u) for _, u in fake_openai.answered]
+    assert [r["cost_usd"] for r in rows] == pytest.approx(expected, rel=1e-12)
+    assert rows[0]["cost_usd"] != rows[1]["cost_usd"]

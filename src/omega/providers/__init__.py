@@ -12,7 +12,6 @@ from omega.config import Config
 from omega.config.providers import ApiProviderConfig
 from omega.paths import OmegaPaths
 from omega.providers.base import Provider, ProviderError
-from omega.sandbox import Sandbox
 
 if TYPE_CHECKING:
     from omega.memory.store import Store
@@ -66,18 +65,13 @@ def build_provider(
     API providers get the built-in tools (`store` adds memory search). `one_shot` (a single
     tool-less question, `omega ask`) takes the lean path for OpenAI-compatible servers."""
     p = config.provider
-    # Every process started for the model (shell, `claude`, MCP servers) runs under it.
-    sandbox = Sandbox(config.sandbox, paths)
     if name == "local":
         from omega.providers.local import LocalProvider
 
         return LocalProvider(p.local)
-    if name == "claude-code":
-        from omega.providers.claude.code import ClaudeCodeProvider
-
-        return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
     if one_shot and name in ("openai", "ollama", "openrouter"):
         from omega.providers.lean import LeanChatProvider
+        from omega.providers.price_memo import PriceMemo
 
         lean = {"openai": p.openai, "ollama": p.ollama, "openrouter": p.openrouter}[name]
         return LeanChatProvider(
@@ -86,7 +80,16 @@ def build_provider(
             lean.api_key.get_secret_value(),
             lean.base_url,
             timeout_secs=p.timeout_secs,
+            memo=PriceMemo(paths.price_memo),
         )
+    from omega.sandbox import Sandbox  # not on the lean path (issue 40)
+
+    # Every process started for the model (shell, `claude`, MCP servers) runs under it.
+    sandbox = Sandbox(config.sandbox, paths)
+    if name == "claude-code":
+        from omega.providers.claude.code import ClaudeCodeProvider
+
+        return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
     from omega.providers.api import ApiProvider, ApiSettings
     from omega.tools import builtin_registry
 

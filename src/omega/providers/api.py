@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
 from omega.providers import prices
-from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model
+from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model, missing_sdk
 from omega.providers.base import salvage_tool_calls, salvage_usage
 from omega.providers.direct import provider_errors, request_once, split_context
 from omega.providers.vision import model_sees_images
@@ -125,6 +125,8 @@ class ApiProvider:
 
     def availability(self) -> tuple[bool, str]:
         s = self.settings
+        if hint := missing_sdk(s.name):
+            return False, hint
         needs_key = s.name in ("anthropic", "gemini", "openrouter") or (
             s.name == "openai" and "api.openai.com" in s.base_url
         )

@@ -8,8 +8,9 @@ SDK clients Omega builds, it makes one attempt by default (`max_retries` retries
 5xx and connection errors): a 429 is seen at once by the limiter and its `retry-after`. Its
 cost is the one the server reports in its usage (OpenRouter's `usage.cost`), else the model's
 list price (genai-prices, the table `ApiProvider` prices with), loaded on a worker thread while
-the request is in flight; a model not listed is costed by the turn
-(`[limits] unknown_model_usd_per_mtok`). Tools and MCP servers stay with `ApiProvider`.
+the request is in flight, unless the home's price memo (omega.providers.price_memo) already
+knows the model; a model not listed is costed by the turn (`[limits] unknown_model_usd_per_mtok`).
+Tools and MCP servers stay with `ApiProvider`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from urllib.parse import urlsplit
 from omega.logs import redact_url
 from omega.providers import prices
 from omega.providers.base import ProviderError, http_error_kind, salvage_usage
+from omega.providers.price_memo import PriceMemo
 from omega.types import Context, Reply, Usage
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504})
@@ -41,8 +43,10 @@ class LeanChatProvider:
         base_url: str,
         timeout_secs: float = 120.0,
         max_retries: int = 0,
+        memo: PriceMemo | None = None,
     ) -> None:
         self._name = name
+        self.memo = memo
         self.model = model
         self._api_key = api_key
         self.base_url = base_url or "https://api.openai.com/v1"
@@ -78,9 +82,12 @@ class LeanChatProvider:
         if context.max_tokens:
             body["max_tokens"] = context.max_tokens
         started = time.perf_counter()
-        # The price table loads while the request is in flight (a free server needs none).
+        # The price table loads while the request is in flight (a free server needs none, nor
+        # a model the memo knows).
         loading: asyncio.Future[None] | None = None
-        if self._name not in prices.FREE_PROVIDERS:
+        if self._name not in prices.FREE_PROVIDERS and not (
+            self.memo and self.memo.knows(self._name, model, self.base_url)
+        ):
             loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
         try:
             data = await asyncio.to_thread(self._post, json.dumps(body).encode())
@@ -97,8 +104,8 @@ class LeanChatProvider:
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
             salvage_usage(self._name, answered, usage)  # a 200 is billed even when it is odd
             raise ProviderError(f"{self._name}: unexpected response {data!r:.200}") from exc
-        if usage.cost_usd is None and loading is not None and loading.exception() is None:
-            cost = prices.list_price(self._name, answered, usage, self.base_url)
+        if usage.cost_usd is None and self._name not in prices.FREE_PROVIDERS:
+            cost = await self._list_price(model, answered, usage, loading)
             usage = dataclasses.replace(usage, cost_usd=cost)
         return Reply(
             text=text.strip(),
@@ -107,6 +114,28 @@ class LeanChatProvider:
             usage=usage,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
+
+    async def _list_price(
+        self, asked: str, answered: str, usage: Usage, loading: asyncio.Future[None] | None
+    ) -> float | None:
+        """The list price of `usage` of the model that `answered`: remembered, else from
+        genai-prices; then both names are remembered (OpenAI answers `gpt-4o-mini` with a
+        dated snapshot's name, and the next call decides on the name it asks for)."""
+        if self.memo is not None:
+            known, cost = self.memo.cost(self._name, answered, usage, self.base_url)
+            if known:
+                return cost
+        if loading is None:  # the memo knew the model asked for, not the one that answered
+            loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
+            await asyncio.wait([loading])
+        if loading.exception() is not None:
+            return None
+        cost = prices.list_price(self._name, answered, usage, self.base_url)
+        if self.memo is not None:
+            for model in dict.fromkeys((answered, asked)):
+                if not self.memo.knows(self._name, model, self.base_url):
+                    self.memo.learn(self._name, model, self.base_url)
+        return cost
 
     def _post(self, payload: bytes) -> Any:
         url = urlsplit(self.base_url.rstrip("/") + "/chat/completions")

@@ -38,6 +38,18 @@ def load() -> None:
 def list_price(provider: str, model: str, usage: Usage, base_url: str = "") -> float | None:
     """What `usage` of `model` costs in USD by genai-prices (matched on the endpoint's URL
     first, then on the provider, as pydantic-ai does); None when the model is not listed."""
+    found = _calculation(provider, model, usage, base_url)
+    return None if found is None else float(found.total_price)
+
+
+def calculation(provider: str, model: str, base_url: str = "") -> Any | None:
+    """genai-prices' calculation for a million input tokens of `model` (its model and the
+    prices used, for omega.providers.price_memo); None when the model is not listed."""
+    return _calculation(provider, model, Usage(input_tokens=1_000_000), base_url)
+
+
+def _calculation(provider: str, model: str, usage: Usage, base_url: str) -> Any | None:
+    """genai-prices' PriceCalculation for `usage`, by endpoint URL then provider; or None."""
     if not model or provider in FREE_PROVIDERS:
         return None
     from genai_prices import Usage as PriceUsage
@@ -54,14 +66,17 @@ def list_price(provider: str, model: str, usage: Usage, base_url: str = "") -> f
     return found
 
 
-def _price(tokens: Any, model: str, *, url: str = "", provider_id: str = "") -> float | None:
+def _price(tokens: Any, model: str, *, url: str = "", provider_id: str = "") -> Any | None:
     """One genai-prices look-up by endpoint URL or provider id; None when it finds no price."""
     from genai_prices import calc_price
 
     try:
         if url:
-            return float(calc_price(tokens, model, provider_api_url=url).total_price)
-        return float(calc_price(tokens, model, provider_id=provider_id).total_price)
+            found = calc_price(tokens, model, provider_api_url=url)
+        else:
+            found = calc_price(tokens, model, provider_id=provider_id)
+        float(found.total_price)  # a price it cannot express as a number is no price
+        return found
     except Exception:  # not listed (LookupError), or usage it cannot price: never fails a call
         return None
 

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from omega.errors import OmegaError
 from omega.types import McpServer
 
@@ -93,6 +91,8 @@ def _split_frontmatter(text: str, path: Path) -> tuple[str | None, str, str]:
 
 
 def _load_frontmatter(kind: str, source: str, path: Path) -> dict[str, Any]:
+    import yaml  # only when a skill is read: not on `omega ask`'s lean path (issue 40)
+
     try:
         data: object = tomllib.loads(source) if kind == "TOML" else yaml.safe_load(source)
     # Both parsers can raise more than their own error type on hostile input (PyYAML builds

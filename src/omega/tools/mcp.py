@@ -5,11 +5,13 @@ stops answering is restarted with backoff. Each server's tools are prefixed with
 (`calc` + `add` -> `calc_add`), so two servers never offer the model the same tool name.
 Servers start with the MCP SDK's minimal inherited environment plus what the skill declares,
 so Omega's credentials do not reach them, and run under the OS sandbox like every command the
-model can drive.
+model can drive. The MCP SDK is the `mcp` extra (issue 41): without it a skill's servers are
+recorded as not started, with the command that installs it.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import re
 from collections.abc import Sequence
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MCP_INIT_TIMEOUT_SECS = 30.0
+MCP_INSTALL = "pip install 'omega-agent[mcp]'"
 _UNSAFE_RE = re.compile(r"[^A-Za-z0-9_-]+")
 
 
@@ -54,6 +57,20 @@ class Launch:
     argv: list[str]
     env: dict[str, str]
     cwd: str
+
+
+def mcp_missing() -> str:
+    """Why no MCP server can start here (the MCP SDK and pydantic-ai's client are the `mcp`
+    extra); empty when they are installed."""
+    for module in ("mcp", "fastmcp"):
+        try:
+            if importlib.util.find_spec(module) is None:
+                break
+        except (ImportError, ValueError):
+            break
+    else:
+        return ""
+    return f"MCP servers need the MCP SDK: {MCP_INSTALL}"
 
 
 def launches(
@@ -160,6 +177,10 @@ async def start_servers(
     if not servers:
         return started
     home = sandbox.paths.home
+    if missing := mcp_missing():  # each server costs its tools, and says why
+        for server in dict.fromkeys(servers):
+            record_failure(home, server.name, missing)
+        return started
     planned = launches(servers, sandbox, cwd)
     for launch, toolset in _toolsets(planned, init_timeout, home, tool_deadline):
         try:  # a hang on start-up ends at the toolset's init_timeout
