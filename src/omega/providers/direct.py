@@ -22,8 +22,8 @@ from omega.providers.base import ErrorKind, ProviderError, http_error_kind
 from omega.types import Context, Reply, Usage
 
 if TYPE_CHECKING:
-    from pydantic_ai.messages import ModelMessage
-    from pydantic_ai.models import Model
+    from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+    from pydantic_ai.models import Model, ModelRequestParameters
     from pydantic_ai.settings import ModelSettings
 
 
@@ -98,6 +98,75 @@ def provider_errors(name: str) -> Iterator[None]:
         raise ProviderError(f"{name}: request timed out", kind="timeout") from exc
 
 
+def first_request(
+    instructions: str | list[Any] | None, user_prompt: str | list[Any] | None
+) -> tuple[ModelRequest, ModelRequestParameters]:
+    """The request a run's first step sends after the history (the user's prompt and the
+    instructions), and its parameters before any tools are added."""
+    from pydantic_ai.messages import InstructionPart, ModelRequest, UserPromptPart
+    from pydantic_ai.models import ModelRequestParameters
+
+    parts = [UserPromptPart(user_prompt)] if user_prompt is not None else []
+    if isinstance(instructions, list):  # Anthropic: the stable prefix, then the turn's part
+        given = [p if isinstance(p, InstructionPart) else InstructionPart(p) for p in instructions]
+        request = ModelRequest(parts=parts, instructions=InstructionPart.join(given))
+        return request, ModelRequestParameters(instruction_parts=given)
+    return ModelRequest(parts=parts, instructions=instructions), ModelRequestParameters()
+
+
+async def send(
+    name: str,
+    model: Model,
+    messages: list[ModelMessage],
+    settings: ModelSettings,
+    parameters: ModelRequestParameters,
+) -> ModelResponse:
+    """One model request, no agent graph; its cost filled in as the agent graph fills it."""
+    from pydantic_ai.direct import model_request
+
+    with provider_errors(name):  # one request that failed was billed nothing
+        response = await model_request(
+            model, messages, model_settings=settings, model_request_parameters=parameters
+        )
+    if response.usage.cost is None:  # the agent graph prices each response it receives
+        with contextlib.suppress(Exception):  # a model genai-prices does not list
+            response.usage.cost = response.cost().total_price
+    return response
+
+
+def final_text(response: ModelResponse) -> str | None:
+    """The answer in a response the agent would end its run with (text, no tool call; its text
+    parts joined as the agent joins them); None for one it would act on or ask again."""
+    from pydantic_ai.messages import TextPart, ThinkingPart
+
+    if response.tool_calls or response.state == "suspended":
+        return None
+    if not all(isinstance(part, TextPart | ThinkingPart) for part in response.parts):
+        return None
+    text = "".join(part.content for part in response.parts if isinstance(part, TextPart))
+    return text or None
+
+
+def reply_of(
+    name: str, model_name: str, response: ModelResponse, started: float, text: str | None = None
+) -> Reply:
+    """A response that answered in one request as Omega's reply (`text`: the response's own)."""
+    usage = response.usage
+    text = response.text if text is None else text
+    return Reply(
+        text=text.strip() if text else "",
+        provider=name,
+        model=response.model_name or model_name,
+        usage=Usage(
+            input_tokens=usage.input_tokens,
+            output_tokens=usage.output_tokens,
+            cost_usd=prices.total_cost([response]),
+            cached_tokens=usage.cache_read_tokens,
+        ),
+        elapsed_ms=int((time.perf_counter() - started) * 1000),
+    )
+
+
 async def request_once(
     name: str,
     model: Model,
@@ -108,37 +177,7 @@ async def request_once(
     user_prompt: str | list[Any] | None,
 ) -> Reply:
     """One model request, no agent graph: for a call that offers no tools."""
-    from pydantic_ai.direct import model_request
-    from pydantic_ai.messages import InstructionPart, ModelRequest, UserPromptPart
-    from pydantic_ai.models import ModelRequestParameters
-
-    parts = [UserPromptPart(user_prompt)] if user_prompt is not None else []
-    if isinstance(instructions, list):  # Anthropic: the stable prefix, then the turn's part
-        given = [p if isinstance(p, InstructionPart) else InstructionPart(p) for p in instructions]
-        parameters = ModelRequestParameters(instruction_parts=given)
-        request = ModelRequest(parts=parts, instructions=InstructionPart.join(given))
-    else:
-        parameters = ModelRequestParameters()
-        request = ModelRequest(parts=parts, instructions=instructions)
+    request, parameters = first_request(instructions, user_prompt)
     started = time.perf_counter()
-    with provider_errors(name):  # one request that failed was billed nothing
-        response = await model_request(
-            model, [*history, request], model_settings=settings, model_request_parameters=parameters
-        )
-    usage = response.usage
-    cost = prices.total_cost([response])
-    if cost is None:  # the agent graph prices each response; a direct request is not priced
-        with contextlib.suppress(Exception):  # a model genai-prices does not list
-            cost = float(response.cost().total_price)
-    return Reply(
-        text=response.text.strip() if response.text else "",
-        provider=name,
-        model=response.model_name or model_name,
-        usage=Usage(
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cost_usd=cost,
-            cached_tokens=usage.cache_read_tokens,
-        ),
-        elapsed_ms=int((time.perf_counter() - started) * 1000),
-    )
+    response = await send(name, model, [*history, request], settings, parameters)
+    return reply_of(name, model_name, response, started)
