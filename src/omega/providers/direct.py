@@ -13,6 +13,7 @@ them sit above the provider).
 from __future__ import annotations
 
 import contextlib
+import logging
 import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,8 @@ from typing import TYPE_CHECKING, Any
 from omega.providers import prices
 from omega.providers.base import ErrorKind, ProviderError, http_error_kind
 from omega.types import Context, Reply, Usage
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
@@ -129,9 +132,27 @@ async def send(
             model, messages, model_settings=settings, model_request_parameters=parameters
         )
     if response.usage.cost is None:  # the agent graph prices each response it receives
-        with contextlib.suppress(Exception):  # a model genai-prices does not list
-            response.usage.cost = response.cost().total_price
+        price(response)
     return response
+
+
+# The models genai-prices does not list, by provider and model: looked up once, not for every
+# response (a miss scans the whole list, about half a millisecond of a warm reply's CPU).
+_UNPRICED: set[tuple[str | None, str | None, str | None]] = set()
+
+
+def price(response: ModelResponse) -> None:
+    """Fill in the response's cost from genai-prices, as the agent graph does; a model it does
+    not list keeps no cost (and is not looked up again)."""
+    unlisted = (response.provider_name, response.provider_url, response.model_name)
+    if unlisted in _UNPRICED:
+        return
+    try:
+        response.usage.cost = response.cost().total_price
+    except LookupError:
+        _UNPRICED.add(unlisted)
+    except Exception:  # no usage reported, or a price that cannot be computed: no cost
+        log.debug("no price for %s", response.model_name, exc_info=True)
 
 
 def final_text(response: ModelResponse) -> str | None:
