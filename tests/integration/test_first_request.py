@@ -188,3 +188,36 @@ def test_the_first_request_is_the_one_the_agent_sends(
     assert allowed is None or "write_file" not in names  # a guest's own tools only
     assert direct.text == through_agent.text == "echo: Sum?"
     assert direct.usage == through_agent.usage
+
+
+def test_an_anthropic_first_request_is_the_one_the_agent_sends(
+    isolated_env: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With Anthropic's cache points (after the tool schemas, after the prompt's stable prefix)
+    the direct first request is byte for byte the agent's too."""
+    from omega.tools.wrappers import RecordingToolset
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    prefix = "You are a test assistant.\n\nBe brief."
+    context = Context(
+        system_prompt=prefix + "\n\nIt is Sunday.",
+        stable_prefix=prefix,
+        messages=[ChatMessage("user", "Sum?")],
+        use_tools=True,
+    )
+
+    async def only_the_agent(self: Any, ctx: Any) -> None:
+        return None
+
+    with FakeAnthropic() as server:
+        section = {"base_url": server.base_url, "api_key": "sk-ant-test", "model": "claude-x"}
+        config = Config.model_validate({"provider": {"anthropic": section}})
+        provider = build_provider("anthropic", config, OmegaPaths(isolated_env))
+        direct = asyncio.run(provider.complete(context))
+        monkeypatch.setattr(RecordingToolset, "definitions", only_the_agent)
+        through_agent = asyncio.run(provider.complete(context))
+        first, second = server.requests
+    assert first.body == second.body
+    assert {"read_file", "write_file"} <= {tool["name"] for tool in first.body["tools"]}
+    assert "cache_control" in first.body["tools"][-1]
+    assert direct.text == through_agent.text
