@@ -131,6 +131,22 @@ def test_a_reply_that_calls_a_tool_runs_it_in_the_agent_and_answers(
     assert row["cost_usd"] and row["cost_usd"] > 0
 
 
+def test_an_empty_first_answer_is_asked_again_and_both_are_billed(
+    deps: PipelineDeps, fake_openai: FakeOpenAI, isolated_env: Path, agent_runs: list[int]
+) -> None:
+    """A first response with neither text nor a tool call is not taken as the answer (the agent
+    would not take it either): a whole agent run asks again; both requests are audited."""
+    fake_openai.script = [Step(text=""), Step(text="Here it is.")]
+    assert say(deps, "what about the garden budget?") == ["Here it is."]
+    first, second = fake_openai.requests
+    assert second.messages == first.messages and second.body["tools"] == first.body["tools"]
+    assert agent_runs == [1]
+    row = exchange(isolated_env)
+    answered = [usage for _, usage in fake_openai.answered]
+    assert row["input_tokens"] == sum(u["prompt_tokens"] for u in answered)
+    assert row["output_tokens"] == sum(u["completion_tokens"] for u in answered)
+
+
 def test_the_tool_round_limit_counts_the_first_request(
     deps: PipelineDeps,
     fake_openai: FakeOpenAI,
