@@ -325,15 +325,15 @@ class ApiProvider:
                 if offered is not None:
                     parameters = replace(parameters, function_tools=offered)
                     first = await send(self.name, model, sent, settings, parameters)
-                    spent.requests += 1  # the agent counts each response it commits so
+                    # The agent counts each response it commits so (the request limit and
+                    # the recorder's rounds count this one too).
+                    spent.requests += 1
                     spent.incr(first.usage)
                     text = final_text(first)
                     if text is not None:
                         return reply_of(self.name, model_name, first, started, text)
                 # A response that asks for tools: the agent runs its calls and goes on from it.
                 adopted = first if first is not None and first.tool_calls else None
-                if adopted is not None:
-                    recorder.adopted_calls = frozenset(c.tool_call_id for c in adopted.tool_calls)
                 result = await self._agent().run(
                     None if adopted else user_prompt,
                     message_history=[*sent, adopted] if adopted else history or None,

@@ -1,11 +1,13 @@
 """What pydantic-ai is asked, and what its failures mean: Omega's turns as its messages, its
-errors as ProviderError kinds, and the one-request path for calls that offer no tools.
+errors as ProviderError kinds, and the one-request path.
 
 A call with no tool to offer (classification, planning, summaries, facts, the gate's judge, a
 reply without tools) needs exactly one model request: it goes to the model directly
 (`pydantic_ai.direct.model_request`) instead of through the agent graph, whose per-run set-up
 (run context, instruction and tool bookkeeping, task groups) was about a third of a warm turn's
-CPU (bench/profiles/warm_path.md). The request sent is the same: same messages, instructions
+CPU (bench/profiles/warm_path.md). A call that offers tools makes its first request the same
+way, with the tools the agent would offer (ApiProvider.complete); only a response that calls a
+tool goes on in the agent. The request sent is the same: same messages, instructions, tools
 and settings, and the same audit, limiter, breaker, fallback and costing around it (all of
 them sit above the provider).
 """

@@ -67,9 +67,6 @@ class RecordingToolset(WrapperToolset[Any]):
     max_rounds: int = 6
     timeout_secs: float | None = None
     records: dict[str, ToolCall] = field(default_factory=dict)
-    # The calls of a first response got outside the agent (providers/direct.py), which the agent
-    # then continues from: they are round 1, and the agent's own steps are each one round later.
-    adopted_calls: frozenset[str] = frozenset()
 
     async def call_tool(
         self,
@@ -106,11 +103,13 @@ class RecordingToolset(WrapperToolset[Any]):
         self._record(call_id, name, tool_args, started, result=result)
         return result
 
-    def round_of(self, ctx: RunContext[Any]) -> int:
-        """Which model response (1 for the first) asked for the call being run."""
-        if not self.adopted_calls:
-            return ctx.run_step
-        return 1 if ctx.tool_call_id in self.adopted_calls else ctx.run_step + 1
+    @staticmethod
+    def round_of(ctx: RunContext[Any]) -> int:
+        """Which model response (1 for the first) asked for the call being run: the responses
+        the answer has had so far, a first one got outside the agent (providers/direct.py,
+        counted in the usage the agent goes on with) included; the agent's own step count
+        starts again from the response it continues from."""
+        return ctx.usage.requests
 
     async def definitions(self, ctx: RunContext[Any]) -> list[ToolDefinition] | None:
         """The tools offered to the model at `ctx`'s step, as the agent's tool manager gets
