@@ -1,7 +1,8 @@
-"""One tool-less provider call (classification, a summary, a reply without tools) through
-`ApiProvider.complete`, against the instant HTTP fake of bench/warm_path.py: the direct model
-request (issue 40) beside pydantic-ai's agent run the same call took before. Prints the CPU and
-wall time per call of each, alternating rounds in one process.
+"""One provider call through `ApiProvider.complete`, against the instant HTTP fake of
+bench/warm_path.py, answered without a tool call: tool-less (classification, a summary) and
+offering Omega's tools (a reply). Each as a direct model request (issue 40) beside pydantic-ai's
+agent run the same call took before. Prints the CPU and wall time per call of each, alternating
+rounds in one process.
 
 Run: .venv/bin/python bench/direct_call.py [calls]
 """
@@ -10,8 +11,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import statistics
 import sys
+import tempfile
 import threading
 import time
 from http.server import ThreadingHTTPServer
@@ -26,6 +29,7 @@ from omega.config import Config  # noqa: E402
 from omega.paths import OmegaPaths  # noqa: E402
 from omega.providers import build_provider  # noqa: E402
 from omega.providers.api import ApiProvider  # noqa: E402
+from omega.tools.wrappers import RecordingToolset  # noqa: E402
 from omega.types import ChatMessage, Context  # noqa: E402
 
 CONTEXT = Context(
@@ -36,22 +40,39 @@ CONTEXT = Context(
 )
 
 
-async def timed(provider: ApiProvider, calls: int, agent: bool) -> tuple[float, float]:
-    """CPU and wall ms per call, the agent graph forced when `agent`."""
-    offers = provider._offers_tools
-    provider._offers_tools = (lambda context: True) if agent else offers  # type: ignore[method-assign]
+async def timed(provider: ApiProvider, calls: int, agent: bool, tools: bool) -> tuple[float, float]:
+    """CPU and wall ms per call, the agent graph forced when `agent`, tools offered when
+    `tools` (the agent then makes the first request, as before issue 40's second step)."""
+    offers, definitions = provider._offers_tools, RecordingToolset.definitions
+
+    async def none(self: RecordingToolset, ctx: object) -> None:
+        return None
+
+    if agent:
+        provider._offers_tools = lambda context: True  # type: ignore[method-assign]
+        RecordingToolset.definitions = none  # type: ignore[method-assign, assignment]
+    context = dataclasses.replace(CONTEXT, use_tools=tools)
     try:
         cpu, wall = time.process_time(), time.perf_counter()
         for _ in range(calls):
-            await provider.complete(CONTEXT)
+            await provider.complete(context)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     finally:
         provider._offers_tools = offers  # type: ignore[method-assign]
+        RecordingToolset.definitions = definitions  # type: ignore[method-assign]
     return cpu / calls * 1000, wall / calls * 1000
 
 
+MODES = (
+    (False, True, "reply offering tools, agent run (before)"),
+    (True, True, "reply offering tools, direct (issue 40)"),
+    (False, False, "tool-less, agent run (before)"),
+    (True, False, "tool-less, direct (issue 40)"),
+)
+
+
 async def main(calls: int) -> None:
-    """Warm both paths, then alternate five rounds of each and print the medians."""
+    """Warm every path, then alternate five rounds of each and print the medians."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     section = {
@@ -59,20 +80,24 @@ async def main(calls: int) -> None:
         "api_key": "sk-bench-0123456789",
         "model": "fake-model",
     }
-    provider = build_provider(
-        "openai", Config.model_validate({"provider": {"openai": section}}), OmegaPaths(ROOT)
-    )
-    assert isinstance(provider, ApiProvider)
-    await timed(provider, 20, False)
-    await timed(provider, 20, True)
-    rounds: dict[bool, list[tuple[float, float]]] = {False: [], True: []}
-    for _ in range(5):
-        for agent in (True, False):
-            rounds[agent].append(await timed(provider, calls, agent))
-    for agent, label in ((True, "agent run (before)"), (False, "direct request (issue 40)")):
-        cpu = statistics.median(r[0] for r in rounds[agent])
-        wall = statistics.median(r[1] for r in rounds[agent])
-        print(f"{label:<26} CPU {cpu:5.2f} ms/call  wall {wall:5.2f} ms/call")
+    with tempfile.TemporaryDirectory() as home:
+        provider = build_provider(
+            "openai",
+            Config.model_validate({"provider": {"openai": section}}),
+            OmegaPaths(Path(home)),
+        )
+        assert isinstance(provider, ApiProvider)
+        rounds: dict[tuple[bool, bool], list[tuple[float, float]]] = {}
+        for direct, tools, _ in MODES:
+            await timed(provider, 20, not direct, tools)
+            rounds[direct, tools] = []
+        for _ in range(5):
+            for direct, tools, _ in MODES:
+                rounds[direct, tools].append(await timed(provider, calls, not direct, tools))
+    for direct, tools, label in MODES:
+        cpu = statistics.median(r[0] for r in rounds[direct, tools])
+        wall = statistics.median(r[1] for r in rounds[direct, tools])
+        print(f"{label:<42} CPU {cpu:5.2f} ms/call  wall {wall:5.2f} ms/call")
     server.shutdown()
 
 

@@ -2,10 +2,11 @@
 fake (TCP_NODELAY, keep-alive), 200 messages from one sender, classification on, with 100,000
 stored messages in a fresh $OMEGA_HOME.
 
-Prints p50/p99 wall time per message (line written -> reply line read) and the omega process's
-CPU time per message. Run: .venv/bin/python bench/warm_path.py [messages] [--classify off]
-[--stored N] [--profile out.prof] (cProfile of the omega process's main thread; the database
-thread's time shows as waits) [--pyspy PATH-TO-py-spy --svg out.svg] (every thread sampled).
+Prints p50/p99 wall time per message (line written -> reply line read), the omega process's
+CPU time per message, and its resident memory after the warm-up and after the timed messages.
+Run: .venv/bin/python bench/warm_path.py [messages] [--classify off] [--stored N]
+[--profile out.prof] (cProfile of the omega process's main thread; the database thread's time
+shows as waits) [--pyspy PATH-TO-py-spy --svg out.svg] (every thread sampled).
 """
 
 from __future__ import annotations
@@ -113,8 +114,9 @@ def seed(home: Path, count: int) -> None:
     store.close()
 
 
-def run(args: argparse.Namespace) -> tuple[list[float], float]:
-    """Drive one omega process; return wall ms per message and CPU ms per message."""
+def run(args: argparse.Namespace) -> tuple[list[float], float, tuple[float, float]]:
+    """Drive one omega process; return wall ms per message, CPU ms per message, and its RSS
+    in MiB after the warm-up and after the timed messages."""
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     with tempfile.TemporaryDirectory() as tmp:
@@ -182,21 +184,30 @@ def run(args: argparse.Namespace) -> tuple[list[float], float]:
                 stderr=subprocess.DEVNULL,
             )
             time.sleep(1.0)
+        warm_rss = _rss_mib(proc.pid)
         cpu0 = _cpu_secs(proc.pid)
         walls = [ask(20 + i) for i in range(args.messages)]
         cpu = (_cpu_secs(proc.pid) - cpu0) * 1000 / args.messages
+        rss = (warm_rss, _rss_mib(proc.pid))
         if spy is not None:
             spy.send_signal(2)
             spy.wait(timeout=60)
         proc.stdin.close()
         proc.wait(timeout=60)
         server.shutdown()
-        return walls, cpu
+        return walls, cpu, rss
 
 
 def _cpu_secs(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
 
 
 def main() -> None:
@@ -208,13 +219,14 @@ def main() -> None:
     parser.add_argument("--pyspy", default="")
     parser.add_argument("--svg", default="bench/profiles/warm_path.svg")
     args = parser.parse_args()
-    walls, cpu = run(args)
+    walls, cpu, rss = run(args)
     walls.sort()
     p99 = walls[min(len(walls) - 1, int(len(walls) * 0.99))]
     print(
         f"warm path, omega chat --jsonl, HTTP fake, {args.messages} messages, "
         f"{args.stored:,} stored, classification {args.classify}: "
-        f"p50 {statistics.median(walls):.1f} ms  p99 {p99:.1f} ms  CPU {cpu:.1f} ms/message"
+        f"p50 {statistics.median(walls):.1f} ms  p99 {p99:.1f} ms  CPU {cpu:.1f} ms/message  "
+        f"RSS {rss[0]:.0f} MiB after the warm-up, {rss[1]:.0f} MiB after {args.messages}"
     )
 
 

@@ -53,3 +53,20 @@ def test_a_one_shot_command_does_not_import_the_service_or_the_turn_machinery() 
     ).stdout
     assert "omega.app.service" not in out and "omega.gateway" not in out
     assert "omega.turn.ask" not in out and "omega.turn.prompt" in out
+
+
+def test_the_reply_path_does_not_load_the_gates_language_identifier() -> None:
+    """py3langid and numpy (about 12 MiB of every answering process) load when the gate first
+    reads a proposal, not when the pipeline is imported."""
+    code = (
+        "import sys\n"
+        "import omega.gateway.pipeline\n"
+        "from omega.evolution import legibility\n"
+        "print('py3langid' in sys.modules, 'numpy' in sys.modules)\n"
+        "legibility._identifier()\n"
+        "print('py3langid' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["False", "False", "True"]

@@ -67,3 +67,38 @@ def test_a_failing_call_leaves_what_it_was_billed_for() -> None:
         "cost_usd": 0.001,
         "cached_tokens": 0,
     }
+
+
+def test_a_direct_response_is_priced_and_an_unlisted_model_looked_up_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """providers/direct.py prices a response as the agent graph does; a model genai-prices
+    does not list is not searched for again on every response (a miss scans the whole list)."""
+    from pydantic_ai.messages import ModelResponse, TextPart
+    from pydantic_ai.usage import RequestUsage
+
+    from omega.providers import direct
+
+    looked_up: list[str | None] = []
+    original = ModelResponse.cost
+
+    def counted(self: ModelResponse) -> object:
+        looked_up.append(self.model_name)
+        return original(self)
+
+    monkeypatch.setattr(ModelResponse, "cost", counted)
+
+    def response(model: str) -> ModelResponse:
+        usage = RequestUsage(input_tokens=1_000_000, output_tokens=1_000_000)
+        return ModelResponse(
+            parts=[TextPart("hi")], usage=usage, model_name=model, provider_name="openai"
+        )
+
+    listed = response("gpt-4o")
+    direct.price(listed)
+    assert float(listed.usage.cost or 0) == pytest.approx(2.5 + 10.0)
+    for _ in range(3):
+        unlisted = response("my-own-model-for-price-test")
+        direct.price(unlisted)
+        assert unlisted.usage.cost is None
+    assert looked_up == ["gpt-4o", "my-own-model-for-price-test"]

@@ -10,7 +10,7 @@ import threading
 import time
 import weakref
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +18,15 @@ from omega.logs import redact_url
 from omega.providers import prices
 from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model, missing_sdk
 from omega.providers.base import salvage_tool_calls, salvage_usage
-from omega.providers.direct import provider_errors, request_once, split_context
+from omega.providers.direct import (
+    final_text,
+    first_request,
+    provider_errors,
+    reply_of,
+    request_once,
+    send,
+    split_context,
+)
 from omega.providers.vision import model_sees_images
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
@@ -213,7 +221,8 @@ class ApiProvider:
     async def complete(self, context: Context) -> Reply:
         if not _sdk_loaded.is_set():  # off the event loop, never beside `prepare`'s import
             await asyncio.to_thread(_load_sdk)
-        from pydantic_ai.messages import ModelResponse
+        from pydantic_ai import RunContext
+        from pydantic_ai.messages import ModelMessage, ModelResponse
         from pydantic_ai.settings import ModelSettings
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
         from pydantic_ai.usage import RunUsage, UsageLimits
@@ -262,6 +271,14 @@ class ApiProvider:
         # The run adds every request's usage to this one (as for a delegate agent's run), so
         # what was billed is known when the run fails too.
         spent = RunUsage()
+        instructions = self._instructions(context)
+        deps = ToolDeps(
+            sender_id=context.sender_id,
+            channel=context.channel,
+            workspace=context.workspace,
+            thread=context.thread,
+            group=context.group,
+        )
         with provider_errors(self.name):
             async with AsyncExitStack() as stack:
                 # What the requests made so far were billed for, when the answer fails (a tool
@@ -292,28 +309,54 @@ class ApiProvider:
                 )
                 # The tools that ran are recorded even when the answer then fails (times out).
                 stack.push(lambda failed, *_: None if failed is None else _salvage(recorder))
+                # The first request goes to the model directly, with the tools the agent would
+                # offer; most answers need no tool, and then no agent run (issue 40).
+                request, parameters = first_request(instructions, user_prompt)
+                sent = [*history, request]
+                offered = await recorder.definitions(
+                    RunContext(
+                        deps=deps,
+                        model=model,
+                        usage=spent,
+                        prompt=user_prompt,
+                        messages=sent,
+                        run_step=1,
+                    )
+                )
+                first: ModelResponse | None = None
+                if offered is not None:
+                    parameters = replace(parameters, function_tools=offered)
+                    first = await send(self.name, model, sent, settings, parameters)
+                    # The agent counts each response it commits so (the request limit and
+                    # the recorder's rounds count this one too).
+                    spent.requests += 1
+                    spent.incr(first.usage)
+                    text = final_text(first)
+                    if text is not None:
+                        return reply_of(self.name, model_name, first, started, text)
+                # A response that asks for tools: the agent runs its calls and goes on from it.
+                adopted = first if first is not None and first.tool_calls else None
                 result = await self._agent().run(
-                    user_prompt,
-                    message_history=history or None,
-                    instructions=self._instructions(context),
+                    None if adopted else user_prompt,
+                    message_history=[*sent, adopted] if adopted else history or None,
+                    instructions=instructions,
                     model=model,
-                    deps=ToolDeps(
-                        sender_id=context.sender_id,
-                        channel=context.channel,
-                        workspace=context.workspace,
-                        thread=context.thread,
-                        group=context.group,
-                    ),
+                    deps=deps,
                     model_settings=settings,
-                    # The hard stop. After MAX_TOOL_ROUNDS the recorder refuses further calls;
-                    # two more requests give the model room to answer instead.
+                    # The hard stop (the first request counts). After MAX_TOOL_ROUNDS the
+                    # recorder refuses further calls; two more requests give the model room
+                    # to answer instead.
                     usage_limits=UsageLimits(request_limit=MAX_TOOL_ROUNDS + 2),
                     toolsets=[recorder] if toolsets else None,
                     infer_name=False,
                     usage=spent,
                 )
-        messages = result.new_messages()
+        messages: list[ModelMessage] = [request, adopted] if adopted else []
+        messages += result.new_messages()
         responses = [m for m in messages if isinstance(m, ModelResponse)]
+        # A first answer with neither text nor a tool call is asked again by a whole run (the
+        # agent would ask again too); it was billed all the same.
+        billed = responses if adopted or first is None else [first, *responses]
         usage = result.usage
         return Reply(
             text=str(result.output).strip(),
@@ -322,7 +365,7 @@ class ApiProvider:
             usage=Usage(
                 input_tokens=usage.input_tokens,
                 output_tokens=usage.output_tokens,
-                cost_usd=prices.total_cost(responses),
+                cost_usd=prices.total_cost(billed),
                 cached_tokens=usage.cache_read_tokens,
             ),
             tool_calls=recorder.tool_calls(messages),

@@ -16,6 +16,7 @@ from typing import Any
 from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, CallDeferred, ModelRetry, ToolFailed
 from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse
+from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from omega.errors import OmegaError
@@ -77,7 +78,7 @@ class RecordingToolset(WrapperToolset[Any]):
         call_id = ctx.tool_call_id or f"{name}#{len(self.records)}"
         started = time.perf_counter()
         try:
-            if ctx.run_step > self.max_rounds:
+            if self.round_of(ctx) > self.max_rounds:
                 raise ToolFailed(
                     f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
                 )
@@ -101,6 +102,22 @@ class RecordingToolset(WrapperToolset[Any]):
             return str(result)
         self._record(call_id, name, tool_args, started, result=result)
         return result
+
+    @staticmethod
+    def round_of(ctx: RunContext[Any]) -> int:
+        """Which model response (1 for the first) asked for the call being run: the responses
+        the answer has had so far, a first one got outside the agent (providers/direct.py,
+        counted in the usage the agent goes on with) included; the agent's own step count
+        starts again from the response it continues from."""
+        return ctx.usage.requests
+
+    async def definitions(self, ctx: RunContext[Any]) -> list[ToolDefinition] | None:
+        """The tools offered to the model at `ctx`'s step, as the agent's tool manager gets
+        them (the run's toolset, then the step's, then its tools); None when one is more than a
+        plain function tool (deferred, native, of a kind): only the agent offers those."""
+        toolset = await (await self.for_run(ctx)).for_run_step(ctx)
+        defs = [tool.tool_def for tool in (await toolset.get_tools(ctx)).values()]
+        return defs if all(_plain(tool) for tool in defs) else None
 
     async def _within_deadline(self, call: Coroutine[Any, Any, Any]) -> Any:
         """The call's result, or _ToolTimeoutError once `timeout_secs` have passed. The call is then
@@ -184,6 +201,18 @@ class RecordingToolset(WrapperToolset[Any]):
 
 class _ToolTimeoutError(OmegaError):
     """A tool call outlasted the toolset's `timeout_secs`."""
+
+
+def _plain(tool: ToolDefinition) -> bool:
+    """Whether a tool is an ordinary function the model may call, with nothing the agent adds."""
+    return (
+        tool.kind == "function"
+        and not tool.defer_loading
+        and tool.with_native is None
+        and getattr(tool, "unless_native", None) is None
+        and getattr(tool, "tool_kind", None) is None
+        and tool.capability_id is None
+    )
 
 
 def _forget(task: asyncio.Future[Any]) -> None:

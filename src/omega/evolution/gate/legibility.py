@@ -16,9 +16,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from py3langid.langid import MODEL_FILE, LanguageIdentifier
+if TYPE_CHECKING:
+    from py3langid.langid import LanguageIdentifier
 
 RULE_LANGUAGES = frozenset({"en", "es", "fr", "de", "pt"})
 # How much likelier (log-probability) another language must be than the likeliest rule language:
@@ -101,6 +102,10 @@ ADDRESSING = re.compile(
 
 @lru_cache(maxsize=1)
 def _identifier() -> LanguageIdentifier:
+    # Imported when the gate first reads a proposal: py3langid brings numpy (about 12 MiB),
+    # and every process that answers messages imports this module.
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
     return LanguageIdentifier.from_pickled_model(MODEL_FILE, norm_probs=False)
 
 
