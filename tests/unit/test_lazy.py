@@ -61,7 +61,7 @@ def test_the_reply_path_does_not_load_the_gates_language_identifier() -> None:
     code = (
         "import sys\n"
         "import omega.gateway.pipeline\n"
-        "from omega.evolution import legibility\n"
+        "from omega.evolution.gate import legibility\n"
         "print('py3langid' in sys.modules, 'numpy' in sys.modules)\n"
         "legibility._identifier()\n"
         "print('py3langid' in sys.modules)\n"
