@@ -200,6 +200,14 @@ def test_what_the_stop_words_cannot_tell_py3langid_does() -> None:
         assert detect_language(text) == expected
 
 
+def test_one_word_said_over_and_over_is_no_evidence() -> None:
+    # py3langid reads "word word word ..." as Dutch; a pasted log or a test string must not
+    # change the person's language.
+    assert detect_language("word " * 2000) == "English"
+    assert detect_language("word") == "English"
+    assert detect_language("de " * 500) == detect_language("de")
+
+
 def test_the_identifier_is_our_own_and_the_gates_keeps_every_language() -> None:
     from omega.evolution.gate import legibility
 

@@ -191,7 +191,9 @@ def _detect(text: str) -> str:
     guess = heuristic(words, prose)
     if guess is not None and guess != DEFAULT_LANGUAGE:
         return guess
-    if guess is None:
+    # One word, however often repeated, is too little for py3langid ("word word ..." reads as
+    # Dutch to it): it must have at least two different words to weigh.
+    if guess is None and len(set(words)) >= 2:
         language, confidence = identify(prose)
         if confidence >= MIN_CONFIDENCE:
             return language
@@ -209,7 +211,9 @@ def heuristic(words: list[str], prose: str) -> str | None:
     """The language the stop words and telltale letters point to; None when unsure (no
     evidence, or a tie)."""
     scores: dict[str, float] = {}
-    for word in words:
+    # Distinct words: one word said over and over ("word word word ...", Dutch for "become")
+    # is one piece of evidence, not a landslide.
+    for word in set(words):
         for language, weight in _WORD_WEIGHTS.get(word, {}).items():
             scores[language] = scores.get(language, 0.0) + weight
     for letter, languages in _LETTERS.items():
