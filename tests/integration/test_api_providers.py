@@ -151,6 +151,7 @@ def chat_events(env: dict[str, str], *texts: str) -> list[dict[str, object]]:
 # ---- Anthropic -----------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_anthropic_reply_request_shape_usage_and_cost(fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script = [
         anthropic_server.Step(text="You are Ana.", input_tokens=1000, output_tokens=100)
@@ -178,6 +179,7 @@ def test_anthropic_reply_request_shape_usage_and_cost(fake_anthropic: FakeAnthro
     ]
 
 
+@pytest.mark.no_store
 def test_anthropic_unpriced_model_has_tokens_but_no_cost(fake_anthropic: FakeAnthropic) -> None:
     fake_anthropic.script = [anthropic_server.Step(text="hi", input_tokens=12, output_tokens=3)]
     config = config_for(anthropic=anthropic_section(fake_anthropic, model="fake-model"))
@@ -185,6 +187,7 @@ def test_anthropic_unpriced_model_has_tokens_but_no_cost(fake_anthropic: FakeAnt
     assert reply.usage == Usage(input_tokens=12, output_tokens=3, cost_usd=None)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("status", [429, 529])
 def test_anthropic_rate_limit_and_overload_are_retried(
     fake_anthropic: FakeAnthropic, status: int
@@ -197,6 +200,7 @@ def test_anthropic_rate_limit_and_overload_are_retried(
     assert limit == 4  # the limiter saw the refusal (issue 38: the SDK's retries are off)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(("status", "kind"), [(500, "unavailable"), (429, "rate_limit")])
 def test_anthropic_persistent_failure_is_provider_error(
     fake_anthropic: FakeAnthropic, status: int, kind: str
@@ -247,6 +251,7 @@ def test_anthropic_down_gives_friendly_message_and_error_audit(
 # ---- Gemini --------------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_gemini_reply_request_shape_usage_and_cost(fake_gemini: FakeGemini) -> None:
     fake_gemini.script = [
         gemini_server.Step(text="You are Ana.", input_tokens=1000, output_tokens=100)
@@ -270,6 +275,7 @@ def test_gemini_reply_request_shape_usage_and_cost(fake_gemini: FakeGemini) -> N
     ]
 
 
+@pytest.mark.no_store
 def test_gemini_unpriced_model_has_tokens_but_no_cost(fake_gemini: FakeGemini) -> None:
     fake_gemini.script = [gemini_server.Step(text="hi", input_tokens=12, output_tokens=3)]
     config = config_for(gemini=gemini_section(fake_gemini, model="fake-model"))
@@ -278,6 +284,7 @@ def test_gemini_unpriced_model_has_tokens_but_no_cost(fake_gemini: FakeGemini) -
     assert fake_gemini.requests[0].model == "fake-model"
 
 
+@pytest.mark.no_store
 def test_gemini_rate_limit_is_retried(fake_gemini: FakeGemini) -> None:
     # google-genai backs off about 1-2 s before the retry: one 429 keeps this test short.
     fake_gemini.script = [gemini_server.Step(status=429), gemini_server.Step(text="ok")]
@@ -287,6 +294,7 @@ def test_gemini_rate_limit_is_retried(fake_gemini: FakeGemini) -> None:
     assert len(fake_gemini.requests) == 2 and limit == 4  # Omega asked again, not the SDK
 
 
+@pytest.mark.no_store
 def test_gemini_persistent_500_is_provider_error(fake_gemini: FakeGemini) -> None:
     fake_gemini.default_status = 500
     config = config_for(gemini=gemini_section(fake_gemini))
@@ -334,6 +342,7 @@ def test_gemini_refusal_gives_friendly_message_and_error_audit(
 # ---- OpenAI-compatible ---------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_openai_rate_limit_is_retried(fake_openai: FakeOpenAI) -> None:
     fake_openai.script = [OpenAIStep(status=429), OpenAIStep(text="ok")]
     config = config_for(openai=openai_section(fake_openai))
@@ -365,6 +374,7 @@ def test_openai_compatible_names_use_their_base_url(
 # ---- Fallback chain ------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_chain_is_the_default_then_the_fallbacks_without_duplicates(tmp_path: Path) -> None:
     paths = OmegaPaths(tmp_path)
     plain = Config()
@@ -382,6 +392,7 @@ def test_chain_is_the_default_then_the_fallbacks_without_duplicates(tmp_path: Pa
     assert isinstance(ok, bool) and "anthropic" in reason and "local" in reason
 
 
+@pytest.mark.no_store
 def test_chain_answers_from_the_fallback_with_its_own_model(
     fake_anthropic: FakeAnthropic, fake_openai: FakeOpenAI, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -509,6 +520,7 @@ class Stub:
         return Reply(text=self.outcome, provider=self._name, model="stub")
 
 
+@pytest.mark.no_store
 def test_fallback_tries_in_order_and_raises_the_last_error() -> None:
     first = Stub("a", ProviderError("a is down", kind="rate_limit"))
     crashing = Stub("b", RuntimeError("bug in b"))
@@ -521,6 +533,7 @@ def test_fallback_tries_in_order_and_raises_the_last_error() -> None:
     assert [len(s.calls) for s in (first, crashing, last)] == [1, 1, 1]
 
 
+@pytest.mark.no_store
 def test_fallback_stops_at_the_first_answer() -> None:
     first = Stub("a", ProviderError("a is down"))
     second = Stub("b", "from b")
@@ -530,6 +543,7 @@ def test_fallback_stops_at_the_first_answer() -> None:
     assert not third.calls
 
 
+@pytest.mark.no_store
 def test_fallback_member_timeout_moves_on() -> None:
     slow = Stub("slow", "too late", hang=5)
     quick = Stub("quick", "in time")
@@ -537,6 +551,7 @@ def test_fallback_member_timeout_moves_on() -> None:
     assert reply.provider == "quick"
 
 
+@pytest.mark.no_store
 def test_fallback_availability_and_prepare(caplog: pytest.LogCaptureFixture) -> None:
     down = Stub("down", ProviderError("no key", kind="unavailable"))
     up = Stub("up", "hi")
@@ -550,6 +565,7 @@ def test_fallback_availability_and_prepare(caplog: pytest.LogCaptureFixture) -> 
     assert "could not prepare provider down" in caplog.text
 
 
+@pytest.mark.no_store
 def test_fallback_offers_the_first_providers_tools() -> None:
     class WithTools(Stub):
         def tool_names(self, context: Context | None = None) -> list[str]:
@@ -578,6 +594,7 @@ def test_a_dead_primary_is_waited_out_once_then_skipped(
     assert asked == 1  # the planning call of "one"; nothing after it waited on the dead primary
 
 
+@pytest.mark.no_store
 def test_an_open_breaker_closes_when_the_probe_is_answered() -> None:
     now = [0.0]
     primary = Stub("primary", ProviderError("down", kind="timeout"))
@@ -601,6 +618,7 @@ def test_an_open_breaker_closes_when_the_probe_is_answered() -> None:
     assert said == ["from backup", "from backup", "from backup", "from primary"]
 
 
+@pytest.mark.no_store
 def test_an_error_that_is_not_a_dead_provider_opens_no_breaker() -> None:
     primary = Stub("primary", ProviderError("bad request", kind="error"))
     chain = FallbackProvider([primary, Stub("backup", "ok")])
@@ -667,6 +685,7 @@ def test_a_model_that_cannot_see_images_is_said_so_honestly(
     assert isinstance(content, str) and "[Attached file:" in content
 
 
+@pytest.mark.no_store
 def test_a_call_that_offers_no_tools_skips_the_agent_graph(
     fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -697,6 +716,7 @@ def test_a_call_that_offers_no_tools_skips_the_agent_graph(
     assert direct.messages[0] == {"role": "system", "content": SYSTEM}
 
 
+@pytest.mark.no_store
 def test_a_call_made_while_the_provider_is_being_prepared_does_not_break_its_import(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:

@@ -97,6 +97,7 @@ def _lean(server: FakeOpenAI, **kwargs: float) -> LeanChatProvider:
     return LeanChatProvider("openai", "fake-model", "sk-x", server.base_url, **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.no_store
 def test_lean_provider_request_usage_and_retries(fake_openai: FakeOpenAI) -> None:
     fake_openai.script = [Step(status=503), Step(status=500), Step(text="answer")]
     reply = asyncio.run(_lean(fake_openai, max_retries=2).complete(_context()))
@@ -108,6 +109,7 @@ def test_lean_provider_request_usage_and_retries(fake_openai: FakeOpenAI) -> Non
     assert body["max_tokens"] == 20 and body["model"] == "fake-model"
 
 
+@pytest.mark.no_store
 def test_lean_provider_errors_are_classified(fake_openai: FakeOpenAI) -> None:
     fake_openai.script = [Step(status=429, retry_after=7)] * 3
     with pytest.raises(ProviderError) as err:

@@ -200,6 +200,7 @@ def test_the_probe_goes_through_the_members_limiter_and_is_cheap(
         assert len(probe["messages"]) == 2  # the instruction and "ping"
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("name", ["openai", "ollama", "anthropic", "gemini"])
 def test_the_sdk_clients_do_not_retry_on_their_own(name: str) -> None:
     from omega.providers.api import ApiProvider, ApiSettings
@@ -215,6 +216,7 @@ def test_the_sdk_clients_do_not_retry_on_their_own(name: str) -> None:
         assert client.max_retries == 0
 
 
+@pytest.mark.no_store
 def test_one_500_is_asked_once(fake_openai: FakeOpenAI) -> None:
     """Issue 38: the SDK made three attempts at a 5xx before Omega heard of it."""
     from omega.providers import build_provider

@@ -140,6 +140,7 @@ def settings_file(workspace: Path) -> Path:
 # --- output parsing ---------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("output_format", ["stream-json", "json"])
 def test_output_is_parsed_into_a_reply(
     fake_claude: FakeClaude, workspace: Path, output_format: OutputFormat
@@ -174,6 +175,7 @@ def test_output_is_parsed_into_a_reply(
     assert call["settings"] is None
 
 
+@pytest.mark.no_store
 def test_json_output_as_an_event_array_or_pretty_printed(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -199,6 +201,7 @@ def test_json_output_as_an_event_array_or_pretty_printed(
     assert (reply.text, reply.session_id) == ("pretty", "p1")
 
 
+@pytest.mark.no_store
 def test_model_comes_from_the_context_when_set(fake_claude: FakeClaude, workspace: Path) -> None:
     reply = complete(make_provider(workspace), make_context(model="claude-opus-4-6"))
     assert reply.model == "claude-opus-4-6"
@@ -207,6 +210,7 @@ def test_model_comes_from_the_context_when_set(fake_claude: FakeClaude, workspac
     assert option(fake_claude.calls()[1]["argv"], "--model") == "claude-custom"
 
 
+@pytest.mark.no_store
 def test_claudecode_is_not_passed_to_the_child(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -216,6 +220,7 @@ def test_claudecode_is_not_passed_to_the_child(
     assert os.environ["CLAUDECODE"] == "1"  # only the child's env is cleaned
 
 
+@pytest.mark.no_store
 def test_system_prompt_history_and_allowed_tools_reach_the_cli(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -248,6 +253,7 @@ def test_system_prompt_history_and_allowed_tools_reach_the_cli(
     assert call["prompt"] == "--help me"  # on stdin a leading dash cannot read as an option
 
 
+@pytest.mark.no_store
 def test_unparseable_and_overlong_lines_are_skipped(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -256,6 +262,7 @@ def test_unparseable_and_overlong_lines_are_skipped(
     assert complete(make_provider(workspace), make_context()).text == "survived"
 
 
+@pytest.mark.no_store
 def test_result_text_is_capped(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -267,6 +274,7 @@ def test_result_text_is_capped(
 # --- tool calls -------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_tool_calls_are_captured(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script(
         {
@@ -304,6 +312,7 @@ def test_tool_calls_are_captured(fake_claude: FakeClaude, workspace: Path) -> No
     assert reply.text == "Listed and read."
 
 
+@pytest.mark.no_store
 def test_json_output_has_no_tool_calls(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"result": "r", "tool_uses": [{"name": "Bash", "input": {}}]})
     assert complete(make_provider(workspace, "json"), make_context()).tool_calls == ()
@@ -312,6 +321,7 @@ def test_json_output_has_no_tool_calls(fake_claude: FakeClaude, workspace: Path)
 # --- auto-resume ------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_max_turns_resumes_and_accumulates(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script(
         {"subtype": "error_max_turns", "session_id": "s1", "result": "part one", "cost": 0.01},
@@ -340,6 +350,7 @@ def test_max_turns_resumes_and_accumulates(fake_claude: FakeClaude, workspace: P
     assert [c.name for c in reply.tool_calls] == ["Bash"]
 
 
+@pytest.mark.no_store
 def test_resume_stops_after_max_resume_attempts(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"subtype": "error_max_turns", "session_id": "again", "result": "more"})
     reply = complete(make_provider(workspace, max_resume_attempts=2), make_context())
@@ -348,6 +359,7 @@ def test_resume_stops_after_max_resume_attempts(fake_claude: FakeClaude, workspa
     assert reply.session_id == "again"
 
 
+@pytest.mark.no_store
 def test_max_turns_without_any_text_is_an_error(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"subtype": "error_max_turns", "session_id": "s", "result": None})
     with pytest.raises(ProviderError, match="error_max_turns"):
@@ -358,6 +370,7 @@ def test_max_turns_without_any_text_is_an_error(fake_claude: FakeClaude, workspa
 # --- errors -----------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_missing_cli_is_unavailable(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -373,12 +386,14 @@ def test_missing_cli_is_unavailable(
     assert err.value.hint == INSTALL_HINT
 
 
+@pytest.mark.no_store
 def test_availability_names_the_cli(fake_claude: FakeClaude, workspace: Path) -> None:
     available, reason = make_provider(workspace).availability()
     assert available and reason.split(" ")[0].endswith("/claude")
     asyncio.run(make_provider(workspace).prepare())
 
 
+@pytest.mark.no_store
 def test_nonzero_exit_without_result_reports_stderr(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -390,12 +405,14 @@ def test_nonzero_exit_without_result_reports_stderr(
     assert len(str(err.value)) < 400
 
 
+@pytest.mark.no_store
 def test_error_result_without_text_raises(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"is_error": True, "subtype": "error_during_execution", "result": None})
     with pytest.raises(ProviderError, match="error_during_execution"):
         complete(make_provider(workspace), make_context())
 
 
+@pytest.mark.no_store
 def test_timeout_kills_the_whole_process_group(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"sleep": 30, "spawn_child": True})
     started = time.monotonic()
@@ -411,6 +428,7 @@ def test_timeout_kills_the_whole_process_group(fake_claude: FakeClaude, workspac
 # --- MCP servers ------------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_mcp_settings_written_for_the_call_then_removed(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -434,6 +452,7 @@ def test_mcp_settings_written_for_the_call_then_removed(
     assert not (workspace / ".claude").exists()  # we created it, we remove it
 
 
+@pytest.mark.no_store
 def test_internal_calls_without_tools_get_one_turn(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -470,6 +489,7 @@ ENFORCED = SandboxStatus("sandbox", "landlock ABI 7", degraded=False)
 DEGRADED = SandboxStatus("sandbox", "none", degraded=True, detail="no Landlock")
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("root", [True, False], ids=["root", "user"])
 def test_enforced_sandbox_gives_full_tools_and_is_sandbox_only_as_root(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch, root: bool
@@ -489,6 +509,7 @@ def test_enforced_sandbox_gives_full_tools_and_is_sandbox_only_as_root(
     assert ("IS_SANDBOX" in call["env"]) == root
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("root", [True, False], ids=["root", "user"])
 def test_degraded_sandbox_gives_the_restricted_mode(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch, root: bool
@@ -502,6 +523,7 @@ def test_degraded_sandbox_gives_the_restricted_mode(
     assert provider.tool_mode().describe().startswith("RESTRICTED")
 
 
+@pytest.mark.no_store
 def test_read_only_person_gets_no_bash_and_no_writes(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -516,6 +538,7 @@ def test_read_only_person_gets_no_bash_and_no_writes(
     assert "IS_SANDBOX" not in call["env"]
 
 
+@pytest.mark.no_store
 def test_environment_is_an_allow_list(
     fake_claude: FakeClaude, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -556,6 +579,7 @@ def test_environment_is_an_allow_list(
 # --- clear errors ---------------------------------------------------------------------
 
 
+@pytest.mark.no_store
 def test_not_logged_in_is_one_clear_sentence(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"transcript": "not_logged_in"})  # what the real CLI printed
     with pytest.raises(ProviderError) as err:
@@ -564,12 +588,14 @@ def test_not_logged_in_is_one_clear_sentence(fake_claude: FakeClaude, workspace:
     assert friendly_error(err.value) == LOGIN_HINT  # what the chat shows
 
 
+@pytest.mark.no_store
 def test_an_error_result_is_never_the_answer(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"is_error": True, "result": "API Error: 500 overloaded"})
     with pytest.raises(ProviderError, match="API Error: 500"):
         complete(make_provider(workspace), make_context())
 
 
+@pytest.mark.no_store
 def test_an_error_after_billed_runs_leaves_what_they_cost(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -584,6 +610,7 @@ def test_an_error_after_billed_runs_leaves_what_they_cost(
     assert (spent.usage.input_tokens, spent.usage.output_tokens) == (20, 10)
 
 
+@pytest.mark.no_store
 def test_an_old_cli_without_our_flags_is_named(
     fake_claude: FakeClaude, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -603,6 +630,7 @@ def test_an_old_cli_without_our_flags_is_named(
     assert "too old for Omega" in err.value.hint and "Traceback" not in str(err.value)
 
 
+@pytest.mark.no_store
 def test_availability_says_when_not_logged_in(
     fake_claude: FakeClaude, workspace: Path, tmp_path: Path
 ) -> None:
@@ -613,6 +641,7 @@ def test_availability_says_when_not_logged_in(
 # --- the fake against the real CLI's recordings ---------------------------------------
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("name", ["reply", "tool_use", "max_turns", "background"])
 def test_fake_events_have_the_real_clis_shape(
     fake_claude: FakeClaude, workspace: Path, name: str
@@ -639,6 +668,7 @@ def test_fake_events_have_the_real_clis_shape(
             assert set(real["message"]) <= set(ours["message"])
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "run",
     [{"exit_code": 1, "stderr": "boom"}, {"sleep": 30}],
@@ -655,6 +685,7 @@ def test_mcp_settings_removed_on_failure_and_timeout(
     assert not (workspace / ".claude").exists()
 
 
+@pytest.mark.no_store
 def test_mcp_settings_removed_on_cancellation(fake_claude: FakeClaude, workspace: Path) -> None:
     fake_claude.script({"sleep": 30})
 
@@ -675,6 +706,7 @@ def test_mcp_settings_removed_on_cancellation(fake_claude: FakeClaude, workspace
     assert wait_gone(fake_claude.calls()[0]["pid"])
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("run", [{"result": "ok"}, {"exit_code": 1}], ids=["success", "failure"])
 def test_owners_settings_file_is_restored(
     fake_claude: FakeClaude, workspace: Path, run: dict[str, Any]
@@ -699,6 +731,7 @@ def test_owners_settings_file_is_restored(
     assert sorted(p.name for p in path.parent.iterdir()) == ["settings.local.json"]
 
 
+@pytest.mark.no_store
 def test_settings_left_by_a_crashed_call_are_recovered(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -716,6 +749,7 @@ def test_settings_left_by_a_crashed_call_are_recovered(
     assert not backup.exists()
 
 
+@pytest.mark.no_store
 def test_concurrent_mcp_calls_do_not_clobber_each_other(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:
@@ -734,6 +768,7 @@ def test_concurrent_mcp_calls_do_not_clobber_each_other(
     assert not settings_file(workspace).exists()
 
 
+@pytest.mark.no_store
 def test_mcp_server_with_an_unusable_name_is_skipped(
     fake_claude: FakeClaude, workspace: Path
 ) -> None:

@@ -31,7 +31,10 @@ from omega.types import ChatMessage, Context
 from tests.fakes.anthropic_server import Step
 from tests.fakes.real_claude import API_KEY, RealClaude, ask, bash, tool_results, user_python
 
-pytestmark = pytest.mark.slow  # every test runs the real claude CLI (seconds per call)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.no_store,
+]  # every test runs the real claude CLI (seconds per call)
 
 # Another account's view: every process's command line, until the CLI has run a while.
 READER = """

@@ -55,6 +55,7 @@ def status_for(mode: str) -> SandboxStatus | None:
     return None if mode == "confined" else DEGRADED
 
 
+@pytest.mark.no_store
 def test_a_reply(real_claude: RealClaude) -> None:
     real_claude.api.script = [Step(text="Hello from the fake API")]
     reply = ask(real_claude.provider())
@@ -65,6 +66,7 @@ def test_a_reply(real_claude: RealClaude) -> None:
     assert "You are Omega." in request.system_text
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("mode", MODES)
 def test_bash_writes_in_the_workspace(real_claude: RealClaude, mode: str) -> None:
     real_claude.api.script = [
@@ -77,6 +79,7 @@ def test_bash_writes_in_the_workspace(real_claude: RealClaude, mode: str) -> Non
     assert reply.text == "Done."
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("mode", MODES)
 def test_writing_outside_the_workspace_and_reading_config_are_refused(
     real_claude: RealClaude, tmp_path: Path, mode: str
@@ -152,6 +155,7 @@ def test_a_skills_mcp_server_is_reached(real_claude: RealClaude) -> None:
     assert any(e.get("text") == "It shouted back." for e in result.events), result.events
 
 
+@pytest.mark.no_store
 def test_resume_at_max_turns(real_claude: RealClaude) -> None:
     real_claude.api.script = [
         Step(tool_calls=[bash("b1", "echo one")]),
@@ -166,6 +170,7 @@ def test_resume_at_max_turns(real_claude: RealClaude) -> None:
     )  # the resumed session kept the first turn
 
 
+@pytest.mark.no_store
 def test_a_lean_background_call_leaves_no_session(real_claude: RealClaude) -> None:
     real_claude.api.script = [Step(text='{"kind": "direct"}', planner=True)]
     planner = "You are the planner that routes requests for Omega. Answer with JSON.\nhi"
@@ -180,6 +185,7 @@ def test_a_lean_background_call_leaves_no_session(real_claude: RealClaude) -> No
     assert not list(projects.rglob("*.jsonl")) if projects.exists() else True
 
 
+@pytest.mark.no_store
 def test_no_secret_reaches_a_tool_result(real_claude: RealClaude) -> None:
     real_claude.api.script = [
         Step(tool_calls=[bash("e1", "env; cat ../config.toml; cat ~/.claude.json")]),
@@ -193,6 +199,7 @@ def test_no_secret_reaches_a_tool_result(real_claude: RealClaude) -> None:
         assert secret not in everything
 
 
+@pytest.mark.no_store
 def test_not_logged_in_is_one_clear_sentence(real_claude: RealClaude, monkeypatch: Any) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     p = real_claude.provider()
@@ -223,6 +230,7 @@ print(json.dumps({"text": reply.text, "mode": p.tool_mode().name,
 """
 
 
+@pytest.mark.no_store
 def test_as_an_ordinary_user_with_default_settings(real_claude: RealClaude) -> None:
     """Omega itself runs as an unprivileged user (root drops to `nobody` for this test)."""
     root = os.geteuid() == 0

@@ -64,6 +64,7 @@ def test_first_run_deploys_private_home(isolated_env: Path) -> None:
         assert (isolated_env / folder).is_dir()
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "toml, expected",
     [
@@ -95,6 +96,7 @@ def test_database_from_newer_omega_is_refused(isolated_env: Path) -> None:
     assert "Traceback" not in result.stderr
 
 
+@pytest.mark.no_store
 def test_root_guard_refuses_without_override(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.delenv("OMEGA_ALLOW_ROOT")

@@ -183,6 +183,7 @@ def user_python() -> str | None:
     return None
 
 
+@pytest.mark.no_store
 def test_the_race_fails_for_an_unprivileged_user_too(fake_openai: FakeOpenAI) -> None:
     """Omega itself runs as `nobody` (uid 65534) with its own HOME and OMEGA_HOME."""
     root = os.geteuid() == 0

@@ -94,6 +94,7 @@ def fresh(deps: PipelineDeps) -> None:
         conn.execute("DELETE FROM gate_judgements")
 
 
+@pytest.mark.no_store
 def test_the_corpus_is_big_and_in_many_languages() -> None:
     assert len(FORBIDDEN) >= 50
     assert {"en", "es", "fr", "de", "pt"} <= {c.lang for c in FORBIDDEN}

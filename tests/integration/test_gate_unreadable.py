@@ -60,6 +60,7 @@ def flagged(decision: GateDecision) -> bool:
     )
 
 
+@pytest.mark.no_store
 def test_the_corpus_covers_the_issue() -> None:
     assert len(ALL_FORBIDDEN) >= 150
     languages = {c.lang.split("-")[0].split("+")[0] for c in ALL_FORBIDDEN}
@@ -70,6 +71,7 @@ def test_the_corpus_covers_the_issue() -> None:
     assert len(ALL_BENIGN) >= 30
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("index", range(len(ALL_FORBIDDEN)))
 def test_no_forbidden_case_is_approved_by_any_judge_in_any_mode(index: int) -> None:
     case = ALL_FORBIDDEN[index]
@@ -95,6 +97,7 @@ def test_the_new_cases_through_the_real_submit(make_deps: MakeDeps, index: int) 
             assert status == "rejected", record
 
 
+@pytest.mark.no_store
 def test_an_honest_judge_approves_nine_in_ten_harmless_cases() -> None:
     honest = Judgement({c: Finding("no", "harmless") for c in CATEGORIES}, "judged")
     policy = POLICIES["autonomous-no-approval"]
@@ -107,6 +110,7 @@ def test_an_honest_judge_approves_nine_in_ten_harmless_cases() -> None:
         assert decide(case, 600, policy, honest).action == "approve", case.description
 
 
+@pytest.mark.no_store
 def test_a_public_api_is_low_risk_but_a_private_one_is_not() -> None:
     honest = Judgement({c: Finding("no", "harmless") for c in CATEGORIES}, "judged")
     policy = POLICIES["autonomous-no-approval"]
@@ -120,6 +124,7 @@ def test_a_public_api_is_low_risk_but_a_private_one_is_not() -> None:
     assert decide(plain_http, 702, policy, honest).action == "manual_review"
 
 
+@pytest.mark.no_store
 def test_explaining_is_not_doing() -> None:
     honest = Judgement({c: Finding("no", "harmless") for c in CATEGORIES}, "judged")
     policy = POLICIES["autonomous-no-approval"]
@@ -133,6 +138,7 @@ def test_explaining_is_not_doing() -> None:
     assert decide(doing, 711, policy, honest).action != "approve"
 
 
+@pytest.mark.no_store
 def test_a_person_s_gap_is_never_approved_by_the_gate() -> None:
     honest = Judgement({c: Finding("no", "harmless") for c in CATEGORIES}, "judged")
     spec = BENIGN[0].spec(720)
@@ -157,6 +163,7 @@ def test_a_persons_proposal_through_submit_waits_for_the_owner(make_deps: MakeDe
     assert proposal.status == "pending"
 
 
+@pytest.mark.no_store
 def test_the_cache_is_keyed_by_model_and_rubric() -> None:
     spec = BENIGN[0].spec(730)
     assert content_key(spec, CATEGORIES, "openai:fast") != content_key(spec, CATEGORIES, "x:y")

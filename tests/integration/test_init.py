@@ -140,6 +140,7 @@ def test_every_answer_as_a_flag(
     assert ["provider", "openai"] in [line.split() for line in status.stdout.splitlines()]
 
 
+@pytest.mark.no_store
 def test_rerun_keeps_other_keys_and_comments(isolated_env: Path) -> None:
     isolated_env.mkdir(parents=True)
     path = isolated_env / "config.toml"
@@ -198,6 +199,7 @@ def test_rerun_keeps_other_keys_and_comments(isolated_env: Path) -> None:
     assert config["auth"]["owners"] == ["telegram:77"]
 
 
+@pytest.mark.no_store
 def test_key_from_the_environment_is_written_for_the_service(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -217,6 +219,7 @@ def test_key_from_the_environment_is_written_for_the_service(
     assert fake_openai.requests[0].headers["authorization"] == f"Bearer {SECRETS[0]}"
 
 
+@pytest.mark.no_store
 def test_bad_answers_write_nothing(
     fake_openai: FakeOpenAI, telegram: FakeTelegram, isolated_env: Path
 ) -> None:
@@ -251,6 +254,7 @@ def test_bad_answers_write_nothing(
     assert not config.exists()
 
 
+@pytest.mark.no_store
 def test_asks_only_on_a_terminal(isolated_env: Path) -> None:
     result = run_omega("init")
     assert result.returncode == 2 and "--non-interactive" in result.stderr

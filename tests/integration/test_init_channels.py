@@ -11,6 +11,8 @@ import stat
 import tomllib
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import OMEGA_BIN, openai_env, run_omega
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -299,6 +301,7 @@ def test_flags_add_a_plugin_channel_its_setup_test_guards_and_bad_values_write_n
     assert PASSWORD not in status.stdout
 
 
+@pytest.mark.no_store
 def test_a_channel_declined_on_the_terminal_is_not_written(
     plugins_dir: Path, isolated_env: Path
 ) -> None:
@@ -319,6 +322,7 @@ def test_a_channel_declined_on_the_terminal_is_not_written(
     assert not {"email", "fifo", "broken"} & set(config.get("channel", {}))
 
 
+@pytest.mark.no_store
 def test_telegram_keeps_its_own_questions_and_a_refused_token_is_asked_again(
     telegram: FakeTelegram, isolated_env: Path, tmp_path: Path
 ) -> None:

@@ -14,12 +14,14 @@ from tests.conftest import run_omega
 from tests.dbfile import connect_db
 
 
+@pytest.mark.no_store
 def test_bundled_model_ships_in_the_wheel() -> None:
     path = bundled_model_path()
     assert path is not None and path.suffix == ".gguf"
     assert path.stat().st_size > 50_000_000
 
 
+@pytest.mark.no_store
 @pytest.mark.slow
 def test_local_provider_answers_a_prompt() -> None:
     provider = LocalProvider(LocalConfig(max_tokens=24))
@@ -36,6 +38,7 @@ def test_local_provider_answers_a_prompt() -> None:
     assert 0 < reply.usage.output_tokens <= 24
 
 
+@pytest.mark.no_store
 @pytest.mark.slow
 def test_local_provider_trims_history_that_does_not_fit() -> None:
     provider = LocalProvider(LocalConfig(n_ctx=512, max_tokens=16))
@@ -78,6 +81,7 @@ PORTABLE_X86_FEATURES = {"SSE3", "SSSE3", "AVX", "AVX2", "F16C", "FMA", "BMI2"}
 BUILD_OPTIONS = {"LLAMAFILE", "OPENMP", "REPACK", "KLEIDIAI", "ACCELERATE"}
 
 
+@pytest.mark.no_store
 def test_the_installed_llama_cpp_runs_on_every_cpu_of_its_architecture() -> None:
     import platform
     import re

@@ -48,6 +48,7 @@ def test_backup_and_restore_from_the_command_line(
     assert ["messages", "2"] in [line.split() for line in status.stdout.splitlines()]
 
 
+@pytest.mark.no_store
 def test_backup_of_a_home_without_memory_db_keeps_what_is_there(
     isolated_env: Path, tmp_path: Path
 ) -> None:
@@ -74,6 +75,7 @@ def test_backup_of_a_home_without_memory_db_keeps_what_is_there(
     assert (isolated_env / "SYSTEM_PROMPT.md").read_text() == "## Identity\nMine.\n"
 
 
+@pytest.mark.no_store
 def test_backup_of_an_empty_home_is_refused_with_a_reason(
     isolated_env: Path, tmp_path: Path
 ) -> None:
@@ -161,6 +163,7 @@ def test_start_tells_systemd_it_is_ready_and_stopping(
                 proc.wait()
 
 
+@pytest.mark.no_store
 def test_service_install_dry_run_prints_the_unit(isolated_env: Path, tmp_path: Path) -> None:
     result = run_omega("service", "install", "--dry-run", env={"XDG_CONFIG_HOME": str(tmp_path)})
     assert result.returncode == 0, result.stderr

@@ -236,6 +236,7 @@ def test_allow_and_revoke_by_the_cli_hold_from_the_next_message(
     assert all("still?" not in r.last_user_text for r in fake_openai.requests)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("address", ["telegram:abc", "pigeon:1", "telegram:", "terminal:*"])
 def test_a_bad_address_is_refused_clearly(address: str) -> None:
     result = run_omega("people", "allow", address)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from omega.providers.api import ApiProvider, ApiSettings
 from omega.types import ChatMessage, Context
 from tests.conftest import jsonl, openai_env, run_omega
@@ -61,6 +63,7 @@ def test_a_thousand_senders_never_open_more_sockets_than_the_pool(
     assert fake_openai.max_in_flight <= 64
 
 
+@pytest.mark.no_store
 async def test_the_pool_alone_bounds_the_sockets(fake_openai: FakeOpenAI) -> None:
     """Forty calls at once straight to the provider (no limiter in front): its one pool
     opens five sockets at most."""

@@ -15,6 +15,9 @@ from omega.quant.engine import Bar, QuantEngine
 from omega.quant.replay import BarsError, read_bars
 from tests.conftest import run_omega
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 KEYS = {
     "kalman_price",
     "kalman_trend",

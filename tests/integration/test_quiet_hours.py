@@ -306,6 +306,7 @@ def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_ou
     assert "[22:00] Reminder: water the plants" in digest.text
 
 
+@pytest.mark.no_store
 def test_answers_never_pass_the_gate() -> None:
     assert not unasked(OutgoingMessage("telegram", "42", "hello", kind="reply"))
     assert not unasked(OutgoingMessage("telegram", "42", "step 1 of 3", kind="status"))

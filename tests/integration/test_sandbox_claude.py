@@ -19,6 +19,9 @@ from omega.sandbox.modes import Mode
 from omega.types import ChatMessage, Context
 from tests.fakes.fake_claude import TRANSCRIPTS, write_wrapper
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 FAKE = Path(__file__).resolve().parents[1] / "fakes" / "fake_claude.py"
 SECRET = "sk-config-secret-5151"
 

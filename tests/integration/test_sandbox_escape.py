@@ -24,6 +24,9 @@ from omega.sandbox import Sandbox, probe
 from omega.sandbox.modes import Mode
 from omega.tools.builtin import BuiltinTools
 
+# Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
+pytestmark = pytest.mark.no_store
+
 CONFIG_SECRET = "sk-config-secret-4242"
 DB_SECRET = "memory-db-secret-7373"
 NOTES_SECRET = "home-notes-secret-1111"

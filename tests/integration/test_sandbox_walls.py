@@ -158,6 +158,7 @@ def socket_attack(fake: FakeOpenAI, agent: str, bus: str, mode: str) -> dict[str
     return chat(fake, calls, OMEGA_SANDBOX__MODE=mode)
 
 
+@pytest.mark.no_store
 def test_bubblewrap_and_seccomp_are_used_here() -> None:
     """This machine must offer both walls (a missing one fails here loudly, not by a skip)."""
     status = probe("sandbox")
@@ -306,6 +307,7 @@ def _tools(place: Place, status: SandboxStatus, mode: Mode = "sandbox") -> Built
 LANDLOCK_ONLY = SandboxStatus("sandbox", "landlock ABI 7", degraded=False)
 
 
+@pytest.mark.no_store
 async def test_the_seccomp_filter_alone_refuses_unix_sockets(place: Place) -> None:
     """No namespace: the filter is what keeps the outside socket closed (and, the price,
     sockets in the workspace too); socketpair and pipes keep working."""
@@ -322,6 +324,7 @@ async def test_the_seccomp_filter_alone_refuses_unix_sockets(place: Place) -> No
     assert BUS_SECRET in without  # the same command reaches it without the filter
 
 
+@pytest.mark.no_store
 def test_the_launcher_refuses_unix_sockets_when_the_policy_says_so(tmp_path: Path) -> None:
     """The launcher alone (no namespace, no Landlock): only the filter stands."""
     code = "import socket; socket.socket(socket.AF_UNIX); print('opened')"
@@ -356,6 +359,7 @@ def _namespace_only(place: Place, argv: list[str]) -> subprocess.CompletedProces
     )
 
 
+@pytest.mark.no_store
 def test_bubblewrap_alone_hides_what_the_policy_does_not_grant(place: Place) -> None:
     dropped = place.home.parent / "dropped.txt"  # outside the workspace
     script = f"cat ../config.toml; {_connect(place.bus)}; echo x > {dropped}; {WORKSPACE_SOCKET}"
@@ -371,6 +375,7 @@ def test_bubblewrap_alone_hides_what_the_policy_does_not_grant(place: Place) -> 
     assert dropped.exists()
 
 
+@pytest.mark.no_store
 async def test_ordinary_tools_run_in_the_namespace(place: Place) -> None:
     """sh, Omega's Python, git and node (asyncio subprocesses too) under every wall at once."""
     status = probe("rx")
@@ -414,6 +419,7 @@ print(json.dumps(found))
 """
 
 
+@pytest.mark.no_store
 def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
     """Omega run by an unprivileged user (root plays `nobody`): bubblewrap then builds its
     namespace in a user namespace; a socket that user may connect to stays out of reach."""
@@ -452,6 +458,7 @@ def test_the_walls_hold_for_an_ordinary_user(tmp_path: Path) -> None:
         shutil.rmtree(base, ignore_errors=True)
 
 
+@pytest.mark.no_store
 @pytest.mark.parametrize("mode", ["sandbox", "rx"])
 def test_a_program_in_a_virtualenv_under_tmp_runs_in_the_namespace(
     tmp_path: Path, mode: Mode

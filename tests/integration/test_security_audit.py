@@ -530,6 +530,7 @@ def test_text_report_says_what_to_do_and_what_fix_changed(home: Path) -> None:
     assert "[INFO] sandbox: sandbox walls up" in result.stdout
 
 
+@pytest.mark.no_store
 def test_a_dm_policy_field_is_read_when_channels_have_one() -> None:
     """Channels that carry `dm_policy` (pairing, allowlist, open) are judged by it: open is
     flagged even without a "*", pairing and allowlist are not."""

@@ -11,6 +11,8 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
+import pytest
+
 from omega.gateway.pipeline import nudge_delays
 from omega.providers.vision import model_sees_images
 from omega.turn import PipelineDeps
@@ -43,6 +45,7 @@ def nudges(timeout: float) -> tuple[float, float]:
     return nudge_delays(15.0, 120.0, deps)
 
 
+@pytest.mark.no_store
 def test_the_nudge_schedule_fits_inside_the_provider_timeout() -> None:
     assert nudges(120.0) == (15.0, 40.0)  # 15 s, 55 s, 95 s: all before 120 s
     assert nudges(3605.0) == (15.0, 120.0)  # Claude Code's hour: as before
@@ -115,6 +118,7 @@ def test_a_model_known_to_see_images_gets_them_by_default(fake_openai: FakeOpenA
     assert isinstance(off, str) and "[Attached file:" in off
 
 
+@pytest.mark.no_store
 def test_which_models_see_images() -> None:
     for name in (
         "gpt-4o",

@@ -9,6 +9,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import jsonl, openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -141,6 +143,7 @@ def test_sigterm_with_the_provider_hanging_ends_in_time_and_keeps_the_unanswered
     _next_start_summarizes(isolated_env, queued)
 
 
+@pytest.mark.no_store
 def test_the_systemd_units_wait_longer_than_the_stop_deadline() -> None:
     from omega.config import Config
     from omega.ops.service import ServiceSpec, render_systemd
