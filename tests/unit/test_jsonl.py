@@ -64,3 +64,25 @@ def test_any_object_either_parses_or_raises_value_error(data: dict[str, object])
     except ValueError:
         return
     assert message.text == data["text"]
+
+
+def test_every_event_is_one_line_whatever_its_strings_hold() -> None:
+    # U+0085, U+2028 and U+2029 are legal raw in a JSON string, but line readers split on them
+    # (hypothesis found an error event echoing an id with U+0085 read as two broken lines).
+    import asyncio
+    import io
+
+    from omega.channels.terminal import JsonlChannel
+
+    class Submitted:
+        def __call__(self, message: object) -> asyncio.Future[None]:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            future.set_result(None)
+            return future
+
+    stdout = io.StringIO()
+    stdin = io.StringIO('{"id": "0\\u00850\\u2028\\u2029"}\n')
+    asyncio.run(JsonlChannel(stdin=stdin, stdout=stdout, default_sender="me").run(Submitted()))
+    [line] = stdout.getvalue().splitlines()
+    assert json.loads(line)["kind"] == "error"
+    assert str(json.loads(line)["id"]).startswith("0\x850")

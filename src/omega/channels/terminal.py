@@ -161,6 +161,16 @@ def _text_stdin() -> IO[str]:
     return stream
 
 
+# Characters that JSON leaves raw in a string but line readers (Python's splitlines, many
+# JSONL tools) take as a line break: escaped, so one object is always one line.
+_LINE_BREAKING = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def one_line(encoded: str) -> str:
+    """A JSON text with the line-breaking characters JSON allows raw in strings escaped."""
+    return encoded.translate(_LINE_BREAKING)
+
+
 class JsonlChannel:
     """Scriptable terminal: one JSON object per line in, one per outgoing message out."""
 
@@ -183,7 +193,7 @@ class JsonlChannel:
 
     def _write(self, obj: dict[str, object]) -> None:
         # scrub: a lone surrogate (from a model's JSON, say) would make the write raise.
-        self._stdout.write(scrub(json.dumps(obj, ensure_ascii=False)) + "\n")
+        self._stdout.write(one_line(scrub(json.dumps(obj, ensure_ascii=False))) + "\n")
         self._stdout.flush()
 
     def _reject(self, line_no: int, reason: str, line: str = "") -> None:
