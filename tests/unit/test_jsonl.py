@@ -73,9 +73,10 @@ def test_every_event_is_one_line_whatever_its_strings_hold() -> None:
     import io
 
     from omega.channels.terminal import JsonlChannel
+    from omega.types import IncomingMessage
 
     class Submitted:
-        def __call__(self, message: object) -> asyncio.Future[None]:
+        async def __call__(self, message: IncomingMessage) -> asyncio.Future[None]:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
             future.set_result(None)
             return future
