@@ -7,6 +7,7 @@ package fails here until it is given a layer."""
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -111,6 +112,18 @@ def layer_of(component: str) -> int:
     return next(i for i, layer in enumerate(LAYERS) if component in layer)
 
 
+def parsed(path: Path) -> ast.Module:
+    """The file's syntax tree, parsed once while the file is unchanged (every test of this file
+    reads the whole tree; parsing it each time was most of their minute)."""
+    info = path.stat()
+    return _parsed(path, info.st_mtime_ns, info.st_size)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(path: Path, _mtime_ns: int, _size: int) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
 def _modules() -> dict[str, Path]:
     found: dict[str, Path] = {}
     for path in SRC.rglob("*.py"):
@@ -129,7 +142,7 @@ def import_records() -> dict[str, list[tuple[str, tuple[str, ...]]]]:
     for name, path in modules.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         found: list[tuple[str, tuple[str, ...]]] = []
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Import):
                 found += [(alias.name, ()) for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -177,7 +190,7 @@ PENDING_REEXPORTS: set[str] = set()
 
 def declared_all(path: Path) -> list[str] | None:
     """The module's `__all__` as written (None: it has none)."""
-    for node in ast.parse(path.read_text(encoding="utf-8")).body:
+    for node in parsed(path).body:
         if isinstance(node, ast.Assign | ast.AnnAssign):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
@@ -233,7 +246,7 @@ def reexports() -> list[str]:
         if public is None:
             continue
         imported: dict[str, str] = {}
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parsed(path)):
             if isinstance(node, ast.Import | ast.ImportFrom):
                 source = node.module if isinstance(node, ast.ImportFrom) else ""
                 for alias in node.names:
@@ -445,7 +458,7 @@ def test_every_public_submodule_exists() -> None:
         for name in public:
             if f"{package}.{name}" not in modules:
                 # a name, not a module: the __init__ must bind it
-                tree = ast.parse(modules[package].read_text(encoding="utf-8"))
+                tree = parsed(modules[package])
                 bound = {
                     alias.asname or alias.name
                     for node in ast.walk(tree)
