@@ -17,6 +17,16 @@ def scrub(text: str) -> str:
     return _SURROGATE.sub(REPLACEMENT, text) if _SURROGATE.search(text) else text
 
 
+# Characters that JSON leaves raw in a string but line readers (Python's splitlines, many
+# JSONL tools) take as a line break: escaped, so one object is always one line.
+_LINE_BREAKING = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
+
+
+def one_line(encoded: str) -> str:
+    """A JSON text with the line-breaking characters JSON allows raw in strings escaped."""
+    return encoded.translate(_LINE_BREAKING)
+
+
 QUOTE_CHARS = 200
 # What could make quoted text act: a marker-like name (`HEARTBEAT_ADD`, `WHATSAPP_QR`), a
 # word with a colon (`SCHEDULE: ...`, `limitation: ...`: every marker with a value needs one),

@@ -20,7 +20,7 @@ from typing import IO, Any, Literal
 
 from omega.channels.base import Submit
 from omega.channels.jsonl_ids import given_id, id_field
-from omega.text import scrub
+from omega.text import one_line, scrub
 from omega.types import Attachment, IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -159,16 +159,6 @@ def _text_stdin() -> IO[str]:
         except (ValueError, OSError) as exc:  # already read from, or not reconfigurable
             log.debug("stdin kept as it is: %s", exc)
     return stream
-
-
-# Characters that JSON leaves raw in a string but line readers (Python's splitlines, many
-# JSONL tools) take as a line break: escaped, so one object is always one line.
-_LINE_BREAKING = str.maketrans({"\x85": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
-
-
-def one_line(encoded: str) -> str:
-    """A JSON text with the line-breaking characters JSON allows raw in strings escaped."""
-    return encoded.translate(_LINE_BREAKING)
 
 
 class JsonlChannel:
