@@ -81,30 +81,42 @@ class Senders:
         not `durable` (not in the inbox) is handled here, unclaimed."""
         key = (message.channel, message.sender_id)
         busy = key in self.workers
-        still_answering = busy and self._still_answering(key)
         shared_out = False
         if durable and not busy and self.peers.alive and self.load() >= self.peers.share:
-            taken: list[str] = []
             shared_out = True  # claimed by whichever replica polls first (this one too)
         elif durable:
-            taken = await self.take_all(await self.claims.claim(1, key))
+            await self.take_all(await self.claims.claim(1, key))
         else:  # not in the inbox: handled here, unclaimed
             self._enqueue(message)
-            taken = [message.id]
-        waits = still_answering or (not busy and message.id not in taken and not shared_out)
+        # Judged after the claim: meanwhile the sender's worker (claiming their next message as
+        # it finished the last) or the poll may have taken this very message up here.
+        if self._taken_here(key, message.id):
+            waits = self._ahead(key, message.id)
+        else:  # held elsewhere: behind a message of theirs another replica answers
+            waits = not shared_out and (not busy or self._ahead(key, message.id))
         if waits and await self._should_acknowledge(message):
             language = await sender_language(self.deps, message)
             await self.out.send(
                 message.answer(i18n.message("busy_ack", language), "ack", tag="ack")
             )
 
-    def _still_answering(self, key: SenderKey) -> bool:
-        """Whether the sender waits on an answer here: a message queued, or the one in hand
-        not yet answered."""
-        if self._queues.get(key):
+    def _taken_here(self, key: SenderKey, message_id: str) -> bool:
+        """Whether this replica took the message up: queued, in hand, or already handled
+        (its future, set when it was accepted, settled)."""
+        if self._in_hand.get(key) == message_id or message_id not in self._handled:
             return True
+        return any(queued.id == message_id for queued in self._queues.get(key, ()))
+
+    def _ahead(self, key: SenderKey, message_id: str) -> bool:
+        """Whether an earlier message of the sender's is still unanswered here: the one in
+        hand, or one queued before `message_id`."""
         in_hand = self._in_hand.get(key)
-        return in_hand is not None and in_hand not in self._answered
+        if in_hand == message_id:
+            return False
+        if in_hand is not None and in_hand not in self._answered:
+            return True
+        queue = self._queues.get(key)
+        return queue is not None and bool(queue) and queue[0].id != message_id
 
     async def _should_acknowledge(self, message: IncomingMessage) -> bool:
         """A queued message gets "Got it" unless it is a command (its answer is the
