@@ -70,3 +70,23 @@ def test_the_reply_path_does_not_load_the_gates_language_identifier() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.split() == ["False", "False", "True"]
+
+
+def test_the_gateway_loads_neither_the_gate_nor_an_http_client_until_one_is_needed() -> None:
+    """The gate's lexicons (hundreds of regexes, ~0.2 s) and jsonschema load when a proposal or
+    a lesson is first gated, httpx when a voice message is first transcribed: not in every
+    process that starts a gateway."""
+    code = (
+        "import sys\n"
+        "import omega.gateway.gateway\n"
+        "from omega.evolution import gate\n"
+        "heavy = ('omega.evolution.gate.gate', 'omega.evolution.gate.lexicon', 'jsonschema', "
+        "'httpx')\n"
+        "print([m for m in heavy if m in sys.modules])\n"
+        "gate.gate_proposal\n"
+        "print('omega.evolution.gate.gate' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split("\n")[:2] == ["[]", "True"]

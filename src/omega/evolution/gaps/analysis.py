@@ -7,8 +7,8 @@ import json
 import logging
 from typing import Any
 
+from omega.evolution import gate  # its lexicons (~0.2 s of regexes) load on first use
 from omega.evolution.gaps.gap import EXTERNAL_REPORTED, OWNER_REPORTED, PERSON
-from omega.evolution.gate import gate_proposal
 from omega.evolution.proposals import Filed, ProposalStore, approve, validated_json, write_scaffold
 from omega.memory.audit import AuditEntry
 from omega.owner import owner_alert
@@ -169,7 +169,7 @@ async def submit(
     tools_attr = getattr(deps.provider, "tool_names", None)
     tools = list(tools_attr()) if callable(tools_attr) else []
     existing = [*skills, *tools, *await store.call(repo.approved_names, "tool")]
-    decision = await gate_proposal(deps, spec, kind, existing, scope)
+    decision = await gate.gate_proposal(deps, spec, kind, existing, scope)
     if deps.config.logging.log_validations:
         log.info(
             "gate on %s %r from %s: %s %s",

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from omega.evolution.gate import Policy, gate_lesson
+from omega.evolution import gate  # its lexicons (~0.2 s of regexes) load on first use
 from omega.evolution.proposals import GLOBAL, ProposalStore, scope_of
 from omega.memory.store import Store
 from omega.skills import Skill
@@ -66,7 +66,7 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         "content": lesson,
     }
     # Judged like any proposal (every signal, the model judge included), never auto-approved.
-    decision = await gate_lesson(ctx.deps, Policy.from_config(ctx.config.evolution), spec)
+    decision = await gate.gate_lesson(ctx.deps, gate.Policy.from_config(ctx.config.evolution), spec)
     who = scope_of(ctx.message.channel, ctx.message.sender_id)
     read = f" after reading {ctx.external}" if ctx.external else ""
     filed = await ctx.store.call(
