@@ -8,7 +8,7 @@ import asyncio
 import contextlib
 import logging
 
-from omega.gateway.delivery import send_stored
+from omega.gateway.delivery import finished_rows, send_stored
 from omega.gateway.pipeline import handle_message
 from omega.turn import Outbox, PipelineDeps
 from omega.types import IncomingMessage
@@ -20,6 +20,7 @@ async def answer(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> N
     """Answer `message` through `out` and finish its inbox row (with the error, if the answer
     failed); raises only CancelledError, after releasing the row."""
     error = ""
+    finished = finished_rows()
     try:
         stored = await deps.store.call(deps.store.inbox_stored_reply, message.id)
     except Exception:
@@ -41,6 +42,8 @@ async def answer(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> N
     except Exception as exc:  # the pipeline guards itself; this is the last net
         log.exception("message %s failed", message.id)
         error = repr(exc)[:500]
+    if not error and message.id in finished:
+        return  # marked done as its answer went out
     try:
         await deps.store.call(deps.store.inbox_finish, message.id, error)
     except Exception:

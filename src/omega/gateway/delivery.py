@@ -6,10 +6,19 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from contextvars import ContextVar
 from pathlib import Path
 
 from omega.gateway import attachments
-from omega.turn import Outbox, PipelineDeps, audit_message, db_call, elapsed_ms, usage_fields
+from omega.turn import (
+    Outbox,
+    PipelineDeps,
+    db_call,
+    elapsed_ms,
+    message_entry,
+    record_audit,
+    usage_fields,
+)
 from omega.types import (
     IncomingMessage,
     OutgoingKind,
@@ -18,6 +27,9 @@ from omega.types import (
 )
 
 log = logging.getLogger(__name__)
+
+# The inbox rows send_stored marked done in the current answer (see `finished_rows`).
+_FINISHED: ContextVar[set[str] | None] = ContextVar("omega_finished_rows", default=None)
 
 
 async def send_stored(
@@ -61,7 +73,21 @@ async def send_stored(
                 )
             )
         attachments.cleanup([path], deps.paths.workspace)
-    await db_call(deps, "mark the message answered", None, deps.store.inbox_finish, message_id)
+    try:
+        await deps.store.call(deps.store.inbox_finish, message_id)
+    except Exception:
+        log.exception("marking message %s answered failed; carrying on without it", message_id)
+    else:
+        if (rows := _FINISHED.get()) is not None:
+            rows.add(message_id)
+
+
+def finished_rows() -> set[str]:
+    """Collect, from here on in this context, the inbox rows `send_stored` marks done (the
+    caller then need not mark them again: one write fewer per message)."""
+    rows: set[str] = set()
+    _FINISHED.set(rows)
+    return rows
 
 
 async def deliver_answer(
@@ -109,22 +135,7 @@ async def conclude(
         images = attachments.new_images(images_before, after)
     answer = [message.answer(text, kind)]
     names = [str(path) for path in images]
-    await db_call(
-        deps, "store the reply", False, deps.store.inbox_store_reply, message.id, answer, names
-    )
-    await db_call(
-        deps,
-        "store exchange",
-        "",
-        deps.store.store_exchange,
-        message.channel,
-        message.sender_id,
-        message.text,
-        text,
-        message.conversation,
-    )
-    await audit_message(
-        deps,
+    entry = message_entry(
         message,
         output_text=text,
         **usage_fields(reply, provider=deps.provider.name),
@@ -133,4 +144,33 @@ async def conclude(
         processing_ms=elapsed_ms(started),
         detail=detail[:2000],
     )
+    store = deps.store
+
+    def keep() -> None:
+        with store.transaction():  # one commit: no history without its kept answer, and back
+            store.inbox_store_reply(message.id, answer, names)
+            store.store_exchange(
+                message.channel, message.sender_id, message.text, text, message.conversation
+            )
+            store.audit(entry)
+
+    try:
+        await store.call(keep)
+    except Exception:  # each part on its own, as far as each goes
+        log.exception("keeping the answer to %s failed; writing its parts one by one", message.id)
+        await db_call(
+            deps, "store the reply", False, store.inbox_store_reply, message.id, answer, names
+        )
+        await db_call(
+            deps,
+            "store exchange",
+            "",
+            store.store_exchange,
+            message.channel,
+            message.sender_id,
+            message.text,
+            text,
+            message.conversation,
+        )
+        await record_audit(deps, entry)
     await send_stored(deps, message.id, out, answer, names)

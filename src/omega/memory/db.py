@@ -90,6 +90,7 @@ class Database:
         if not exact and not postgres.is_url(location):
             location = store_location(Path(location))
         self._lock = threading.RLock()
+        self._tx_depth = 0  # write transactions open on the thread holding the lock
         self._executor: ThreadPoolExecutor | None = None
         self._listener: wakeups.Listener | None = None
         if isinstance(location, str) and postgres.is_url(location):
@@ -166,29 +167,46 @@ class Database:
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
         with self._lock:
-            if self.dialect == "postgresql":
-                pg = cast(postgres.PgConnection, self._conn)
-                pg.begin(_WRITE_LOCK)
+            if self._tx_depth:  # inside another: its writes join that one, all or none
+                self._tx_depth += 1
                 try:
                     yield self._conn
-                    pg.execute("COMMIT")  # still in the transaction: a lost link fails here
-                except BaseException:
-                    with contextlib.suppress(Exception):
-                        pg.execute("ROLLBACK")
-                    raise
                 finally:
-                    pg.in_transaction = False
+                    self._tx_depth -= 1
                 return
-            self._conn.execute("BEGIN IMMEDIATE")
+            self._tx_depth = 1
+            try:
+                with self._outermost_tx() as conn:
+                    yield conn
+            finally:
+                self._tx_depth = 0
+
+    @contextmanager
+    def _outermost_tx(self) -> Iterator[sqlite3.Connection]:
+        if self.dialect == "postgresql":
+            pg = cast(postgres.PgConnection, self._conn)
+            pg.begin(_WRITE_LOCK)
             try:
                 yield self._conn
+                pg.execute("COMMIT")  # still in the transaction: a lost link fails here
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                with contextlib.suppress(Exception):
+                    pg.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
+            finally:
+                pg.in_transaction = False
+            return
+        self._conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self._conn
+        except BaseException:
+            self._conn.execute("ROLLBACK")
+            raise
+        self._conn.execute("COMMIT")
 
     def transaction(self) -> contextlib.AbstractContextManager[sqlite3.Connection]:
-        """An immediate write transaction, for repositories of other modules' tables."""
+        """An immediate write transaction, for repositories of other modules' tables; store
+        methods called inside it write in it (several writes, one commit)."""
         return self._tx()
 
     def schema_version(self) -> int:

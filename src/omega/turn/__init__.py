@@ -77,6 +77,7 @@ if TYPE_CHECKING:
         audit_message,
         db_call,
         elapsed_ms,
+        message_entry,
         record_audit,
         usage_fields,
     )
@@ -127,6 +128,7 @@ __all__ = [
     "may_edit_task",
     "may_run_command",
     "may_use_marker",
+    "message_entry",
     "models_for",
     "origin_label",
     "owner_message",
@@ -165,6 +167,7 @@ __getattr__ = loader(
         "at_least": "privileges",
         "audit_change": "effects",
         "audit_message": "records",
+        "message_entry": "records",
         "check_auth": "auth",
         "ChannelPolicy": "auth",
         "dm_policies": "auth",

@@ -9,6 +9,8 @@ import time
 from collections.abc import Callable
 from typing import TypedDict, TypeVar
 
+from typing_extensions import Unpack
+
 from omega.memory.audit import AuditEntry, AuditStatus
 from omega.providers.base import ProviderError
 from omega.turn.deps import PipelineDeps
@@ -81,43 +83,51 @@ def usage_fields(answer: Reply | ProviderError | None, *, provider: str = "") ->
     )
 
 
+class MessageFields(TypedDict, total=False):
+    """What an audit row of a message says besides who sent it and what (AuditEntry's own
+    fields)."""
+
+    event: str
+    detail: str
+    output_text: str
+    provider: str
+    model: str
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    cached_tokens: int
+    processing_ms: int
+
+
 async def audit_message(
     deps: PipelineDeps,
     message: IncomingMessage,
     *,
     status: AuditStatus,
-    event: str = "exchange",
-    detail: str = "",
     input_text: str | None = None,
-    output_text: str = "",
-    provider: str = "",
-    model: str = "",
-    input_tokens: int = 0,
-    output_tokens: int = 0,
-    cost_usd: float | None = None,
-    cached_tokens: int = 0,
-    processing_ms: int = 0,
+    **fields: Unpack[MessageFields],
 ) -> None:
-    """Audit what happened to `message`: who sent it and (unless `input_text` says otherwise)
-    what it said are filled in, the rest are AuditEntry's own fields; never raises."""
-    entry = AuditEntry(
+    """Audit what happened to `message` (`message_entry`'s row); never raises."""
+    await record_audit(deps, message_entry(message, status=status, input_text=input_text, **fields))
+
+
+def message_entry(
+    message: IncomingMessage,
+    *,
+    status: AuditStatus,
+    input_text: str | None = None,
+    **fields: Unpack[MessageFields],
+) -> AuditEntry:
+    """The audit row of what happened to `message`: who sent it and (unless `input_text` says
+    otherwise) what it said are filled in, the rest are AuditEntry's own fields."""
+    return AuditEntry(
         channel=message.channel,
         sender_id=message.sender_id,
         sender_name=message.sender_name,
         input_text=message.text if input_text is None else input_text,
         status=status,
-        event=event,
-        detail=detail,
-        output_text=output_text,
-        provider=provider,
-        model=model,
-        input_tokens=input_tokens,
-        output_tokens=output_tokens,
-        cost_usd=cost_usd,
-        cached_tokens=cached_tokens,
-        processing_ms=processing_ms,
+        **fields,
     )
-    await record_audit(deps, entry)
 
 
 def elapsed_ms(started: float) -> int:
