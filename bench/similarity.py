@@ -106,7 +106,8 @@ def main() -> None:
     module = importlib.import_module("omega.evolution.meaning.similarity")
     loaded = time.perf_counter()
     words = importlib.import_module("omega.evolution.meaning.similarity_words")
-    for language in words.LANGUAGES:  # the package and its four stemmers, loaded on first use
+    stop = importlib.import_module("omega.evolution.meaning.similarity_stop")
+    for language in stop.LANGUAGES:  # the package and its stemmers, loaded on first use
         words.stem(language, "loaded")
     first = time.perf_counter()
     print(
