@@ -54,11 +54,12 @@ from omega.evolution.meaning.similarity_conflicts import (
     ACTION_CONCEPTS,
     GENERIC,
     LEXICON,
+    SPECIFIC,
     conflict,
     opposed,
     things_of,
 )
-from omega.evolution.meaning.similarity_words import concepts
+from omega.evolution.meaning.similarity_words import concepts, read
 
 __all__ = ["SAME_MEANING", "same_meaning", "similarity"]
 
@@ -160,5 +161,7 @@ def same_meaning(a: str, b: str, model: bool = True) -> bool:
     left, right = concepts(a), concepts(b)
     if not left or not right or conflict(left, right) is not None:
         return False
+    if not (left & right & SPECIFIC) or not (read(a) and read(b)):
+        return False  # nothing specific in common, or a text the rules cannot read: no veto
     close = similarity_model.cosine(a, b)
     return close is not None and close >= similarity_model.CLOSE

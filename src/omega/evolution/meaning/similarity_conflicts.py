@@ -24,7 +24,15 @@ from __future__ import annotations
 from omega.evolution.meaning.similarity_actions import ACTIONS, GENERIC_ACTIONS
 from omega.evolution.meaning.similarity_things import BRANDS, GENERIC_THINGS, THINGS
 
-__all__ = ["ACTION_CONCEPTS", "GENERIC", "LEXICON", "conflict", "opposed", "things_of"]
+__all__ = [
+    "ACTION_CONCEPTS",
+    "GENERIC",
+    "LEXICON",
+    "SPECIFIC",
+    "conflict",
+    "opposed",
+    "things_of",
+]
 
 ACTION_CONCEPTS = frozenset(ACTIONS)
 GENERIC = GENERIC_THINGS | frozenset(GENERIC_ACTIONS)
@@ -34,7 +42,7 @@ NOT_THINGS = ACTION_CONCEPTS | frozenset(GENERIC_ACTIONS)
 # Actions that undo or end what another did: named by one text only, they make another gap.
 UNDOING = frozenset(
     {"cancel", "restore", "delete", "unsubscribe", "decline", "unblock", "decrypt", "unpack"}
-    | {"logout", "stop"}
+    | {"logout", "stop", "return"}
 )
 # Actions that only look at something: what the generic "get" (access, check) may stand for.
 LOOKING = frozenset(

@@ -31,7 +31,7 @@ STOP: dict[str, frozenset[str]] = {
         error errors something anything nothing now currently up down out off about more other
         another than then so very too much many instead yet either neither people someone
         anyone somebody anybody nearby near nearest problem problems incoming integration
-        integrations asked ask asks asking""",
+        integrations asked ask asks asking service services later""",
         "spanish": """el la los las un una unos unas de del al a en con por para sin y o u e que
         no puedo puede pueden podemos poder pude es son esta estan estoy ser mi mis tu tus su sus
         se lo le les nos me te tengo tiene tienen hay este esta estos estas ese esa eso como
@@ -40,7 +40,7 @@ STOP: dict[str, frozenset[str]] = {
         error errores posible imposible disponible soportado compatible manera forma ninguna
         ningun ni desde hasta sobre entre capaz nuevo nueva nuevos nuevas vez veces usar nadie
         alguien gente cerca cercano cercana problema problemas falta faltan incapaz capacidad
-        usuario usuarios integracion pidio""",
+        usuario usuarios integracion pidio servicio servicios""",
         "french": """le la les un une des du de d l au aux en et ou pas ne n je j peux peut
         peuvent pouvoir pu est sont suis etre mon ma mes ton ta tes son sa ses notre nos votre
         vos leur leurs ce cet cette ces qu que qui il elle ils elles on nous vous me te se s y sur
@@ -60,7 +60,7 @@ STOP: dict[str, frozenset[str]] = {
         ueber durch um bis gibt habe hat haben wird werden nutzen niemanden niemand
         jemanden jemand leute nahe nahegelegen nachste naechste problem
         probleme mir mich dir uns fehlt fehlen moglichkeit moeglichkeit unfahig unfaehig
-        nutzer nutzers benutzer integration integrationen""",
+        nutzer nutzers benutzer integration integrationen dienst dienste spater spaeter""",
         "portuguese": """o a os as um uma uns umas de do da dos das em no na nos nas ao aos
         pelo pela pelos pelas por para com sem e ou que nao posso pode podem consigo consegue
         conseguir conseguimos ha tem tenho ter meu minha meus minhas seu sua seus suas se me te
@@ -70,7 +70,7 @@ STOP: dict[str, frozenset[str]] = {
         possivel impossivel disponivel suportado maneira forma nenhum nenhuma nem desde ate
         sobre entre capaz incapaz capacidade novo nova novos novas vez vezes usar usuario
         utilizador alguem ninguem pessoa pessoas perto problema problemas falta faltam
-        integracao pediu pedi""",
+        integracao pediu pedi servico servicos""",
         "italian": """il lo la i gli le un uno una di del dello della dei degli delle al
         allo alla ai agli alle da dal dallo dalla dai dagli dalle nel nello nella nei negli
         nelle con sul sullo sulla sui sugli sulle per tra fra e ed o ma che non posso puo
@@ -81,7 +81,7 @@ STOP: dict[str, frozenset[str]] = {
         funzionare errore errori possibile impossibile disponibile supportato modo nessun
         nessuno nessuna capace incapace capacita nuovo nuova nuovi nuove volta volte usare
         utente utenti qualcuno vicino problema problemi manca mancano integrazione sono essere
-        chiesto""",
+        chiesto servizio servizi""",
         "dutch": """de het een van aan te met voor naar bij uit om en of maar dat die dit deze
         niet geen kan kun kunt kunnen kon ik jij je u hij zij ze wij we mijn jouw zijn haar hun
         ons onze er is was waren wordt worden heb hebt heeft hebben al nog ook alleen altijd
@@ -118,6 +118,37 @@ PHRASES = {
     "to dos": "todolist",
     "to do list": "todolist",
     "to do lists": "todolist",
+    "video call": "videocall",
+    "video calls": "videocall",
+    "video calling": "videocall",
+    "appel video": "videocall",
+    "appels video": "videocall",
+    "en ligne": "online",
+    "en linea": "online",
+    "on line": "online",
+    "voice recognition": "speechtotext",
+    "speech recognition": "speechtotext",
+    "reconocimiento de voz": "speechtotext",
+    "reconhecimento de voz": "speechtotext",
+    "riconoscimento vocale": "speechtotext",
+    "spraakherkenning": "speechtotext",
+    "sintesi vocale": "texttospeech",
+    "mensagem de texto": "textmessage",
+    "mensagens de texto": "textmessage",
+    "messaggio di testo": "textmessage",
+    "messaggi di testo": "textmessage",
+    "posta elettronica": "email",
+    "correio eletronico": "email",
+    "copia di sicurezza": "backup",
+    "copia de seguranca": "backup",
+    "fuso horario": "timezone",
+    "fuso orario": "timezone",
+    "lista de compras": "shoppinglist",
+    "lista della spesa": "shoppinglist",
+    "boodschappenlijst": "shoppinglist",
+    "foglio di calcolo": "spreadsheet",
+    "casa intelligente": "smarthome",
+    "codice qr": "qrcode",
     "phone call": "call",
     "phone calls": "call",
     "voice call": "call",

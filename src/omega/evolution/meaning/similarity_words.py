@@ -22,11 +22,12 @@ from functools import lru_cache
 from typing import Any
 
 from omega.evolution.meaning.similarity_actions import ACTIONS, GENERIC_ACTIONS
+from omega.evolution.meaning.similarity_combined import combined
 from omega.evolution.meaning.similarity_more import MORE
 from omega.evolution.meaning.similarity_stop import LANGUAGES, PHRASES, STOP, STOP_WORDS
 from omega.evolution.meaning.similarity_things import BRANDS, THINGS
 
-__all__ = ["EXACT", "concept_of", "concepts", "fold", "languages", "spelled", "stem"]
+__all__ = ["EXACT", "concept_of", "concepts", "fold", "languages", "read", "spelled", "stem"]
 
 COMPOUND_MIN = 3  # letters of the shorter part of a German compound
 
@@ -50,6 +51,8 @@ EXACT, PREFIXES = _table(ACTIONS, GENERIC_ACTIONS, THINGS, MORE)
 for _brand in BRANDS:  # each its own concept, unless the lexicon names it (YouTube -> video)
     EXACT.setdefault(_brand, _brand)
 _SHORTEST = min(map(len, PREFIXES))
+ACTION_NAMES = frozenset(ACTIONS)
+KNOWN = frozenset(EXACT.values()) | frozenset(PREFIXES.values())  # every concept of the lexicon
 
 
 def fold(text: str) -> str:
@@ -128,13 +131,22 @@ def concept_of(word: str, langs: tuple[str, ...]) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=4096)
+def read(text: str) -> bool:
+    """Whether the lexicon reads the text: it says a stop word of one of LANGUAGES, or names
+    only concepts the lexicon knows ("Restaurant reservations"). A text in another language
+    (Polish, Swedish...) is read as words the rules cannot weigh: the model's merge of it is
+    not trusted (similarity.same_meaning)."""
+    return languages(fold(text).split()) != LANGUAGES or concepts(text) <= KNOWN
+
+
+@lru_cache(maxsize=4096)
 def concepts(text: str) -> frozenset[str]:
     """The concepts a text names, stop words dropped (see the module's docstring)."""
     words = fold(text).split()
     langs = languages(words)
-    found: set[str] = set()
+    ordered: list[str] = []
     for word in words:
         if word in STOP_WORDS or (len(word) < 2 and not word.isdigit()):
             continue
-        found.update(concept_of(word, langs))
-    return frozenset(found)
+        ordered.extend(concept_of(word, langs))
+    return combined(ordered, ACTION_NAMES)
