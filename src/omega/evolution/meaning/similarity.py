@@ -61,7 +61,7 @@ from omega.evolution.meaning.similarity_conflicts import (
 )
 from omega.evolution.meaning.similarity_words import concepts, read
 
-__all__ = ["SAME_MEANING", "same_meaning", "similarity"]
+__all__ = ["SAME_MEANING", "model_may_merge", "same_meaning", "similarity"]
 
 SAME_MEANING = 0.6  # score at or above which two texts are the same gap or idea
 ACTION_WEIGHT = 1.5  # an action concept counts this much more than an object
@@ -116,6 +116,8 @@ def similarity(a: str, b: str) -> float:
     left, right = concepts(a), concepts(b)
     if not left or not right:
         return 0.0
+    if not (read(a) and read(b)):  # words the lexicon cannot weigh ("Nie mogę", "Jag kan")
+        return 1.0 if left == right else 0.0
     if renamed := _spelled_alike(left, right):
         left = frozenset(renamed.get(c, c) for c in left)
         right = frozenset(renamed.get(c, c) for c in right)
@@ -150,18 +152,24 @@ def _bare_same(left: frozenset[str], right: frozenset[str]) -> bool:
     return bool(left - LIGHT) and left - LIGHT == right - LIGHT
 
 
+def model_may_merge(a: str, b: str) -> bool:
+    """Whether the embedding model's word may merge two texts: no conflict rule is against it,
+    they name a specific concept in common (an action or thing of the lexicon, not "get" or
+    "file"), and the lexicon reads both (similarity_words.read), so that the rules could have
+    vetoed it. Otherwise the model is not asked: a false merge hides a gap."""
+    left, right = concepts(a), concepts(b)
+    if not left or not right or conflict(left, right) is not None:
+        return False
+    return bool(left & right & SPECIFIC) and read(a) and read(b)
+
+
 def same_meaning(a: str, b: str, model: bool = True) -> bool:
     """Whether two texts describe the same gap or idea: the lexical method says so, or (with
     `model` and the `similarity` extra installed) the embedding model puts them at CLOSE or
     nearer and the conflict rules (similarity_conflicts.py) find nothing against it."""
     if similarity(a, b) >= SAME_MEANING:
         return True
-    if not model or not similarity_model.available():
+    if not model or not similarity_model.available() or not model_may_merge(a, b):
         return False
-    left, right = concepts(a), concepts(b)
-    if not left or not right or conflict(left, right) is not None:
-        return False
-    if not (left & right & SPECIFIC) or not (read(a) and read(b)):
-        return False  # nothing specific in common, or a text the rules cannot read: no veto
     close = similarity_model.cosine(a, b)
     return close is not None and close >= similarity_model.CLOSE

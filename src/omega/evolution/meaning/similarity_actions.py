@@ -49,7 +49,8 @@ ACTIONS: dict[str, str] = {
     "merge": "merg* combin* fusion* zusammenfug* zusammenfueg* vereinig*",
     "split": "split* dividir divide* diviser decoup* aufteil* trenn*",
     "share": "share shared shares sharing compart* partag* teilen teile teilt geteilt",
-    "convert": "convert* conversion* convertir konvert* umrechn* umwandl* transform*",
+    "convert": "umzuwandel* umwandel* convert* conversion* convertir konvert* umrechn* umwandl* "
+    "transform*",
     "track": "track* rastre* seguimiento segui* suivi suivre verfolg* monitor* vigil* "
     "surveill* uberwach* ueberwach* observ*",
     "summarize": "summar* resum* zusammenfass* synthes*",
@@ -64,8 +65,8 @@ ACTIONS: dict[str, str] = {
     "transfer": "transfer* transferencia* uberweis* ueberweis* virement* virer",
     "cancel": "cancel* anular anula anulacion* annul* storn* kundig* absag*",
     "schedule": "schedul* planif* plann* planen einplan* programar agendar",
-    "call": "dial dials dialing call calls calling called llamar llama llamada* appel* appeler "
-    "telephoner anruf* telefonat* telefonier*",
+    "call": "anzuruf* dial dials dialing call calls calling called llamar llama llamada* appel* "
+    "appeler telephoner anruf* telefonat* telefonier*",
     "publish": "post posts posting posted publish* publica* publicar publie* publier poster "
     "veroffentlich* veroeffentlich* posten",
     "export": "export* exportar exporter exportier*",

@@ -9,9 +9,10 @@ the domain would give, whatever the language, as the concepts are language-free:
   tickets");
 - scanning a QR code or a barcode is reading it;
 - creating an archive is compressing ("create zip archives", "compress files into a zip");
-- drawing, or creating an image, is generating one ("generate images", "draw pictures");
-- scheduling a reminder, an alarm, a timer or an event is setting (creating) it, and a
-  reminder's notification is the reminder;
+- drawing (pictures, when nothing else is named), or creating an image, is generating one
+  ("generate images", "draw pictures"; "draw diagrams" is left as it is);
+- scheduling or configuring a reminder, an alarm, a timer or an event is setting (creating)
+  it, and a reminder's notification is the reminder;
 - text to a phone or as a message, with no other action than sending, is an SMS sent ("text a
   phone number", "messaggi di testo").
 """
@@ -24,6 +25,8 @@ SPEECH = frozenset({"audio", "voice", "record", "note"})
 TRAVEL = frozenset({"flight", "train", "bus", "hotel", "ticket"})
 CODES = frozenset({"qr", "barcode"})
 TIMED = frozenset({"reminder", "alarm", "timer", "event"})
+# Concepts that name no thing drawn ("draw from a description", "from a text").
+PLAIN = frozenset({"get", "make", "describe", "text"})
 # Actions a text may name beside texting someone ("send a text message to a phone").
 TEXTING = frozenset({"send"})
 
@@ -44,6 +47,8 @@ def combined(ordered: list[str], actions: frozenset[str]) -> frozenset[str]:
     module's docstring applied; `actions` are the lexicon's action concepts."""
     found = set(ordered)
     if _transcribing(ordered):
+        if "stt" in found:
+            found.add("voice")  # speech-to-text: the speech is what is transcribed
         found -= {"convert", "recognize", "text", "stt"}
         found.add("transcribe")
     if "transcribe" in found and found & SPEECH:
@@ -54,13 +59,15 @@ def combined(ordered: list[str], actions: frozenset[str]) -> frozenset[str]:
         found = found - {"scan"} | {"read"}
     if "archive" in found and "create" in found:
         found = found - {"create"} | {"compress"}
-    if "draw" in found or ("create" in found and "image" in found):
-        found = found - {"draw", "create"} | {"generate", "image"}
-    if found & TIMED:
-        if "schedule" in found:
-            found = found - {"schedule"} | {"create"}
-        if "reminder" in found:
-            found.discard("notification")
-    if "text" in found and found & {"phone", "message"} and not (found & actions) - TEXTING:
+    if "draw" in found and not found - actions - PLAIN:
+        found.add("image")  # drawing, and no other thing named: drawing pictures
+    if "image" in found and found & {"draw", "create"}:
+        found = found - {"draw", "create"} | {"generate"}
+    if found & TIMED and found & {"schedule", "configure"}:
+        found = found - {"schedule", "configure"} | {"create"}
+    if "reminder" in found:
+        found.discard("notification")
+    texted = found & {"phone", "message"} and not found & (SPEECH | {"voice"})
+    if "text" in found and texted and not (found & actions) - TEXTING:
         found = found - {"text", "phone", "number", "message"} | {"sms", "send"}
     return frozenset(found)

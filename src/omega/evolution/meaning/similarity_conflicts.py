@@ -11,7 +11,8 @@ the two texts, as concepts:
 - both name things and share none, or each names a known action or thing the other lacks
   ("WhatsApp messages" and "Telegram messages", "print photos" and "print photocopies");
 - one only "gets" (accesses, checks) and the other names an action that does more than look
-  ("look up train times" and "buy train tickets");
+  ("look up train times" and "buy train tickets"), or one only "makes" (takes, does) and the
+  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten");
 - one names an action that undoes or ends something and the other names none ("book
   flights" and "cancel flight bookings", "back up" and "restore from a backup");
 - a word of one is a word of the other negated (`follow`, `unfollow`; `crypt`, `decrypt`).
@@ -49,6 +50,8 @@ LOOKING = frozenset(
     {"read", "search", "track", "analyze", "summarize", "play", "recognize", "count", "measure"}
     | {"calculate", "compare", "describe", "verify", "scan", "download", "sync"}
 )
+# What the light "make" (machen, fazer: "take photos", "make a list") may stand for.
+MAKING = frozenset({"create", "generate"})
 NEGATING = ("un", "de", "dis")  # prefixes that make a word its opposite
 
 
@@ -94,4 +97,6 @@ def conflict(left: frozenset[str], right: frozenset[str]) -> str | None:
     ):
         if "get" in one and not acts and other_acts - LOOKING:
             return "more than a look"
+        if "make" in one and not acts and other_acts - MAKING:
+            return "more than making"
     return None

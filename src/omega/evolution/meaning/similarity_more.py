@@ -51,7 +51,7 @@ _ACTIONS: dict[str, str] = {
     "transfer": "transferir bonific* trasferi* overmak* overboek*",
     "cancel": "annull* disdire disdic* annuleer* annuleren opzeg*",
     "schedule": "agendar pianific* programmare plannen inplann*",
-    "call": "ligar ligacao ligacoes chamada* telefonar chiamare chiama chiamat* bellen bel belt",
+    "call": "ligacao ligacoes chamada* telefonar chiamare chiama chiamat* bellen bel belt",
     "publish": "pubblic* publiceer* publiceren plaatsen",
     "export": "esport* exporteer*",
     "import": "importeer*",

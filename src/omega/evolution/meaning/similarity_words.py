@@ -132,11 +132,15 @@ def concept_of(word: str, langs: tuple[str, ...]) -> tuple[str, ...]:
 
 @lru_cache(maxsize=4096)
 def read(text: str) -> bool:
-    """Whether the lexicon reads the text: it says a stop word of one of LANGUAGES, or names
-    only concepts the lexicon knows ("Restaurant reservations"). A text in another language
-    (Polish, Swedish...) is read as words the rules cannot weigh: the model's merge of it is
-    not trusted (similarity.same_meaning)."""
-    return languages(fold(text).split()) != LANGUAGES or concepts(text) <= KNOWN
+    """Whether the lexicon reads the text: at least half its words are stop words or words of
+    the lexicon. A text in another language ("Nie mogę wysłać e-maila", "Jag kan inte skicka
+    e-post") is mostly words the rules cannot weigh, whose stems two such texts share
+    whatever they ask: similarity.py merges it only when it names the same concepts, and never
+    on the model's word."""
+    words = [word for word in fold(text).split() if len(word) > 1 or word.isdigit()]
+    langs = languages(words)
+    known = sum(1 for word in words if word in STOP_WORDS or set(concept_of(word, langs)) <= KNOWN)
+    return 2 * known >= len(words)
 
 
 @lru_cache(maxsize=4096)
