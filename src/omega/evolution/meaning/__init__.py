@@ -5,7 +5,10 @@ This module is the package's public face: callers outside `omega.evolution.meani
 here. Inside, modules import each other directly.
 - similarity: same_meaning (and the score it is judged on)
 - similarity_words: a text as the concepts it names (folded words, Snowball stems)
+- similarity_stop: stop words and phrases of the seven languages
 - similarity_actions, similarity_things: the lexicon of actions and things, per language
+- similarity_more: the lexicon in Portuguese, Italian and Dutch
+- similarity_combined: concepts that, named together, name another
 - similarity_conflicts: the lexical conflict rules, a veto on the model's merges
 - similarity_model: the optional embedding model (the `similarity` extra)
 

@@ -12,9 +12,9 @@ teleport and telepathy.
 from __future__ import annotations
 
 ACTIONS: dict[str, str] = {
-    "send": "send sent sending enviar envia envian envie envio envien enviando enviado enviad* "
-    "envoy* envoi envoie envoient mandar manda mande schick* senden sende sendet gesendet "
-    "versend* verschick* forward* reenvi* weiterleit*",
+    "send": "ship ships shipped send sent sending enviar envia envian envie envio envien enviando "
+    "enviado enviad* envoy* envoi envoie envoient mandar manda mande schick* senden sende sendet "
+    "gesendet versend* verschick* forward* reenvi* weiterleit*",
     "receive": "receiv* recib* recevoir recoi* recu recus empfang* erhalt* bekomm*",
     "read": "read reads reader browse browsing leer lee leo leen leyendo leido lectura lire lis "
     "lit lisent lecture lesen lese liest gelesen extract* extrae* extraer extraire auslesen "
@@ -22,9 +22,9 @@ ACTIONS: dict[str, str] = {
     "analyze": "analy* analiz* auswert*",
     "write": "write writes writing written wrote escribir escribe redactar redacta rediger "
     "redige ecrire ecrit* schreib* verfass* draft* compose composing",
-    "create": "creat* crear crea creo creen creando creado creer cree creent erstell* "
-    "anleg* add adds adding anadir anade agregar agrega ajout* hinzufug* hinzufueg* set sets "
-    "regler regle",
+    "create": "setzen setze setzt creat* crear crea creo creen creando creado creer cree creent "
+    "erstell* anleg* add adds adding anadir anade agregar agrega ajout* hinzufug* hinzufueg* set "
+    "sets regler regle",
     "save": "save saves saved saving store stores stored storing guardar guarda speichern "
     "speichert gespeichert abspeichern",
     "delete": "delet* remov* borrar borra elimin* supprim* efface* losch* loesch* entfern*",
@@ -49,7 +49,8 @@ ACTIONS: dict[str, str] = {
     "merge": "merg* combin* fusion* zusammenfug* zusammenfueg* vereinig*",
     "split": "split* dividir divide* diviser decoup* aufteil* trenn*",
     "share": "share shared shares sharing compart* partag* teilen teile teilt geteilt",
-    "convert": "convert* conversion* convertir konvert* umrechn* umwandl* transform*",
+    "convert": "umzuwandel* umwandel* convert* conversion* convertir konvert* umrechn* umwandl* "
+    "transform*",
     "track": "track* rastre* seguimiento segui* suivi suivre verfolg* monitor* vigil* "
     "surveill* uberwach* ueberwach* observ*",
     "summarize": "summar* resum* zusammenfass* synthes*",
@@ -64,8 +65,8 @@ ACTIONS: dict[str, str] = {
     "transfer": "transfer* transferencia* uberweis* ueberweis* virement* virer",
     "cancel": "cancel* anular anula anulacion* annul* storn* kundig* absag*",
     "schedule": "schedul* planif* plann* planen einplan* programar agendar",
-    "call": "call calls calling called llamar llama llamada* appel* appeler telephoner anruf* "
-    "telefonat* telefonier*",
+    "call": "anzuruf* dial dials dialing call calls calling called llamar llama llamada* appel* "
+    "appeler telephoner anruf* telefonat* telefonier*",
     "publish": "post posts posting posted publish* publica* publicar publie* publier poster "
     "veroffentlich* veroeffentlich* posten",
     "export": "export* exportar exporter exportier*",
@@ -119,15 +120,20 @@ ACTIONS: dict[str, str] = {
     "vote": "vote votes voting votar voter abstimm*",
     "water": "water watering regar riego arroser giessen giesst",
     "join": "join joins joining joined unirse unirme rejoindre beitret* teilnehm* particip*",
+    "return": "return returns returning returned refund* devolver devolucion* devolv* "
+    "retourn* renvoyer remboursement* rembours* ruckgab* zuruckgeb* zuruecksend* rucksend* "
+    "erstatt* restituire restituzion* rimbors* reembols* terugstur* retourner*",
     "stop": "stop stops stopping parar detener arreter anhalten stopp*",
 }
 # Verbs that say almost nothing of the gap: they weigh as the generic "get", not as actions.
 GENERIC_ACTIONS: dict[str, str] = {
-    "get": "get gets getting acces* acced* zugriff* zugreif* check checks checking consult* "
-    "abruf* abfrag* fetch* obtain* obten* obtien* look looks lookup retriev* recuper* query "
-    "queries show shows showing display* view* mostrar muestra affich* anzeig* zeig* manag* "
+    "get": "see sees seeing voir vois voit sehen sieht give gives giving dar geben donner "
+    "donne dare geven get gets getting acces* acced* zugriff* zugreif* check checks checking "
+    "consult* abruf* abfrag* fetch* obtain* obten* obtien* look looks lookup retriev* recuper* "
+    "query queries show shows showing display* view* mostrar muestra affich* anzeig* zeig* manag* "
     "gestion* gerer handl* verwalt* provid* proporcion* fournir take takes taking tomar "
     "prendre prend nehmen tell decir dire sagen",
     # "make a call", "make reservations": the verb names no action of its own
-    "make": "make makes making made hacer hace faire fait machen macht poner pon stellen",
+    "make": "make makes making made hacer hace faire fait machen macht poner pon stellen "
+    "tatigen taetigen passer",
 }

@@ -11,7 +11,8 @@ the two texts, as concepts:
 - both name things and share none, or each names a known action or thing the other lacks
   ("WhatsApp messages" and "Telegram messages", "print photos" and "print photocopies");
 - one only "gets" (accesses, checks) and the other names an action that does more than look
-  ("look up train times" and "buy train tickets");
+  ("look up train times" and "buy train tickets"), or one only "makes" (takes, does) and the
+  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten");
 - one names an action that undoes or ends something and the other names none ("book
   flights" and "cancel flight bookings", "back up" and "restore from a backup");
 - a word of one is a word of the other negated (`follow`, `unfollow`; `crypt`, `decrypt`).
@@ -24,7 +25,15 @@ from __future__ import annotations
 from omega.evolution.meaning.similarity_actions import ACTIONS, GENERIC_ACTIONS
 from omega.evolution.meaning.similarity_things import BRANDS, GENERIC_THINGS, THINGS
 
-__all__ = ["ACTION_CONCEPTS", "GENERIC", "LEXICON", "conflict", "opposed", "things_of"]
+__all__ = [
+    "ACTION_CONCEPTS",
+    "GENERIC",
+    "LEXICON",
+    "SPECIFIC",
+    "conflict",
+    "opposed",
+    "things_of",
+]
 
 ACTION_CONCEPTS = frozenset(ACTIONS)
 GENERIC = GENERIC_THINGS | frozenset(GENERIC_ACTIONS)
@@ -34,13 +43,15 @@ NOT_THINGS = ACTION_CONCEPTS | frozenset(GENERIC_ACTIONS)
 # Actions that undo or end what another did: named by one text only, they make another gap.
 UNDOING = frozenset(
     {"cancel", "restore", "delete", "unsubscribe", "decline", "unblock", "decrypt", "unpack"}
-    | {"logout", "stop"}
+    | {"logout", "stop", "return"}
 )
 # Actions that only look at something: what the generic "get" (access, check) may stand for.
 LOOKING = frozenset(
     {"read", "search", "track", "analyze", "summarize", "play", "recognize", "count", "measure"}
     | {"calculate", "compare", "describe", "verify", "scan", "download", "sync"}
 )
+# What the light "make" (machen, fazer: "take photos", "make a list") may stand for.
+MAKING = frozenset({"create", "generate"})
 NEGATING = ("un", "de", "dis")  # prefixes that make a word its opposite
 
 
@@ -86,4 +97,6 @@ def conflict(left: frozenset[str], right: frozenset[str]) -> str | None:
     ):
         if "get" in one and not acts and other_acts - LOOKING:
             return "more than a look"
+        if "make" in one and not acts and other_acts - MAKING:
+            return "more than making"
     return None

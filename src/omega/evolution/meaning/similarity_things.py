@@ -19,6 +19,9 @@ THINGS: dict[str, str] = {
     "twitter": "twitter tweet* retweet*",
     "notification": "notification* notificacion* benachrichtigung*",
     "voicemail": "voicemail* buzon mailbox anrufbeantworter",
+    "videocall": "videocall* videollamada* videoanruf* videochiamat* videochamada* "
+    "videogesprek* videoconferenc* videokonferenz*",
+    "face": "face faces rostro* visage* gesicht* volto volti rosto* gezicht*",
     "phone": "phone* telefon* telephon* handy movil celular smartphone* portable mobile",
     "fax": "fax*",
     "birthday": "birthday* cumpleanos anniversaire* geburtstag*",
@@ -34,7 +37,8 @@ THINGS: dict[str, str] = {
     "time_zone": "timezone* zeitzone* fuseau*",
     "clock": "clock* reloj* horloge* uhr uhrzeit",
     # information
-    "weather": "weather* tiempo clima* meteo* wetter*",
+    "weather": "rain raining lluvia llover llueve pleuvoir pluie pleut regen regnet regnen piovere "
+    "pioggia piove chover chuva regent weather* tiempo clima* meteo* wetter*",
     "temperature": "temperat*",
     "forecast": "forecast* pronostic* prevision* vorhersag*",
     "news": "news noticia* nouvelles actualit* schlagzeil* headline*",
@@ -54,8 +58,8 @@ THINGS: dict[str, str] = {
     "location": "location* ubicacion* localizacion* position* standort* gps coordinat* koordinat*",
     "address": "address* adress* direccion* domicilio* anschrift*",
     # travel
-    "flight": "flight* plane planes vuelo* vol vols flug* fluge flugzeug* avion* airline* "
-    "aerolinea*",
+    "flight": "aereo aerei aerea aereas aereos flight* plane planes vuelo* vol vols flug* fluge "
+    "flugzeug* avion* airline* aerolinea*",
     "hotel": "hotel* hostal* alojamiento* hebergement* unterkunft* airbnb",
     "train": "train trains tren trenes zug zuge zuege bahn* railway* ferrocarril*",
     "bus": "bus buses autobus*",
@@ -105,7 +109,7 @@ THINGS: dict[str, str] = {
     "signature": "signature* unterschrift*",
     "contract": "contract* contrato* contrat* vertrag* vertrage*",
     "ebook": "ebook* libro* livre* buch bucher buecher kindle",
-    "image": "image* imagen* imagenes picture* pic pics photo photos foto fotos bild bilder "
+    "image": "vision image* imagen* imagenes picture* pic pics photo photos foto fotos bild bilder "
     "bildern jpg jpeg png gif",
     "screenshot": "screenshot* captura capture* bildschirmfoto*",
     "screen": "screen* pantalla* ecran* bildschirm*",
