@@ -21,7 +21,7 @@ from omega.gateway.claims import Claims
 from omega.gateway.outbound import Outbound
 from omega.gateway.peers import Peers
 from omega.gateway.senders import Senders, sender_language
-from omega.turn import PipelineDeps, granted_role, is_owner
+from omega.turn import PipelineDeps, is_owner
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -61,7 +61,7 @@ class Gateway:
         handled completely (at once for those two)."""
         handled: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         message = ingress.clean(message)
-        denial = await ingress.refusal(self.deps, message)
+        denial, granted = await ingress.admission(self.deps, message)
         if denial:
             await ingress.deny(self.deps, message, denial, self)
             handled.set_result(None)
@@ -93,7 +93,6 @@ class Gateway:
                 )
         await self.senders.dispatch(message, durable)
         # The owner is here (by the config or memory.db's grants): give them what was kept.
-        granted = await granted_role(self.deps.store, message)
         if is_owner(self.deps.config, message, granted):
             try:
                 await self.flush_owner_alerts()

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from omega.config.safety import LimitsSection
 from omega.gateway.strangers import offer_pairing
+from omega.memory.access import GrantRole
 from omega.memory.audit import AuditEntry
 from omega.text import scrub
 from omega.turn import Outbox, PipelineDeps, check_auth, granted_role, tells_strangers
@@ -102,7 +103,16 @@ def within_limits(
 async def refusal(deps: PipelineDeps, message: IncomingMessage) -> str | None:
     """Why the sender may not talk to Omega (None: they may), from the config and the grants
     memory.db holds now (so a revocation holds from the next message)."""
-    return check_auth(deps.config, message, await granted_role(deps.store, message))
+    return (await admission(deps, message))[0]
+
+
+async def admission(
+    deps: PipelineDeps, message: IncomingMessage
+) -> tuple[str | None, GrantRole | None]:
+    """`refusal`, and the role memory.db grants the sender, read once for both (the caller's
+    next steps reuse it rather than read it again)."""
+    granted = await granted_role(deps.store, message)
+    return check_auth(deps.config, message, granted), granted
 
 
 async def deny(deps: PipelineDeps, message: IncomingMessage, reason: str, out: Outbox) -> None:

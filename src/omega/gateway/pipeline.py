@@ -32,6 +32,7 @@ from omega.gateway.turn_context import turn_context
 from omega.markers.handlers import apply_markers
 from omega.markers.notices import unmet_notice
 from omega.markers.registry import parse_markers
+from omega.memory.access import GrantRole
 from omega.providers.base import ProviderError, friendly_error
 from omega.turn import (
     Outbox,
@@ -42,7 +43,7 @@ from omega.turn import (
     db_call,
     elapsed_ms,
     external_reads,
-    load_turn,
+    load_granted_turn,
     make_turn,
     marker_context,
     may_run_command,
@@ -160,14 +161,14 @@ async def _showing_activity(
 async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outbox) -> None:
     """Answer one message through every stage, in order."""
     started = time.perf_counter()
-    denial = await ingress.refusal(deps, message)
+    denial, granted = await ingress.admission(deps, message)  # read now: a revocation holds
     if denial:
         await ingress.deny(deps, message, denial, out)
         return
     message = await as_person(deps, _sanitized(message))
     if voice.has_voice(message):
         heard = await voice.transcribe_voice(
-            deps, message, await load_turn(deps, message), out, started
+            deps, message, await load_granted_turn(deps, message, granted), out, started
         )
         if heard is None:  # answered: no transcription, or it failed
             return
@@ -178,7 +179,8 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         else []
     )
     try:
-        await _answer(deps, _with_attachment_notes(message, [str(p) for p in saved]), out, started)
+        noted = _with_attachment_notes(message, [str(p) for p in saved])
+        await _answer(deps, noted, out, started, granted)
     finally:
         attachments.cleanup(saved, deps.paths.workspace)
 
@@ -204,9 +206,13 @@ async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMes
 
 
 async def _answer(
-    deps: PipelineDeps, message: IncomingMessage, out: Outbox, started: float
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    out: Outbox,
+    started: float,
+    granted: GrantRole | None,
 ) -> None:
-    turn = await load_turn(deps, message)
+    turn = await load_granted_turn(deps, message, granted)
     turn = make_turn(deps, await _welcome(deps, message, turn.facts, out), turn.role)
 
     command = parse_command(message.text)

@@ -8,7 +8,8 @@ This module is the package's public face: callers outside `omega.turn` import fr
   never stop a reply, and the audit's one vocabulary)
 - ask: ask_provider, models_for (the one way to ask the provider)
 - spend: the daily spending cap (BACKGROUND_SHARE: where background work stops)
-- load: load_turn, make_turn, person_workspace (who is answered, and their folder)
+- load: load_turn, load_granted_turn, make_turn, person_workspace (who is answered, their
+  folder)
 - auth, privileges: who may talk, and with which rights
 - prompt: the system prompt of a turn
 - effects: what marker effects act against (MarkerContext, marker_context)
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
         marker_context,
         owner_message,
     )
-    from omega.turn.load import load_turn, make_turn, person_workspace
+    from omega.turn.load import load_granted_turn, load_turn, make_turn, person_workspace
     from omega.turn.privileges import (
         OWNER_COMMANDS,
         Role,
@@ -120,6 +121,7 @@ __all__ = [
     "external_reads",
     "granted_role",
     "is_owner",
+    "load_granted_turn",
     "load_turn",
     "local_owner_id",
     "lowest",
@@ -182,6 +184,7 @@ __getattr__ = loader(
         "external_reads": "effects",
         "origin_label": "prompt",
         "is_owner": "auth",
+        "load_granted_turn": "load",
         "load_turn": "load",
         "local_owner_id": "auth",
         "lowest": "privileges",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from omega.memory.access import GrantRole
 from omega.schedule import resolve_timezone
 from omega.turn.auth import granted_role
 from omega.turn.deps import PipelineDeps, Turn
@@ -14,10 +15,17 @@ from omega.types import IncomingMessage
 
 
 async def load_turn(deps: PipelineDeps, message: IncomingMessage) -> Turn:
-    """The sender's facts, language and timezone (memory failing means empty facts)."""
+    """The sender's facts, language and timezone (memory failing means empty facts), and their
+    role from the grants read now (a revocation holds at once)."""
+    return await load_granted_turn(deps, message, await granted_role(deps.store, message))
+
+
+async def load_granted_turn(
+    deps: PipelineDeps, message: IncomingMessage, granted: GrantRole | None
+) -> Turn:
+    """`load_turn` with the grants the caller has just read (not read twice in one step)."""
     no_facts: dict[str, str] = {}
     facts = await db_call(deps, "load facts", no_facts, deps.store.facts, message.sender_id)
-    granted = await granted_role(deps.store, message)  # read now: a revocation holds at once
     return make_turn(deps, facts, role_of(deps.config, message, granted))
 
 
