@@ -13,6 +13,7 @@ import linecache
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from types import FrameType
 from typing import IO, Any
@@ -24,8 +25,8 @@ END_LINE = "omega: end of the stack dump"
 
 def install_stack_dump() -> bool:
     """When OMEGA_DUMP_STACKS is set, dump the stacks on SIGUSR1 (see the module); True when
-    installed. Call it from the main thread."""
-    if not os.environ.get(DUMP_ENV):
+    installed (never off the main thread, where signal handlers cannot be set)."""
+    if not os.environ.get(DUMP_ENV) or threading.current_thread() is not threading.main_thread():
         return False
     signal.signal(DUMP_SIGNAL, _on_signal)  # runs after faulthandler's dump (chain=True)
     faulthandler.register(DUMP_SIGNAL, file=sys.stderr, all_threads=True, chain=True)
