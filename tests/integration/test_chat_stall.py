@@ -12,6 +12,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from omega.ops.stacks import END_LINE
 from tests.conftest import OMEGA_BIN, jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -31,6 +33,7 @@ def _env(fake: FakeOpenAI, stall: float = STALL) -> dict[str, str]:
     )
 
 
+@pytest.mark.slow  # two chats and the stall
 def test_a_hung_answer_ends_the_chat_after_the_stall_and_the_next_run_answers_it(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -54,9 +57,9 @@ def test_a_hung_answer_ends_the_chat_after_the_stall_and_the_next_run_answers_it
     [row] = db(isolated_env, "SELECT status, attempts, payload FROM inbox")
     assert (row["status"], row["attempts"]) == ("pending", 0)
     assert json.loads(row["payload"])["text"] == "are you there?"
-    # The next run (no new input) answers it.
+    # The next run (no new input) answers it (a stall that a busy machine cannot reach).
     fake_openai.script = [Step(text="Here now.")]
-    second = run_omega("chat", "--jsonl", env=_env(fake_openai), timeout=HANG - 10)
+    second = run_omega("chat", "--jsonl", env=_env(fake_openai, stall=HANG), timeout=HANG - 10)
     assert second.returncode == 0, second.stderr
     [reply] = [e for e in second.events if e["kind"] == "reply"]
     assert (reply["reply_to"], reply["text"]) == ("q1", "Here now.")
