@@ -27,6 +27,7 @@ from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 from tests.fakes.synapse import Synapse
 from tests.postgres import BACKEND_ENV, PostgresServer, running_server
+from tests.stacks import DUMP_ENV_VARS, dump_and_kill, hung_report
 
 # Fixtures defined elsewhere and used by every test (ruff would take the import as unused).
 __all__ = ["no_store_is_true"]
@@ -179,19 +180,26 @@ class CliResult:
 def run_omega(
     *args: str, stdin: str = "", env: dict[str, str] | None = None, timeout: float = 60
 ) -> CliResult:
-    """Run the installed `omega` console script as a user would."""
-    full_env = dict(os.environ)
+    """Run the installed `omega` console script as a user would; one still running after
+    `timeout` fails the test with where it was stuck (tests/stacks.py)."""
+    full_env = dict(os.environ, **DUMP_ENV_VARS)
     full_env.update(env or {})
-    proc = subprocess.run(
+    proc = subprocess.Popen(
         [OMEGA_BIN, *args],
-        input=stdin,
-        capture_output=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
         env=full_env,
-        timeout=timeout,
-        check=False,
     )
-    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+    try:
+        stdout, stderr = proc.communicate(stdin, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        stdout, stderr = dump_and_kill(proc)
+        report = hung_report(f"omega {' '.join(args)}", timeout, stdout, stderr)
+    else:
+        return CliResult(proc.returncode, stdout, stderr)
+    pytest.fail(report, pytrace=False)
 
 
 def openai_env(server: FakeOpenAI, **extra: str) -> dict[str, str]:

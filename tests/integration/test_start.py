@@ -11,9 +11,13 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import pytest
+
+from omega.ops.stacks import DUMP_SIGNAL, END_LINE
 from tests.conftest import OMEGA_BIN, jsonl, openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.stacks import DUMP_ENV_VARS, DUMP_WAIT_SECS, hung_report
 
 
 class Running:
@@ -26,10 +30,11 @@ class Running:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=dict(os.environ, **env),
+            env=dict(os.environ, **DUMP_ENV_VARS, **env),
         )
         self.events: list[dict[str, object]] = []
         self.stderr: list[str] = []
+        self.dumped = threading.Event()  # its stacks were written (tests/stacks.py)
         self._readers = [
             threading.Thread(target=self._read, daemon=True),
             threading.Thread(target=self._read_err, daemon=True),
@@ -44,7 +49,10 @@ class Running:
 
     def _read_err(self) -> None:
         assert self.proc.stderr is not None
-        self.stderr.extend(self.proc.stderr)
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+            if END_LINE in line:
+                self.dumped.set()
 
     def say(self, text: str) -> None:
         assert self.proc.stdin is not None
@@ -62,10 +70,25 @@ class Running:
 
     def terminate(self) -> tuple[int, str]:
         self.proc.send_signal(signal.SIGTERM)
-        code = self.proc.wait(timeout=30)
+        code = self.wait(30)
+        return code, "".join(self.stderr)
+
+    def wait(self, timeout: float) -> int:
+        """Its exit code once it ended; one still running after `timeout` fails the test with
+        where it was stuck (its stacks: tests/stacks.py)."""
+        try:
+            code = self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.send_signal(DUMP_SIGNAL)
+            self.dumped.wait(DUMP_WAIT_SECS)  # the stacks written, then it is killed
+            self.proc.kill()
+            self.proc.wait()
+            for reader in self._readers:
+                reader.join(timeout=5)
+            pytest.fail(hung_report("omega start", timeout, "", "".join(self.stderr)), False)
         for reader in self._readers:
             reader.join(timeout=5)
-        return code, "".join(self.stderr)
+        return code
 
 
 def test_reminder_fires_once_and_sigterm_summarizes_and_exits_0(

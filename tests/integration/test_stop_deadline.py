@@ -49,11 +49,9 @@ def _stop(omega: Running) -> tuple[float, int, str]:
     """SIGTERM; how long until the process was gone, its exit code and stderr."""
     started = time.monotonic()
     omega.proc.send_signal(signal.SIGTERM)
-    code = omega.proc.wait(timeout=60)
+    code = omega.wait(60)
     took = time.monotonic() - started
     print(f"stop took {took:.2f}s")
-    for reader in omega._readers:
-        reader.join(timeout=5)
     return took, code, "".join(omega.stderr)
 
 

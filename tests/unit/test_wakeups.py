@@ -73,3 +73,29 @@ def test_sqlite_has_no_wake_ups_and_the_wait_is_the_poll(tmp_path: Path) -> None
         assert asyncio.run(wait_for(None, 0.01)) is False
     finally:
         store.close()
+
+
+@pytest.mark.no_store
+@pytest.mark.parametrize("turns", [0, 1, 2])
+def test_a_loop_waiting_for_a_wake_up_stops_when_cancelled_as_it_is_woken(turns: int) -> None:
+    """The inbox poll (`while True` around `wait_for`) is cancelled when intake stops; a
+    notification arriving in that instant (a few loop turns either side) once swallowed the
+    cancellation under Python 3.11's `asyncio.wait_for`, and `omega chat` never ended."""
+
+    async def scenario() -> bool:
+        woken = asyncio.Event()
+
+        async def poll() -> None:
+            while True:
+                await wait_for(woken, 10.0)
+
+        task = asyncio.create_task(poll())
+        await asyncio.sleep(0)  # the poll waits
+        woken.set()  # the listener thread's call_soon_threadsafe(event.set)
+        for _ in range(turns):
+            await asyncio.sleep(0)
+        task.cancel()
+        done, _ = await asyncio.wait([task], timeout=2.0)
+        return task in done and task.cancelled()
+
+    assert asyncio.run(scenario())

@@ -50,6 +50,8 @@ class Service:
     summarize_on_exit: bool = False
     # How long in-flight replies may take after intake stops (None: [omega] shutdown_grace_secs).
     grace: float | None = None
+    # And how long they may go without one finished (`omega chat --jsonl`; None: no such bound).
+    stall: float | None = None
     # Channel plug-ins that failed to load or start (told to the owner once the service runs),
     # and the third-party channels run under watch (they tell the owner when they fail).
     channel_failures: list[PluginFailure] = field(default_factory=list)
@@ -100,8 +102,9 @@ def build_service(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Ser
 
 def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Service:
     """`omega chat`: the terminal (or JSON lines) and the loops. At the end of JSON input
-    every answer is waited for (a script reads them all); a person who quits leaves at once
-    (an unanswered message stays in the inbox)."""
+    every answer is waited for (a script reads them all) while they come: once none was
+    finished for `[omega] chat_stall_secs`, the rest stays in the inbox and the chat ends; a
+    person who quits leaves at once (an unanswered message stays in the inbox)."""
     from omega.channels.registry import discover
     from omega.channels.terminal import InteractiveChannel, JsonlChannel
     from omega.gateway.gateway import Gateway
@@ -124,7 +127,18 @@ def build_chat(runtime: Runtime, store: Store, *, jsonl: bool = False) -> Servic
     gateway = Gateway(deps, [channel])
     fleet = _join_fleet(runtime, store)
     jobs = [fleet.beat_job(), *(fleet.leased(job) for job in loop_jobs(deps, gateway))]
-    return Service(deps, [channel], gateway, jobs, grace=math.inf if jsonl else 0.0, fleet=fleet)
+    if not jsonl:
+        return Service(deps, [channel], gateway, jobs, grace=0.0, fleet=fleet)
+    stall = runtime.config.omega.chat_stall_secs or derived_stall(deps.provider_timeout)
+    return Service(deps, [channel], gateway, jobs, grace=math.inf, stall=stall, fleet=fleet)
+
+
+def derived_stall(provider_timeout: float) -> float:
+    """`[omega] chat_stall_secs` left at 0: three provider calls that each take all of their
+    time and every wait for a `retry-after`, plus a minute."""
+    from omega.providers.limiter import LOAD_RETRIES, MAX_RETRY_AFTER_SECS
+
+    return 3 * (provider_timeout + LOAD_RETRIES * MAX_RETRY_AFTER_SECS) + 60.0
 
 
 def _join_fleet(runtime: Runtime, store: Store) -> Fleet:
@@ -167,7 +181,11 @@ async def run_service(
     intake stops, in-flight replies finish within the grace period (what does not stays in
     the durable inbox), loop jobs stop, collapsed alerts go out, open conversations are
     summarized (when asked; what is not stays open, queued for the summarizer), service jobs
-    stop last. With `service.stop_timeout`, all of the way down fits in it (StopClock)."""
+    stop last. With `service.stop_timeout`, all of the way down fits in it (StopClock).
+    With OMEGA_DUMP_STACKS set, SIGUSR1 writes where it is (omega.ops.stacks)."""
+    from omega.ops.stacks import install_stack_dump
+
+    install_stack_dump()
     gateway = service.gateway
     intake = stop if stop is not None else asyncio.Event()
     clock = StopClock(service.stop_timeout)
@@ -185,7 +203,7 @@ async def run_service(
             log.exception("delivering kept owner alerts failed")
         await _watch_channel_plugins(service)
         grace = clock.grace(service.grace, service.deps.config.omega.shutdown_grace_secs)
-        await gateway.serve(stop, grace=grace, on_ready=on_ready)
+        await gateway.serve(stop, grace=grace, on_ready=on_ready, stall=service.stall)
         loops_stop.set()
         await stop_jobs(loops)
         try:

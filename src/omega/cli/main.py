@@ -36,7 +36,7 @@ app = typer.Typer(
 )
 
 ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
-# `omega chat --jsonl` stopped (a signal) before every accepted message was answered.
+# `omega chat --jsonl` ended (a signal, [omega] chat_stall_secs) with messages unanswered.
 EXIT_UNANSWERED = 3
 
 

@@ -22,6 +22,10 @@ class OmegaSection(Section):
     # "Still working..." every this long after that (at most a third of the provider's timeout).
     status_repeat_secs: Annotated[float, Field(gt=0)] = 120.0
     shutdown_grace_secs: Annotated[float, Field(gt=0)] = 30.0  # on SIGTERM, for in-flight replies
+    # `omega chat --jsonl` at the end of its input waits for the answers still owed while they
+    # come: once none was finished for this long, the rest stays in the inbox and it exits 3.
+    # 0: three provider calls at their timeout and retry waits, plus a minute (13 min at 120 s).
+    chat_stall_secs: Annotated[float, Field(ge=0)] = 0.0
     # Replicas sharing one database (issue 30): a claimed message is this replica's for this
     # long, renewed while its turn runs; a replica that dies leaves it to another after that.
     inbox_lease_secs: Annotated[float, Field(ge=1)] = 30.0

@@ -154,12 +154,14 @@ class Gateway:
         stop: asyncio.Event | None = None,
         grace: float | None = None,
         on_ready: Callable[[], object] | None = None,
+        stall: float | None = None,
     ) -> None:
         """Run the channels until every one's input ends or, when given, until `stop` is set.
 
         `on_ready` is called once every channel is receiving. Then: stop intake and let
-        in-flight replies finish within `grace` (None: `[omega] shutdown_grace_secs`); what
-        does not finish stays in the durable inbox for the next start."""
+        in-flight replies finish within `grace` (None: `[omega] shutdown_grace_secs`) and,
+        with `stall`, while one is finished at least every `stall` seconds; what does not
+        finish stays in the durable inbox for the next start."""
         channel_tasks = [
             asyncio.create_task(channel.run(self.submit), name=f"channel:{name}")
             for name, channel in self.channels.items()
@@ -179,7 +181,7 @@ class Gateway:
         await shutdown.end_tasks(self.channels, channel_tasks, poller)
         if grace is None:
             grace = self.deps.config.omega.shutdown_grace_secs
-        await shutdown.drain(self.senders, self.claims, grace)
+        await shutdown.drain(self.senders, self.claims, grace, stall)
 
     async def close(self) -> None:
         """Send the alerts collapsed into the digest so far (kept for the owner, never dropped)."""

@@ -62,6 +62,7 @@ class Senders:
         # message of that sender's is not told "Got it, I'll get to this next".
         self._answered: set[str] = set()
         self._in_hand: dict[SenderKey, str] = {}  # each sender's message being handled now
+        self.progress = asyncio.Event()  # set each time a message is done with (shutdown.py)
 
     def expect(self, message_id: str, handled: asyncio.Future[None]) -> None:
         """Settle `handled` once the message accepted here is handled completely."""
@@ -204,6 +205,7 @@ class Senders:
                     handled = self._handled.pop(message.id, None)
                     if handled is not None and not handled.done():
                         handled.set_result(None)
+                    self.progress.set()
                 await self._claim_next(key)
         finally:
             self.workers.pop(key, None)

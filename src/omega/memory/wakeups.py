@@ -104,12 +104,18 @@ class Listener:
 
 async def wait_for(event: asyncio.Event | None, seconds: float) -> bool:
     """Wait until `event` is set or `seconds` pass (a plain sleep without an event); True
-    when woken. The event is cleared for the next wait."""
+    when woken. The event is cleared for the next wait.
+
+    A cancellation is never lost, even when the event is set in the same instant: Python
+    3.11's `asyncio.wait_for` then returns the result and drops the cancellation, and the
+    inbox poll, a `while True` loop around this wait, went on forever (a shutdown hung in
+    `end_tasks`, waiting for it). `asyncio.timeout` re-raises it."""
     if event is None:
         await asyncio.sleep(seconds)
         return False
     try:
-        await asyncio.wait_for(event.wait(), seconds)
+        async with asyncio.timeout(seconds):
+            await event.wait()
     except TimeoutError:
         return False
     event.clear()

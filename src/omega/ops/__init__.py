@@ -13,6 +13,7 @@ command uses one of them, and importing all of them would cost every start.
 - security: `omega security audit`, the checks that also feed the self-check and Health page
 - setup: the set-up wizard's answers, written into config.toml
 - fleet: the replicas sharing the database and their leases, for status and the Health page
+- stacks: where a hung Omega is stuck, written on SIGUSR1 (OMEGA_DUMP_STACKS)
 """
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "selfcheck",
     "service",
     "setup",
+    "stacks",
 ]
