@@ -96,7 +96,7 @@ class LeanChatProvider:
                 await asyncio.wait([loading])  # never left running past the call
         answered = str(data.get("model") or model) if isinstance(data, dict) else model
         try:
-            usage = _usage(data.get("usage") or {})
+            usage = chat_usage(data.get("usage") or {})
         except (TypeError, AttributeError, ValueError):
             usage = Usage()
         try:
@@ -181,11 +181,11 @@ class LeanChatProvider:
             raise ProviderError(
                 f"{self._name} HTTP {status}: {raw[:300]!r}",
                 kind=http_error_kind(status),  # the same kinds as ApiProvider's
-                retry_after=_seconds(retry_after),
+                retry_after=retry_after_secs(retry_after),
             )
 
 
-def _seconds(header: str | None) -> float | None:
+def retry_after_secs(header: str | None) -> float | None:
     """A `retry-after` header in seconds (its HTTP-date form is not used by these servers)."""
     try:
         return max(0.0, float(header)) if header else None
@@ -193,7 +193,7 @@ def _seconds(header: str | None) -> float | None:
         return None
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
+def chat_usage(usage: dict[str, Any]) -> Usage:
     """The tokens (and cost, when reported) of a chat-completions `usage` object."""
     details = usage.get("prompt_tokens_details") or {}
     return Usage(

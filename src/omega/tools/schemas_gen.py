@@ -55,7 +55,7 @@ async def entries(registry: ToolRegistry) -> list[dict[str, Any]]:
     offered = await recorder.definitions(context)
     assert offered is not None
     settings, parameters = model.prepare_request({}, ModelRequestParameters(function_tools=offered))
-    tools, _ = model._get_tool_choice(settings or {}, parameters)
+    tools, _ = model._get_tool_choice(settings or {}, parameters)  # type: ignore[arg-type]
     return [dict(tool) for tool in tools]
 
 
