@@ -139,7 +139,8 @@ def test_what_the_lean_path_does_not_mirror_takes_pydantic_ai_s(
     context = Context(system_prompt="Hi.", messages=[ChatMessage("user", "Sum?")], use_tools=True)
     if case == "mcp server":
         server = McpServer("calc", sys.executable, (str(ECHO_SERVER),))
-        context = Context("Hi.", [ChatMessage("user", "Sum?")], use_tools=True, mcp_servers=(server,))
+        turns = [ChatMessage("user", "Sum?")]
+        context = Context("Hi.", turns, use_tools=True, mcp_servers=(server,))
     if case == "image":
         image = ImageInput(data=b"\x89PNG", mime_type="image/png")
         context = Context("Hi.", [ChatMessage("user", "Sum?")], images=(image,))
@@ -169,8 +170,8 @@ def test_an_answer_with_thinking_is_read_by_pydantic_ai(
 
 
 def tool_call(call_id: str, name: str, **arguments: Any) -> dict[str, Any]:
-    arguments_json = json.dumps(arguments)
-    return {"id": call_id, "type": "function", "function": {"name": name, "arguments": arguments_json}}
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return {"id": call_id, "type": "function", "function": function}
 
 
 def test_a_lean_answer_that_calls_a_tool_goes_on_in_the_agent(
