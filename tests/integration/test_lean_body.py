@@ -18,6 +18,7 @@ from omega.config import Config
 from omega.paths import OmegaPaths
 from omega.providers import build_provider, lean_api
 from omega.providers.api import ApiProvider
+from omega.providers.base import ProviderError
 from omega.types import ChatMessage, Context, ImageInput, McpServer, Reply
 from tests.fakes.openai_server import FakeOpenAI, RecordedRequest, Step
 
@@ -229,3 +230,33 @@ def test_a_process_answered_lean_imports_neither_pydantic_ai_nor_the_openai_sdk(
         check=False,
     )
     assert done.stdout.strip() == "echo: Sum? []", done.stderr
+
+
+def failure(provider: ApiProvider, context: Context) -> ProviderError:
+    with pytest.raises(ProviderError) as caught:
+        asyncio.run(provider.complete(context))
+    return caught.value
+
+
+@pytest.mark.parametrize("status", [400, 401, 408, 429, 500, 503])
+def test_a_lean_failure_is_the_error_pydantic_ai_s_path_gives(
+    fake_openai: FakeOpenAI, isolated_env: Path, monkeypatch: pytest.MonkeyPatch, status: int
+) -> None:
+    provider = provider_for(fake_openai, isolated_env, "openai", "gpt-4o-mini")
+    fake_openai.script = [Step(status=status, text="boom", retry_after=7)] * 2
+    context = Context("Hi.", [ChatMessage("user", "Sum?")], use_tools=True)
+    by_lean = failure(provider, context)
+    with monkeypatch.context() as patch:
+        patch.setattr(lean_api, "body_for", lambda provider, context: None)
+        by_sdk = failure(provider, context)
+    first, second = fake_openai.requests
+    assert lean(first) and not lean(second)
+    assert (by_lean.kind, by_lean.retry_after) == (by_sdk.kind, by_sdk.retry_after)
+    assert str(by_lean) == str(by_sdk)
+
+
+def test_a_lean_request_to_a_server_that_is_down_is_unavailable(isolated_env: Path) -> None:
+    with FakeOpenAI() as server:
+        provider = provider_for(server, isolated_env, "openai", "gpt-4o-mini")
+    context = Context("Hi.", [ChatMessage("user", "Sum?")])
+    assert failure(provider, context).kind == "unavailable"

@@ -19,7 +19,7 @@ import asyncio
 import json
 import time
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from omega.providers import openai_wire, prices
 from omega.providers.api_models import OPENAI_COMPATIBLE
@@ -32,12 +32,28 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelResponse
     from pydantic_ai.models import Model
 
-    from omega.providers.api import ApiProvider
+    from omega.tools import ToolRegistry
 
 OPENAI_URL = "https://api.openai.com/v1"
 # pydantic-ai's client: 600 s in all, 5 s to connect (create_async_httpx2_client).
 CONNECT_SECS = 5.0
 CLIENT_SECS = 600.0
+
+
+class LeanHost(Protocol):
+    """What this module uses of providers.api.ApiProvider (which imports this module)."""
+
+    settings: Any  # its ApiSettings
+    tools: ToolRegistry | None
+
+    def http_client(self) -> Any:
+        """The provider's one pool."""
+
+    def bind_to_running_loop(self) -> None:
+        """The pool of the running event loop."""
+
+    def offers_tools(self, context: Context) -> bool:
+        """Whether the call may use a tool."""
 
 
 @dataclass(frozen=True)
@@ -60,7 +76,7 @@ def http_client(max_connections: int) -> Any:
     )
 
 
-def serves(provider: ApiProvider, model: str = "") -> bool:
+def serves(provider: LeanHost, model: str = "") -> bool:
     """Whether the provider's calls to `model` (its own by default) can go out lean when they
     bring no images or MCP servers."""
     s = provider.settings
@@ -72,7 +88,7 @@ def serves(provider: ApiProvider, model: str = "") -> bool:
     )
 
 
-def body_for(provider: ApiProvider, context: Context) -> dict[str, Any] | None:
+def body_for(provider: LeanHost, context: Context) -> dict[str, Any] | None:
     """The request body pydantic-ai would send for the call; None when it is not mirrored."""
     s = provider.settings
     model = context.model or s.model
@@ -86,7 +102,7 @@ def body_for(provider: ApiProvider, context: Context) -> dict[str, Any] | None:
     return openai_wire.request_body(model, context, tools)
 
 
-async def answer(provider: ApiProvider, context: Context) -> Reply | Unread | None:
+async def answer(provider: LeanHost, context: Context) -> Reply | Unread | None:
     """The reply when the call went out lean and was answered with text; the answer for
     pydantic-ai to read when it was answered otherwise; None when the call is not lean."""
     body = body_for(provider, context)
@@ -141,7 +157,7 @@ def base(settings: Any) -> str:
     return str(settings.base_url or OPENAI_URL)
 
 
-async def post(provider: ApiProvider, payload: bytes) -> Any:
+async def post(provider: LeanHost, payload: bytes) -> Any:
     """POST a chat completion on the pool, retried like the SDK (`max_retries`); its JSON."""
     import httpx2
 
