@@ -66,6 +66,7 @@ TOOLS: dict[str, tuple[bool, frozenset[str] | None]] = {
 def provider_for(server: FakeOpenAI, home: Path, name: str, model: str) -> ApiProvider:
     section = {"base_url": server.base_url, "api_key": "sk-test", "model": model}
     config = Config.model_validate({"provider": {name: section}})
+    home.mkdir(parents=True, exist_ok=True)  # the price memo's folder
     provider = build_provider(name, config, OmegaPaths(home))
     assert isinstance(provider, ApiProvider)
     return provider
@@ -122,11 +123,16 @@ def test_a_priced_reply_costs_what_pydantic_ai_says(
     """A dated snapshot's name in the answer, cached tokens: the same model, tokens and cost."""
     provider = provider_for(fake_openai, isolated_env, "openai", "gpt-4o-mini")
     step = Step(text="Hi there", model="gpt-4o-mini-2024-07-18", cached_tokens=3)
-    fake_openai.script = [step, step]
+    fake_openai.script = [step, step, step]
     context = Context(system_prompt="Be brief." * 40, messages=[ChatMessage("user", "Hi")])
     by_lean, by_sdk = both(provider, context, monkeypatch)
     assert by_lean.usage.cost_usd and by_lean.usage.cached_tokens == 3
     assert (by_lean.text, by_lean.model, by_lean.usage) == (by_sdk.text, by_sdk.model, by_sdk.usage)
+    # Priced again from the home's price memo, which learnt both names: the same cost.
+    memo = provider.memo
+    assert memo is not None and memo.knows("openai", step.model, fake_openai.base_url)
+    remembered = asyncio.run(provider.complete(context))
+    assert remembered.usage == by_lean.usage
 
 
 @pytest.mark.parametrize(
@@ -213,7 +219,7 @@ async def main():
     context = Context("Hi.", [ChatMessage("user", "Sum?")], use_tools=True, max_tokens=50)
     return await provider.complete(context)
 reply = asyncio.run(main())
-heavy = sorted(m for m in ("pydantic_ai", "openai") if m in sys.modules)
+heavy = sorted(m for m in ("genai_prices", "pydantic_ai", "openai") if m in sys.modules)
 print(reply.text, heavy)
 """
 
@@ -221,15 +227,20 @@ print(reply.text, heavy)
 def test_a_process_answered_lean_imports_neither_pydantic_ai_nor_the_openai_sdk(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    done = subprocess.run(
-        [sys.executable, "-c", LEAN_PROCESS, fake_openai.base_url, str(isolated_env)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
-        check=False,
-    )
-    assert done.stdout.strip() == "echo: Sum? []", done.stderr
+    """Nor genai-prices, once the home's price memo knows the model."""
+    isolated_env.mkdir(parents=True, exist_ok=True)  # the price memo's folder
+    said = []
+    for _ in range(2):
+        done = subprocess.run(
+            [sys.executable, "-c", LEAN_PROCESS, fake_openai.base_url, str(isolated_env)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PYTHONPATH": str(ROOT / "src"), "PATH": "/usr/bin:/bin"},
+            check=False,
+        )
+        said.append(done.stdout.strip() or done.stderr)
+    assert said == ["echo: Sum? ['genai_prices']", "echo: Sum? []"]
 
 
 def failure(provider: ApiProvider, context: Context) -> ProviderError:

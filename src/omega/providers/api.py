@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
 
+    from omega.providers.price_memo import PriceMemo
     from omega.sandbox import Sandbox
     from omega.tools import ToolRegistry
     from omega.tools.wrappers import RecordingToolset
@@ -99,8 +100,10 @@ class ApiProvider:
         settings: ApiSettings,
         tools: ToolRegistry | None = None,
         sandbox: Sandbox | None = None,
+        memo: PriceMemo | None = None,
     ) -> None:
         self.settings = settings
+        self.memo = memo  # list prices the lean first request looked up before
         self.tools = tools  # Omega's own tools, offered when a context allows tools
         self.sandbox = sandbox  # MCP servers run under it (None: the default mode)
         self._models: dict[str, Model] = {}

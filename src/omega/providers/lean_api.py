@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from omega.providers import openai_wire, prices
 from omega.providers.api_models import OPENAI_COMPATIBLE
 from omega.providers.base import ProviderError, http_error_kind, salvage_usage
-from omega.providers.lean import RETRY_STATUSES, chat_usage, retry_after_secs
+from omega.providers.lean import RETRY_STATUSES, chat_usage, list_price, retry_after_secs
 from omega.tools.schemas import openai_tools
 from omega.types import Context, Reply, Usage
 
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from pydantic_ai.messages import ModelResponse
     from pydantic_ai.models import Model
 
+    from omega.providers.price_memo import PriceMemo
     from omega.tools import ToolRegistry
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -45,6 +46,7 @@ class LeanHost(Protocol):
 
     settings: Any  # its ApiSettings
     tools: ToolRegistry | None
+    memo: PriceMemo | None  # list prices looked up before
 
     def http_client(self) -> Any:
         """The provider's one pool."""
@@ -111,14 +113,18 @@ async def answer(provider: LeanHost, context: Context) -> Reply | Unread | None:
     provider.bind_to_running_loop()
     s = provider.settings
     started = time.perf_counter()
-    # The price table loads while the first request is in flight (as LeanChatProvider's does).
-    loading = None if _prices_loaded else asyncio.ensure_future(asyncio.to_thread(_load_prices))
+    asked, url = str(body["model"]), base(s)
+    # The price table loads while the request is in flight (as LeanChatProvider's does), unless
+    # the home's price memo knows the model.
+    memo = provider.memo
+    loading: asyncio.Future[None] | None = None
+    if not (memo and memo.knows("openai", asked, url)):
+        loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
     try:
         data = await post(provider, json.dumps(body).encode())
     finally:
         if loading is not None and not loading.done():
             await asyncio.wait([loading])  # never left running past the call
-    asked = str(body["model"])
     answered = str(data.get("model") or asked) if isinstance(data, dict) else asked
     try:
         usage = chat_usage(data.get("usage") or {})
@@ -131,8 +137,7 @@ async def answer(provider: LeanHost, context: Context) -> Reply | Unread | None:
     if text is None:
         return Unread(data, started)
     # Priced as pydantic-ai prices its responses: by the endpoint's URL, then as OpenAI's.
-    listed = _prices_loaded and prices.list_price("openai", answered, usage, base(s))
-    cost = listed if listed is not False else None
+    cost = await list_price(memo, "openai", url, (asked, answered), usage, loading)
     return Reply(
         text=text.strip(),
         provider=s.name,
@@ -140,16 +145,6 @@ async def answer(provider: LeanHost, context: Context) -> Reply | Unread | None:
         usage=Usage(usage.input_tokens, usage.output_tokens, cost, usage.cached_tokens),
         elapsed_ms=int((time.perf_counter() - started) * 1000),
     )
-
-
-_prices_loaded = False
-
-
-def _load_prices() -> None:
-    """Load genai-prices' table, once."""
-    global _prices_loaded
-    prices.load()
-    _prices_loaded = True
 
 
 def base(settings: Any) -> str:
