@@ -337,13 +337,12 @@ class ApiProvider:
                     )
                 )
                 first: ModelResponse | None = None
-                if offered is not None:
+                if lean is not None:  # sent already, with the same tools (lean_api)
+                    first = lean_api.adopt(self.name, model, lean)
+                elif offered is not None:
                     parameters = replace(parameters, function_tools=offered)
-                    first = (
-                        lean_api.adopt(self.name, model, lean)
-                        if lean is not None
-                        else await send(self.name, model, sent, settings, parameters)
-                    )
+                    first = await send(self.name, model, sent, settings, parameters)
+                if first is not None:
                     # The agent counts each response it commits so (the request limit and
                     # the recorder's rounds count this one too).
                     spent.requests += 1
