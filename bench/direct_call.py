@@ -43,13 +43,13 @@ CONTEXT = Context(
 async def timed(provider: ApiProvider, calls: int, agent: bool, tools: bool) -> tuple[float, float]:
     """CPU and wall ms per call, the agent graph forced when `agent`, tools offered when
     `tools` (the agent then makes the first request, as before issue 40's second step)."""
-    offers, definitions = provider._offers_tools, RecordingToolset.definitions
+    offers, definitions = provider.offers_tools, RecordingToolset.definitions
 
     async def none(self: RecordingToolset, ctx: object) -> None:
         return None
 
     if agent:
-        provider._offers_tools = lambda context: True  # type: ignore[method-assign]
+        provider.offers_tools = lambda context: True  # type: ignore[method-assign]
         RecordingToolset.definitions = none  # type: ignore[method-assign, assignment]
     context = dataclasses.replace(CONTEXT, use_tools=tools)
     try:
@@ -58,7 +58,7 @@ async def timed(provider: ApiProvider, calls: int, agent: bool, tools: bool) -> 
             await provider.complete(context)
         cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     finally:
-        provider._offers_tools = offers  # type: ignore[method-assign]
+        provider.offers_tools = offers  # type: ignore[method-assign]
         RecordingToolset.definitions = definitions  # type: ignore[method-assign]
     return cpu / calls * 1000, wall / calls * 1000
 

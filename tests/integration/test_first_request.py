@@ -92,6 +92,7 @@ def test_a_reply_that_calls_no_tool_is_one_request_outside_the_agent_graph(
 ) -> None:
     assert say(deps, "what about the garden budget?") == ["echo: what about the garden budget?"]
     (request,) = fake_openai.requests  # one HTTP request
+    assert "x-stainless-lang" not in request.headers  # sent lean, without the OpenAI SDK
     assert {"read_file", "write_file", "run_shell"} <= set(tool_names(request.body))
     assert agent_runs == []  # no agent run
     ((_, usage),) = fake_openai.answered
@@ -115,6 +116,7 @@ def test_a_reply_that_calls_a_tool_runs_it_in_the_agent_and_answers(
     assert say(deps, "save hello in notes.txt") == ["Saved it to notes.txt."]
     assert (isolated_env / "workspace" / "notes.txt").read_text() == "hello"
     first, second = fake_openai.requests
+    assert "x-stainless-lang" not in first.headers  # the first sent lean (lean_api)
     assert agent_runs == [1]  # the agent took over from the first response
     assert tool_names(first.body) == tool_names(second.body)
     assert second.messages[: len(first.messages)] == first.messages
@@ -139,6 +141,7 @@ def test_an_empty_first_answer_is_asked_again_and_both_are_billed(
     fake_openai.script = [Step(text=""), Step(text="Here it is.")]
     assert say(deps, "what about the garden budget?") == ["Here it is."]
     first, second = fake_openai.requests
+    assert "x-stainless-lang" not in first.headers  # the first sent lean (lean_api)
     assert second.messages == first.messages and second.body["tools"] == first.body["tools"]
     assert agent_runs == [1]
     row = exchange(isolated_env)

@@ -227,8 +227,13 @@ def test_tool_errors_and_timeouts_are_failed_calls_for_every_kind_of_tool(
     result = run_omega(
         "chat",
         "--jsonl",
+        # A model the lean first request does not serve: pydantic-ai is loaded at start, not
+        # within this answer's 16 s (it offers MCP tools, so it needs pydantic-ai).
         env=openai_env(
-            fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="16"
+            fake_openai,
+            OMEGA_AUTH__OWNERS=ANA_OWNER,
+            OMEGA_PROVIDER__TIMEOUT_SECS="16",
+            OMEGA_PROVIDER__OPENAI__MODEL="unmirrored-model",
         ),
         stdin=jsonl({"text": "calculate with the tools", "sender_id": "ana"}),
         timeout=120,
@@ -266,7 +271,14 @@ def test_the_tools_of_an_answer_that_timed_out_are_recorded_as_failed(
     result = run_omega(
         "chat",
         "--jsonl",
-        env=openai_env(fake_openai, OMEGA_AUTH__OWNERS=ANA_OWNER, OMEGA_PROVIDER__TIMEOUT_SECS="4"),
+        # A model the lean first request does not serve: pydantic-ai is loaded at start, not
+        # by the first tool call, whose import (a second or more here) the 4 s would include.
+        env=openai_env(
+            fake_openai,
+            OMEGA_AUTH__OWNERS=ANA_OWNER,
+            OMEGA_PROVIDER__TIMEOUT_SECS="4",
+            OMEGA_PROVIDER__OPENAI__MODEL="unmirrored-model",
+        ),
         stdin=jsonl({"text": "do the slow thing", "sender_id": "ana"}),
         timeout=120,
     )

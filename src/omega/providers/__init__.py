@@ -91,6 +91,7 @@ def build_provider(
 
         return ClaudeCodeProvider(p.claude_code, paths.workspace, sandbox=sandbox)
     from omega.providers.api import ApiProvider, ApiSettings
+    from omega.providers.price_memo import PriceMemo
     from omega.tools import builtin_registry
 
     sections: dict[str, ApiProviderConfig] = {
@@ -128,6 +129,7 @@ def build_provider(
         ),
         tools=tools,
         sandbox=sandbox,
+        memo=PriceMemo(paths.price_memo) if name in ("openai", "ollama", "openrouter") else None,
     )
 
 

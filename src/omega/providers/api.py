@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from omega.logs import redact_url
-from omega.providers import prices
+from omega.providers import lean_api, prices
 from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model, missing_sdk
 from omega.providers.base import salvage_tool_calls, salvage_usage
 from omega.providers.direct import (
@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from pydantic_ai import Agent
     from pydantic_ai.models import Model
 
+    from omega.providers.price_memo import PriceMemo
     from omega.sandbox import Sandbox
     from omega.tools import ToolRegistry
     from omega.tools.wrappers import RecordingToolset
@@ -99,8 +100,10 @@ class ApiProvider:
         settings: ApiSettings,
         tools: ToolRegistry | None = None,
         sandbox: Sandbox | None = None,
+        memo: PriceMemo | None = None,
     ) -> None:
         self.settings = settings
+        self.memo = memo  # list prices the lean first request looked up before
         self.tools = tools  # Omega's own tools, offered when a context allows tools
         self.sandbox = sandbox  # MCP servers run under it (None: the default mode)
         self._models: dict[str, Model] = {}
@@ -149,16 +152,17 @@ class ApiProvider:
         """The provider's one HTTP client: every model and call shares its pool of at most
         `max_connections` sockets (pydantic-ai's own default allows 1,000)."""
         if self._http is None:
-            import httpx2
-            from pydantic_ai._http import create_async_httpx2_client
+            # Made without pydantic-ai for a lean request; pydantic-ai's own hook (a request's
+            # timeout never lengthens the client's connect and pool timeouts) once it is loaded.
+            self._http = lean_api.http_client(self.settings.max_connections)
+        if _sdk_loaded.is_set() and not self._http.event_hooks["request"]:
+            from pydantic_ai._http import ConnectPoolTimeoutCap
 
-            size = self.settings.max_connections
-            self._http = create_async_httpx2_client(
-                limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size)
-            )
+            cap = ConnectPoolTimeoutCap(connect=lean_api.CONNECT_SECS, pool=lean_api.CLIENT_SECS)
+            self._http.event_hooks = {**self._http.event_hooks, "request": [cap]}
         return self._http
 
-    def _bind_to_running_loop(self) -> None:
+    def bind_to_running_loop(self) -> None:
         """Keep the pool on the loop that first used it; on another loop start a fresh one."""
         loop = asyncio.get_running_loop()
         if self._loop is not None and self._loop() is not loop:
@@ -183,6 +187,9 @@ class ApiProvider:
         return cached if cached is not None else await asyncio.to_thread(self._model, model_name)
 
     async def prepare(self) -> None:
+        if lean_api.serves(self):  # pydantic-ai is loaded by the first answer that needs it
+            return
+
         def load() -> None:
             self._model(self.settings.model)
             if self.tools is not None:
@@ -208,7 +215,7 @@ class ApiProvider:
         rest = prompt[len(prefix) :].lstrip("\n")
         return [prefix, InstructionPart(rest, dynamic=True)] if rest else [prefix]
 
-    def _offers_tools(self, context: Context) -> bool:
+    def offers_tools(self, context: Context) -> bool:
         """Whether this call may use a tool (then it needs the agent's tool loop)."""
         if not context.use_tools:
             return False
@@ -219,6 +226,9 @@ class ApiProvider:
         return context.allowed_tools is None or bool(context.allowed_tools)
 
     async def complete(self, context: Context) -> Reply:
+        lean = await lean_api.answer(self, context)  # the first request without pydantic-ai
+        if isinstance(lean, Reply):
+            return lean
         if not _sdk_loaded.is_set():  # off the event loop, never beside `prepare`'s import
             await asyncio.to_thread(_load_sdk)
         from pydantic_ai import RunContext
@@ -230,7 +240,7 @@ class ApiProvider:
         from omega.tools.mcp import default_sandbox, start_servers
         from omega.tools.wrappers import RecordingToolset
 
-        self._bind_to_running_loop()
+        self.bind_to_running_loop()
         model_name = context.model or self.settings.model
         model = await self._loaded_model(model_name)
         settings: ModelSettings = {
@@ -261,12 +271,15 @@ class ApiProvider:
                 prompt or "",
                 *(BinaryContent(data=i.data, media_type=i.mime_type) for i in context.images),
             ]
-        if not self._offers_tools(context):
+        if not self.offers_tools(context):
+            if lean is not None:  # its answer, read by the model
+                response = lean_api.adopt(self.name, model, lean)
+                return reply_of(self.name, model_name, response, lean.started)
             instructions = self._instructions(context)
             return await request_once(
                 self.name, model, model_name, history, settings, instructions, user_prompt
             )
-        started = time.perf_counter()
+        started = lean.started if lean is not None else time.perf_counter()
         deadline = self.settings.timeout_secs * TOOL_TIME_SHARE  # for one tool call
         # The run adds every request's usage to this one (as for a delegate agent's run), so
         # what was billed is known when the run fails too.
@@ -324,9 +337,12 @@ class ApiProvider:
                     )
                 )
                 first: ModelResponse | None = None
-                if offered is not None:
+                if lean is not None:  # sent already, with the same tools (lean_api)
+                    first = lean_api.adopt(self.name, model, lean)
+                elif offered is not None:
                     parameters = replace(parameters, function_tools=offered)
                     first = await send(self.name, model, sent, settings, parameters)
+                if first is not None:
                     # The agent counts each response it commits so (the request limit and
                     # the recorder's rounds count this one too).
                     spent.requests += 1

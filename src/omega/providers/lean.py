@@ -96,7 +96,7 @@ class LeanChatProvider:
                 await asyncio.wait([loading])  # never left running past the call
         answered = str(data.get("model") or model) if isinstance(data, dict) else model
         try:
-            usage = _usage(data.get("usage") or {})
+            usage = chat_usage(data.get("usage") or {})
         except (TypeError, AttributeError, ValueError):
             usage = Usage()
         try:
@@ -105,7 +105,9 @@ class LeanChatProvider:
             salvage_usage(self._name, answered, usage)  # a 200 is billed even when it is odd
             raise ProviderError(f"{self._name}: unexpected response {data!r:.200}") from exc
         if usage.cost_usd is None and self._name not in prices.FREE_PROVIDERS:
-            cost = await self._list_price(model, answered, usage, loading)
+            cost = await list_price(
+                self.memo, self._name, self.base_url, (model, answered), usage, loading
+            )
             usage = dataclasses.replace(usage, cost_usd=cost)
         return Reply(
             text=text.strip(),
@@ -114,28 +116,6 @@ class LeanChatProvider:
             usage=usage,
             elapsed_ms=int((time.perf_counter() - started) * 1000),
         )
-
-    async def _list_price(
-        self, asked: str, answered: str, usage: Usage, loading: asyncio.Future[None] | None
-    ) -> float | None:
-        """The list price of `usage` of the model that `answered`: remembered, else from
-        genai-prices; then both names are remembered (OpenAI answers `gpt-4o-mini` with a
-        dated snapshot's name, and the next call decides on the name it asks for)."""
-        if self.memo is not None:
-            known, cost = self.memo.cost(self._name, answered, usage, self.base_url)
-            if known:
-                return cost
-        if loading is None:  # the memo knew the model asked for, not the one that answered
-            loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
-            await asyncio.wait([loading])
-        if loading.exception() is not None:
-            return None
-        cost = prices.list_price(self._name, answered, usage, self.base_url)
-        if self.memo is not None:
-            for model in dict.fromkeys((answered, asked)):
-                if not self.memo.knows(self._name, model, self.base_url):
-                    self.memo.learn(self._name, model, self.base_url)
-        return cost
 
     def _post(self, payload: bytes) -> Any:
         url = urlsplit(self.base_url.rstrip("/") + "/chat/completions")
@@ -181,11 +161,42 @@ class LeanChatProvider:
             raise ProviderError(
                 f"{self._name} HTTP {status}: {raw[:300]!r}",
                 kind=http_error_kind(status),  # the same kinds as ApiProvider's
-                retry_after=_seconds(retry_after),
+                retry_after=retry_after_secs(retry_after),
             )
 
 
-def _seconds(header: str | None) -> float | None:
+async def list_price(
+    memo: PriceMemo | None,
+    provider: str,
+    base_url: str,
+    names: tuple[str, str],
+    usage: Usage,
+    loading: asyncio.Future[None] | None,
+) -> float | None:
+    """The list price of `usage` of the model that answered (`names`: the one asked for, the
+    one that answered), for `provider`'s prices at `base_url`: remembered, else from
+    genai-prices (`loading` it, or loaded now); then both names are remembered (OpenAI answers
+    `gpt-4o-mini` with a dated snapshot's name, and the next call decides on the name it asks
+    for)."""
+    asked, answered = names
+    if memo is not None:
+        known, cost = memo.cost(provider, answered, usage, base_url)
+        if known:
+            return cost
+    if loading is None:  # the memo knew the model asked for, not the one that answered
+        loading = asyncio.ensure_future(asyncio.to_thread(prices.load))
+        await asyncio.wait([loading])
+    if loading.exception() is not None:
+        return None
+    cost = prices.list_price(provider, answered, usage, base_url)
+    if memo is not None:
+        for model in dict.fromkeys((answered, asked)):
+            if not memo.knows(provider, model, base_url):
+                memo.learn(provider, model, base_url)
+    return cost
+
+
+def retry_after_secs(header: str | None) -> float | None:
     """A `retry-after` header in seconds (its HTTP-date form is not used by these servers)."""
     try:
         return max(0.0, float(header)) if header else None
@@ -193,7 +204,7 @@ def _seconds(header: str | None) -> float | None:
         return None
 
 
-def _usage(usage: dict[str, Any]) -> Usage:
+def chat_usage(usage: dict[str, Any]) -> Usage:
     """The tokens (and cost, when reported) of a chat-completions `usage` object."""
     details = usage.get("prompt_tokens_details") or {}
     return Usage(

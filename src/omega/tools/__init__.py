@@ -14,6 +14,8 @@ something the others do not need (pydantic-ai, the memory store, the MCP client)
 - mcp_health (module): what each MCP server last did, for status and self-healing
 - mcp_status (module): each MCP server's state in one line, for status and the Health page
 - human (module): tools the owner added by hand, pinned by digest
+- schemas (module): the built-in tools' OpenAI entries, a committed snapshot (no pydantic-ai)
+- schemas_gen (module): writes that snapshot with pydantic-ai
 """
 
 from omega.tools.builtin import BuiltinTools, builtin_registry, tool_environment
@@ -33,6 +35,8 @@ __all__ = [
     "mcp_health",
     "mcp_status",
     "safe_fs",
+    "schemas",
+    "schemas_gen",
     "tool_environment",
     "wrappers",
 ]
