@@ -9,31 +9,10 @@ import asyncio
 
 from omega.gateway.gateway import Gateway
 from omega.gateway.senders import Senders
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage
 from tests.conftest import MakeDeps
+from tests.fakes.channel import RecordingTerminal
 from tests.fakes.providers import DIRECT, ScriptedProvider
-
-
-class Terminal:
-    """A local channel recording what it was sent."""
-
-    name = "terminal"
-    answers_from_any_replica = False
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def run(self, submit: object) -> None:
-        await asyncio.Event().wait()
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def send_typing(self, target: str) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
 
 
 def typed(number: int, text: str) -> IncomingMessage:
@@ -46,7 +25,7 @@ def run_race(make_deps: MakeDeps, monkeypatch: object, *, answered_first: bool) 
     provider = ScriptedProvider(default="done", plan=DIRECT)
     deps = make_deps(provider)
     deps.store.set_fact("me", "welcomed", "true")  # acknowledgements apply
-    terminal = Terminal()
+    terminal = RecordingTerminal()
     real_dispatch = Senders.dispatch
 
     async def poll_wins(self: Senders, message: IncomingMessage, durable: bool) -> None:
@@ -85,7 +64,7 @@ def test_a_message_behind_an_unanswered_one_is_still_acknowledged(make_deps: Mak
     provider = ScriptedProvider(default="done", plan=DIRECT, delay=0.5)
     deps = make_deps(provider)
     deps.store.set_fact("me", "welcomed", "true")
-    terminal = Terminal()
+    terminal = RecordingTerminal()
 
     async def run() -> None:
         gateway = Gateway(deps, [terminal])

@@ -15,31 +15,10 @@ import pytest
 from omega.gateway.gateway import Gateway
 from omega.memory import AuditEntry
 from omega.memory.db import Database
-from omega.types import IncomingMessage, OutgoingMessage
+from omega.types import IncomingMessage
 from tests.conftest import MakeDeps
+from tests.fakes.channel import RecordingTerminal
 from tests.fakes.providers import DIRECT, ScriptedProvider
-
-
-class Terminal:
-    """A local channel recording what it was sent."""
-
-    name = "terminal"
-    answers_from_any_replica = False
-
-    def __init__(self) -> None:
-        self.sent: list[OutgoingMessage] = []
-
-    async def run(self, submit: object) -> None:
-        await asyncio.Event().wait()
-
-    async def send(self, message: OutgoingMessage) -> None:
-        self.sent.append(message)
-
-    async def send_typing(self, target: str) -> None:
-        return None
-
-    async def stop(self) -> None:
-        return None
 
 
 def typed(number: int) -> IncomingMessage:
@@ -88,7 +67,7 @@ def test_an_answered_message_costs_five_write_transactions(
         ScriptedProvider(default="done", plan=DIRECT), OMEGA_PROVIDER__CLASSIFY="false"
     )
     deps.store.set_fact("me", "welcomed", "true")
-    terminal = Terminal()
+    terminal = RecordingTerminal()
 
     async def run() -> list[int]:
         gateway = Gateway(deps, [terminal])
@@ -112,7 +91,7 @@ def test_when_the_answer_cannot_be_kept_whole_its_parts_are_kept_one_by_one(
     deps = make_deps(
         ScriptedProvider(default="done", plan=DIRECT), OMEGA_PROVIDER__CLASSIFY="false"
     )
-    terminal = Terminal()
+    terminal = RecordingTerminal()
     store = deps.store
     real_audit = type(store).audit
     failures: list[int] = []
