@@ -223,9 +223,11 @@ def test_silent_in_group_sends_nothing(fake_openai: FakeOpenAI, isolated_env: Pa
 
 
 def test_slow_provider_gets_status_nudges_fast_one_does_not(fake_openai: FakeOpenAI) -> None:
-    fake_openai.script = [Step(text="slow answer", hang_secs=1.2), Step(text="fast answer")]
+    # A second before the first nudge: an instant answer stays under it on a loaded machine
+    # (at 0.4 s, four test workers on two cores once nudged the fast one).
+    fake_openai.script = [Step(text="slow answer", hang_secs=2.6), Step(text="fast answer")]
     env = openai_env(
-        fake_openai, OMEGA_OMEGA__STATUS_FIRST_SECS="0.4", OMEGA_OMEGA__STATUS_REPEAT_SECS="0.5"
+        fake_openai, OMEGA_OMEGA__STATUS_FIRST_SECS="1.0", OMEGA_OMEGA__STATUS_REPEAT_SECS="1.0"
     )
     result = run_omega("chat", "--jsonl", env=env, stdin=jsonl({"text": "think hard"}))
     order = [e["kind"] for e in result.events if e["kind"] in ("status", "reply")]
