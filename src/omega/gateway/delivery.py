@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections.abc import Callable
 from contextvars import ContextVar
 from pathlib import Path
 
@@ -16,7 +17,6 @@ from omega.turn import (
     db_call,
     elapsed_ms,
     message_entry,
-    record_audit,
     usage_fields,
 )
 from omega.types import (
@@ -145,32 +145,26 @@ async def conclude(
         detail=detail[:2000],
     )
     store = deps.store
+    parts: tuple[tuple[str, Callable[[], object]], ...] = (
+        ("store the reply", lambda: store.inbox_store_reply(message.id, answer, names)),
+        (
+            "store exchange",
+            lambda: store.store_exchange(
+                message.channel, message.sender_id, message.text, text, message.conversation
+            ),
+        ),
+        ("audit", lambda: store.audit(entry)),
+    )
 
     def keep() -> None:
         with store.transaction():  # one commit: no history without its kept answer, and back
-            store.inbox_store_reply(message.id, answer, names)
-            store.store_exchange(
-                message.channel, message.sender_id, message.text, text, message.conversation
-            )
-            store.audit(entry)
+            for _, write in parts:
+                write()
 
     try:
         await store.call(keep)
     except Exception:  # each part on its own, as far as each goes
         log.exception("keeping the answer to %s failed; writing its parts one by one", message.id)
-        await db_call(
-            deps, "store the reply", False, store.inbox_store_reply, message.id, answer, names
-        )
-        await db_call(
-            deps,
-            "store exchange",
-            "",
-            store.store_exchange,
-            message.channel,
-            message.sender_id,
-            message.text,
-            text,
-            message.conversation,
-        )
-        await record_audit(deps, entry)
+        for what, write in parts:
+            await db_call(deps, what, None, write)
     await send_stored(deps, message.id, out, answer, names)
