@@ -97,11 +97,19 @@ claude-cli:
 # The two runs go side by side (most tests wait on processes and sockets, not the CPU); the
 # PostgreSQL run's report is printed after the SQLite one's. The PostgreSQL run takes the
 # chaos test at its full size (three replicas killed at random, 2,000 messages, ~4 min).
+# Each run has two workers (pytest-xdist, whole files to a worker: a file's module and session
+# fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). Four workers on
+# two cores: most tests wait on subprocesses and sockets. OMEGA_TEST_TIMINGS=<folder> records
+# each test's wall time and CPU, its subprocesses' included; `python -m tests.timings <folder>`
+# sums them per file.
+WORKERS ?= 2
 unit: dev claude-cli
 	sqlite=0; postgresql=0; \
 	OMEGA_TEST_STORE=postgresql OMEGA_CHAOS_FULL=1 $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only and not no_store" \
+	  -n $(WORKERS) --dist loadfile \
 	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
-	$(BIN)/pytest -q -rfEs --durations=25 --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
+	$(BIN)/pytest -q -rfEs --durations=25 -n $(WORKERS) --dist loadfile \
+	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
 	wait $$pg || postgresql=$$?; \
 	echo "== the same suite on PostgreSQL (OMEGA_TEST_STORE=postgresql)"; \
 	cat .pytest-postgresql.log; \
