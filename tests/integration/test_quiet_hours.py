@@ -12,9 +12,9 @@ import json
 import os
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import closing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import unquote
 from zoneinfo import ZoneInfo
@@ -24,6 +24,7 @@ import pytest
 from omega.gateway.gateway import Gateway
 from omega.gateway.notify import unasked
 from omega.gateway.pipeline import respond
+from omega.hours import QUIET_FACT
 from omega.loops.heartbeat import run_heartbeat
 from omega.loops.scheduler import Scheduler
 from omega.memory.audit import AuditEntry
@@ -133,6 +134,51 @@ def test_an_alert_in_quiet_hours_waits_for_one_morning_digest(
 
     assert asyncio.run(run()) == [0, 1, 0, 0]  # when they end, and once
     assert held(deps) == [("quiet", "normal", True), ("quiet", "low", True)]
+
+
+def quiet_around_now() -> tuple[datetime, str]:
+    """The real time now (the inbox stamps messages with it) and quiet hours in Madrid that
+    began an hour ago and end in three."""
+    real = datetime.now(UTC)
+    local = real.astimezone(MADRID)
+    return real, f"{local - timedelta(hours=1):%H:%M}-{local + timedelta(hours=3):%H:%M}"
+
+
+def test_someone_chatting_in_their_quiet_hours_is_awake_until_they_stop(
+    make_deps: MakeDeps,
+) -> None:
+    deps = make_deps(ScriptedProvider("Sure.", plan=DIRECT), **ENV)
+    real, quiet = quiet_around_now()
+    now = [real]
+
+    async def run() -> Phone:
+        gate, phone = gateway(deps, now)
+        await say(gate, f"/quiet {quiet}")  # they are writing: awake
+        await gate.send(owner_alert("💾 The disk is 95% full."))
+        now[0] = real + timedelta(minutes=20)  # the last message was 20 minutes ago
+        await gate.send(owner_alert("a proposal waits"))
+        return phone
+
+    phone = asyncio.run(run())
+    assert phone.texts("alert") == ["💾 The disk is 95% full."]
+    assert held(deps) == [("quiet", "normal", False)]
+
+
+def test_someone_else_chatting_does_not_wake_the_owner(make_deps: MakeDeps) -> None:
+    env = {**ENV, "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}, {ANA}]"}
+    deps = make_deps(ScriptedProvider("Hi Ana.", plan=DIRECT), **env)
+    real, quiet = quiet_around_now()
+    owner = deps.store.person_of("telegram", OWNER_ID)
+    deps.store.set_fact(owner, QUIET_FACT, quiet)
+
+    async def run() -> Phone:
+        gate, phone = gateway(deps, [real])
+        await (await gate.submit(IncomingMessage("telegram", ANA, "hello", assurance="platform")))
+        await gate.send(owner_alert("💾 The disk is 95% full."))
+        return phone
+
+    phone = asyncio.run(run())
+    assert phone.texts("alert") == [] and held(deps) == [("quiet", "normal", False)]
 
 
 def test_urgent_alerts_go_through_quiet_hours(make_deps: MakeDeps) -> None:
@@ -329,8 +375,11 @@ def _chat(stamp: str, env: dict[str, str], *lines: dict[str, object]) -> list[di
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
-def _until_digest(stamp: str, env: dict[str, str]) -> list[dict[str, object]]:
-    """`omega chat --jsonl` at `stamp`, its input kept open until the digest is written."""
+def _until(
+    stamp: str, env: dict[str, str], done: Callable[[list[dict[str, object]]], bool]
+) -> list[dict[str, object]]:
+    """`omega chat --jsonl` at `stamp` with nothing typed, its input kept open until `done`
+    holds for what it wrote or for the store (checked as each line comes and every 0.2 s)."""
     proc = subprocess.Popen(
         ["faketime", stamp, OMEGA_BIN, "chat", "--jsonl"],
         stdin=subprocess.PIPE,
@@ -340,31 +389,38 @@ def _until_digest(stamp: str, env: dict[str, str]) -> list[dict[str, object]]:
         env=dict(os.environ, **env),
     )
     assert proc.stdin is not None and proc.stdout is not None
-    events = []
-    guard = threading.Timer(60, proc.kill)  # no digest at all: the test fails, never hangs
-    guard.start()
-    try:
-        for line in proc.stdout:  # the digest job runs once at start
+    events: list[dict[str, object]] = []
+    finished = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
             events.append(json.loads(line))
-            if "held for you" in str(events[-1]["text"]):
+            if done(events):
                 break
+        finished.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:  # `done` never holds: the test fails after a minute, never hangs
+        assert any(finished.wait(0.2) or done(events) for _ in range(300)), events
     finally:
         proc.stdin.close()
         proc.stdin = None  # closed: communicate only reads
         rest, err = proc.communicate(timeout=60)
-        guard.cancel()
     assert proc.returncode == 0, err
     return events + [json.loads(line) for line in rest.splitlines() if line.strip()]
 
 
 @pytest.fixture
 def teleport(fake_openai: FakeOpenAI) -> Iterator[dict[str, str]]:
-    """The scripted provider's answer to "teleport me": a gap, so an owner alert."""
+    """The scripted provider: "teleport me" finds a gap, so an owner alert; "remind me" sets a
+    reminder for 21:30."""
     fake_openai.script = [
         Step(
             match="teleport me",
             text="I can't do that.\nLIMITATION: No teleport | I cannot move people | build one",
-        )
+        ),
+        Step(match="remind me", text="Sure.\nSCHEDULE: stretch | 2030-01-07T21:30 | once"),
     ]
     yield openai_env(fake_openai, OMEGA_OMEGA__TIMEZONE="UTC", TZ="UTC")
 
@@ -372,31 +428,39 @@ def teleport(fake_openai: FakeOpenAI) -> Iterator[dict[str, str]]:
 def test_quiet_hours_through_omega_chat_across_restarts(
     teleport: dict[str, str], isolated_env: Path
 ) -> None:
-    night = _chat(
-        "2030-01-07 23:00:00",
+    def waiting() -> int:
+        with closing(connect_db(isolated_env / "memory.db")) as conn:
+            rows = conn.execute("SELECT COUNT(*) FROM held_messages WHERE sent_at IS NULL")
+            return int(rows.fetchone()[0])
+
+    evening = _chat(
+        "2030-01-07 21:00:00",
         teleport,
         {"text": "/quiet 22:00-07:30"},
-        {"text": "teleport me to Lisbon"},
+        {"text": "remind me at 21:30 to stretch"},
     )
-    [quiet] = [e for e in night if "Quiet hours set" in str(e["text"])]
+    [quiet] = [e for e in evening if "Quiet hours set" in str(e["text"])]
     assert "Quiet hours set: 22:00-07:30 (UTC)" in str(quiet["text"])
-    assert any("I can't do that." in str(e["text"]) for e in night)
-    assert not [e for e in night if "No teleport" in str(e["text"])]  # held, not sent
-    with closing(connect_db(isolated_env / "memory.db")) as conn:
-        waiting = conn.execute("SELECT COUNT(*) FROM held_messages WHERE sent_at IS NULL")
-        assert waiting.fetchone()[0] >= 1
+    # Omega was down at 21:30. At 23:00 the reminder fires late, in quiet hours, and nobody has
+    # written for two hours: it is held, not sent.
+    night = _until("2030-01-07 23:00:00", teleport, lambda _: waiting() == 1)
+    assert not [e for e in night if "stretch" in str(e["text"])]
+    # At 23:05 the owner writes: awake, so the alert their request raises reaches them now.
+    awake = _chat("2030-01-07 23:05:00", teleport, {"text": "teleport me to Lisbon"})
+    assert [e for e in awake if "No teleport" in str(e["text"]) and e["kind"] == "alert"]
+    assert waiting() == 1
 
     # The next morning, a new process: the digest comes at once, and once.
-    morning = _until_digest("2030-01-08 07:31:00", teleport)
+    morning = _until(
+        "2030-01-08 07:31:00", teleport, lambda e: "held for you" in str(e[-1:] and e[-1]["text"])
+    )
     digests = [e for e in morning if "held for you" in str(e["text"])]
-    assert len(digests) == 1 and "No teleport" in str(digests[0]["text"])
+    assert len(digests) == 1 and "Reminder: stretch" in str(digests[0]["text"])
     assert digests[0]["kind"] == "status" and str(digests[0]["id"]).startswith("held:")
     later = _chat("2030-01-08 07:40:00", teleport, {"text": "/quiet"})
     assert "Quiet hours: 22:00-07:30 (UTC)." in str(later[-1]["text"])
     assert not [e for e in later if "held for you" in str(e["text"])]
-    with closing(connect_db(isolated_env / "memory.db")) as conn:
-        left = conn.execute("SELECT COUNT(*) FROM held_messages WHERE sent_at IS NULL")
-        assert left.fetchone()[0] == 0
+    assert waiting() == 0
 
     # `omega people quiet`: the same setting from the command line.
     user = str(quiet["to"])

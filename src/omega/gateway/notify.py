@@ -6,7 +6,9 @@ For whom it is decides the rules, in that person's time zone (their `timezone` f
 `[omega] timezone`); the owner's are those of the first of their routes that set quiet hours.
 - `urgent` (a self-healing escalation, a security alert, the spending cap) always goes out.
 - During the person's quiet hours (`/quiet 22:00-07:30`), a reminder they set for now (due
-  within the last hour) goes out; everything else is held for their digest.
+  within the last hour) goes out; everything else is held for their digest, unless they wrote
+  to Omega on that route in the last AWAKE minutes: someone chatting is not asleep, and
+  their messages are then treated as outside quiet hours (the cap still holds).
 - Outside them a reminder goes out (they asked for it); anything else counts against
   `[limits] max_unasked_per_day` on their day, and past it is held for their digest.
 - The digest: when the quiet hours end (without quiet hours, at 08:00 their time), one message
@@ -39,6 +41,7 @@ log = logging.getLogger(__name__)
 
 MORNING = time(8, 0)  # when a digest of what the cap held goes out, for someone without quiet hours
 FRESH = timedelta(hours=1)  # a reminder due this recently is one its person set for now
+AWAKE = timedelta(minutes=15)  # someone who wrote this recently is awake: quiet hours wait
 TICK_SECS = 60.0  # the digest job looks at least this often (holds made by other replicas)
 _ORDER = {"urgent": 0, "normal": 1, "low": 2}
 
@@ -96,7 +99,8 @@ class NotificationGate:
         if quiet is not None and quiet.contains(local.time()):
             if reminder and _set_for_now(message, now):
                 return True
-            return await self._hold(person, message, "quiet", now, quiet.next_end(now, zone))
+            if not await self._awake(message, now):
+                return await self._hold(person, message, "quiet", now, quiet.next_end(now, zone))
         cap = self.deps.config.limits.max_unasked_per_day
         if reminder or cap <= 0:
             return True
@@ -118,6 +122,18 @@ class NotificationGate:
         held = await store.call(store.hold_message, person, message, reason, now, until)
         log.info("%s for %s held (%s) until %s: #%d", message.kind, person, reason, until, held)
         return False
+
+    async def _awake(self, message: OutgoingMessage, now: datetime) -> bool:
+        """Whether the person wrote to Omega, where this message goes, within AWAKE of now
+        (for the owner: on any route they are reached on)."""
+        routes = (
+            await self._owner_routes()
+            if message.channel == OWNER
+            else [(message.channel, message.target)]
+        )
+        store = self.deps.store
+        heard = await store.call(store.last_heard, routes)
+        return heard is not None and abs(now - heard) <= AWAKE
 
     async def _whose(self, message: OutgoingMessage) -> tuple[str, dict[str, str]]:
         """For whom a message is (their person key) and their facts."""

@@ -13,7 +13,7 @@ from typing import cast, get_args
 
 from omega.logs import redact
 from omega.memory import wakeups
-from omega.memory.db import Database, to_db_time, utc_now
+from omega.memory.db import Database, from_db_time, to_db_time, utc_now
 from omega.text import scrub
 from omega.types import (
     Assurance,
@@ -221,6 +221,20 @@ class Inbox(Database):
             ).rowcount
             self._prune_done(conn)
             return count
+
+    def last_heard(self, routes: Sequence[tuple[str, str]]) -> datetime | None:
+        """When the latest message the inbox still holds from any of these (channel, sender id)
+        came in; None when it holds none."""
+        latest: datetime | None = None
+        for channel, sender_id in routes:
+            rows = self._query(
+                "SELECT MAX(received_at) AS heard FROM inbox WHERE channel = ? AND sender_id = ?",
+                (channel, sender_id),
+            )
+            if rows and rows[0]["heard"]:
+                heard = from_db_time(str(rows[0]["heard"]))
+                latest = heard if latest is None else max(latest, heard)
+        return latest
 
     def inbox_pending(self) -> list[IncomingMessage]:
         """Messages received but never finished, in arrival order."""
