@@ -64,6 +64,7 @@ from omega.evolution.meaning.similarity_conflicts import (
     opposed,
     things_of,
 )
+from omega.evolution.meaning.similarity_polarity import reversed_action
 from omega.evolution.meaning.similarity_words import concepts, read
 
 __all__ = ["SAME_MEANING", "model_may_merge", "same_meaning", "similarity"]
@@ -126,10 +127,10 @@ def similarity(a: str, b: str) -> float:
     if renamed := _spelled_alike(left, right):
         left = frozenset(renamed.get(c, c) for c in left)
         right = frozenset(renamed.get(c, c) for c in right)
+    if opposed(left, right) or reversed_action(a, b):  # "book flights", "cancel flight
+        return 0.0  # bookings"; "aanzetten", "uitzetten"; "turn on", "switch off"
     if left == right:
         return 1.0
-    if opposed(left, right):  # "book flights", "cancel flight bookings"
-        return 0.0
     if min(len(left), len(right)) < 2:  # one concept says little: only "No timer" merges
         return 1.0 if _bare_same(left, right) else 0.0  # with "Cannot set a timer"
     shared = sum(_weight(c) for c in left & right)
@@ -163,7 +164,7 @@ def model_may_merge(a: str, b: str) -> bool:
     "file"), and the lexicon reads both (similarity_words.read), so that the rules could have
     vetoed it. Otherwise the model is not asked: a false merge hides a gap."""
     left, right = concepts(a), concepts(b)
-    if not left or not right or conflict(left, right) is not None:
+    if not left or not right or conflict(left, right) is not None or reversed_action(a, b):
         return False
     return bool(left & right & SPECIFIC) and read(a) and read(b)
 
