@@ -134,3 +134,35 @@ def test_the_model_may_not_judge_an_action_the_lexicon_cannot_read() -> None:
     ) == ("action unread")
     # a generic verb, or no unknown word, leaves it to the other rules
     assert conflict(concepts("No access to the web"), concepts("Cannot surf the web")) is None
+
+
+def test_things_carried_the_other_way_are_another_gap() -> None:
+    for one, other in (
+        ("Cannot convert PDF to Word", "Cannot convert Word to PDF"),
+        ("Kann PDF nicht in Word umwandeln", "No puedo convertir Word a PDF"),
+        (
+            "Cannot move files from Dropbox to Google Drive",
+            "Cannot move files from Google Drive to Dropbox",
+        ),
+        (
+            "Не могу экспортировать контакты из Outlook в Gmail",
+            "Cannot export contacts from Gmail to Outlook",
+        ),
+    ):
+        assert reversed_action(one, other), (one, other)
+        assert apart(one, other), (one, other)
+    assert same_meaning("Kann PDF nicht in Word umwandeln", "Cannot convert PDF to Word")
+
+
+def test_make_or_get_stands_for_no_action_beside_the_actions_both_name() -> None:
+    """ "make calls" is calling, not recording them; "see photos sent" may be describing them."""
+    assert conflict(concepts("Cannot record calls"), concepts("Cannot make calls")) == (
+        "more than making"
+    )
+    assert (
+        conflict(concepts("Cannot see the photos sent"), concepts("Cannot describe sent photos"))
+        is None
+    )
+    assert conflict(
+        concepts("Cannot check sent emails"), concepts("Cannot translate sent emails")
+    ) == ("more than a look")

@@ -12,7 +12,8 @@ the two texts, as concepts:
   ("WhatsApp messages" and "Telegram messages", "print photos" and "print photocopies");
 - one only "gets" (accesses, checks) and the other names an action that does more than look
   ("look up train times" and "buy train tickets"), or one only "makes" (takes, does) and the
-  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten");
+  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten"), beside
+  the actions both name ("make calls" and "record calls");
 - one names an action that undoes or ends something and the other names none ("book
   flights" and "cancel flight bookings", "back up" and "restore from a backup");
 - a word of one is a word of the other negated (`follow`, `unfollow`; `crypt`, `decrypt`);
@@ -103,8 +104,9 @@ def conflict(left: frozenset[str], right: frozenset[str]) -> str | None:
         (left, actions_left, actions_right),
         (right, actions_right, actions_left),
     ):
-        if "get" in one and not acts and other_acts - LOOKING:
+        extra = other_acts - acts  # what "get" or "make" would have to stand for
+        if "get" in one and not acts - other_acts and extra - LOOKING:
             return "more than a look"
-        if "make" in one and not acts and other_acts - MAKING:
+        if "make" in one and not acts - other_acts and extra - MAKING:
             return "more than making"
     return None

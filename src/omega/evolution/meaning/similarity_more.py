@@ -68,8 +68,8 @@ _ACTIONS: dict[str, str] = {
     "login": "inloggen",
     "logout": "uitloggen",
     "connect": "conectar conect* collega* connett* koppel*",
-    "control": "steuern steuerung* desligar controlar accend* spegn* controllare aanzet* uitzet* "
-    "inschakel* uitschakel*",
+    "control": "steuern steuerung* desligar controlar acend* accend* spegn* controllare aanzet* "
+    "uitzet* inschakel* uitschakel*",
     "configure": "configura* impost* instel* configureer*",
     "notify": "avvis* melding* waarschuw*",
     "calculate": "calcol* bereken*",

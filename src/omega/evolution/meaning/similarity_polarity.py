@@ -1,7 +1,7 @@
 """Whether two texts ask for opposite actions on the same thing, for similarity.py (issue 39):
 the one difference a bag of concepts cannot see when both texts name the same verb and differ
 only by a particle or a prefix ("aanzetten" and "uitzetten" the heating, "caricare" and
-"scaricare" a file, "включить" and "выключить" the light). Three general rules, none tied to a
+"scaricare" a file, "включить" and "выключить" the light). Four general rules, none tied to a
 pair of words:
 
 1. *Separable particles that reverse the verb* (Dutch, German) and *Russian prefixes* that do:
@@ -21,6 +21,10 @@ pair of words:
    `afmelden`, `отписаться`). A text that says both (`turn the plugs on and off`) is opposed to
    neither.
 
+4. *Directions*: both carry things from one place or form to another (convert, translate,
+   move, copy, transfer, export, import) and name the same two in the other order ("PDF to
+   Word", "Word to PDF"; "from English to Spanish", "from Spanish to English").
+
 "Stop doing X" (`dejar de`, `deixar de`, `smettere di`, `aufhören`, `перестать`) is the lexicon's
 `stop`, an undoing (similarity_stop.py's phrases, similarity_conflicts.UNDOING).
 """
@@ -31,10 +35,18 @@ import re
 from functools import lru_cache
 
 from omega.evolution.meaning.similarity_stop import STOP_WORDS
-from omega.evolution.meaning.similarity_words import fold, languages, stem
+from omega.evolution.meaning.similarity_words import (
+    ACTION_NAMES,
+    concept_of,
+    fold,
+    languages,
+    stem,
+)
 
 __all__ = ["polarity", "reversed_action"]
 
+# Actions that take a thing from one place or form to another: the order of the two matters.
+CARRYING = frozenset({"convert", "translate", "transfer", "move", "copy", "export", "import"})
 ROOT_MIN = 4  # letters of the root a particle or a prefix is put before
 # Particles (Dutch, German) and Russian prefixes whose verbs are each other's opposite.
 PARTICLES = (
@@ -56,7 +68,7 @@ ITALIAN_S_MIN = 5  # letters after Italian `s` (`scaricare`): `spostare` is not 
 _AXES: dict[str, tuple[str, str]] = {
     "power": (
         "turnon switchon poweron enabl activat activar activ activer aktivier attiv ativ "
-        "encend allum einschalt anschalt anmach accend aanzet aanzett inschakel "
+        "encend acend allum einschalt anschalt anmach accend aanzet aanzett inschakel "
         "aandoe включ",
         "turnoff switchoff poweroff shutdown shutoff disabl deactiv desactiv deaktiv disattiv "
         "desativ apag eteind etein ausschalt abschalt ausmach speng spegn uitzet uitzett "
@@ -124,6 +136,27 @@ def _negated(one: str, other: str) -> bool:
     return len(other) >= ITALIAN_S_MIN and one == "s" + other
 
 
+@lru_cache(maxsize=4096)
+def _ordered(text: str) -> tuple[tuple[str, ...], frozenset[str]]:
+    """The text's concepts in the order its words name them, and those that are actions."""
+    words = [w for w in fold(text).split() if w not in STOP_WORDS and len(w) > 1]
+    langs = languages(words)
+    ordered = tuple(c for word in words for c in concept_of(word, langs))
+    return ordered, frozenset(ordered) & ACTION_NAMES
+
+
+def _reversed_direction(a: str, b: str) -> bool:
+    """Both carry things from one to another (convert, translate, move...) and name the same
+    two in the other order: "PDF to Word" is not "Word to PDF"."""
+    (left, left_acts), (right, right_acts) = _ordered(a), _ordered(b)
+    if not left_acts & right_acts & CARRYING:
+        return False
+    common = (set(left) & set(right)) - ACTION_NAMES - {"get", "make", "file", "data"}
+    order_left = list(dict.fromkeys(c for c in left if c in common))
+    order_right = list(dict.fromkeys(c for c in right if c in common))
+    return len(common) >= 2 and order_left != order_right
+
+
 @lru_cache(maxsize=16384)
 def reversed_action(a: str, b: str) -> bool:
     """Whether one text asks for the opposite of the other's action (see the module's
@@ -134,6 +167,8 @@ def reversed_action(a: str, b: str) -> bool:
         for other in only_right:
             if _particles(one, other) or _negated(one, other) or _negated(other, one):
                 return True
+    if _reversed_direction(a, b):
+        return True
     up, down = polarity(a), polarity(b)
     for axis in _AXES:
         ways = {axis + "+", axis + "-"}

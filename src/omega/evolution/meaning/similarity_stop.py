@@ -6,7 +6,9 @@ Stop words are each language's function words and the words every gap says ("can
 stemmer the lexicon is written for. A word is dropped when it is a stop word in any of them,
 so a word that is a stop word in one language and means a thing in another ("door" in Dutch
 and English) is left out of the lists. Phrases are joined into one word before the text is
-split (`mot de passe` -> `motdepasse`), or replaced by the words that say them in the lexicon.
+split (`mot de passe` -> `motdepasse`), or replaced by the words that say them in the lexicon
+("stop doing X": `dejar de`, `deixar de`, `smettere di`, `stoppen met` -> `stop`, an undoing).
+Russian's stop words are similarity_russian.py's (a text with a Cyrillic word is Russian).
 """
 
 from __future__ import annotations

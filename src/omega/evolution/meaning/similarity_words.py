@@ -3,11 +3,12 @@ words, stop words dropped, each word mapped to a concept of the lexicon (similar
 similarity_things.py) or, when the lexicon does not know it, to its Snowball stem in the text's
 language (`snowballstemmer`, pure Python, loaded on first use).
 
-The language is told by the stop words the text uses (`puedo` -> Spanish, `keine` -> German):
-the languages with the most are the text's, tried in that order; a text with none ("Restaurant
-reservations") is tried in all seven (similarity_stop.py). A word is looked up as it is, then as
-its stem in each of the text's languages, then by the longest known stem it starts with; a
-German compound is split into two known parts first when they explain more of it
+A text with a Cyrillic word is Russian (`ё` folded to `е`, `й` kept; similarity_russian.py);
+otherwise the language is told by the stop words the text uses (`puedo` -> Spanish, `keine` ->
+German): the languages with the most are the text's, tried in that order; a text with none
+("Restaurant reservations") is tried in all seven (similarity_stop.py). A word is looked up as it
+is, then as its stem in each of the text's languages, then by the longest known stem it starts
+with; a German compound is split into two known parts first when they explain more of it
 (`Sprachnachrichten` -> voice, message).
 An unknown word keeps its whole stem, spelled the same across languages (ph -> f, th -> t,
 k -> c, y -> i, doubled letters once), so `telepathy` is not `teleport` and `Thermostat`,
