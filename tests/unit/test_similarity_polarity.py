@@ -95,6 +95,8 @@ def test_russian_is_read_stemmed_and_mapped_to_the_lexicon() -> None:
         ("Не могу забронировать отель", "Cannot book hotels"),
         ("Не могу распечатать документ", "Impossible d'imprimer des documents"),
         ("Не могу перевести текст", "Cannot translate texts"),
+        ("Не могу управлять умным домом", "Cannot control the smart home"),
+        ("Не могу загрузить файлы в облако", "Cannot upload files to the cloud"),
         # of money, a translation is a transfer; of an alarm, an installation is setting it
         ("Не могу перевести деньги", "Cannot make bank transfers"),
         ("Не могу установить будильник", "Cannot set an alarm"),

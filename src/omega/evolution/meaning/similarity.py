@@ -122,7 +122,16 @@ def _spelled_alike(left: frozenset[str], right: frozenset[str]) -> dict[str, str
 
 
 def similarity(a: str, b: str) -> float:
-    """How alike two texts are in meaning, from 0 (unrelated) to 1 (the same)."""
+    """How alike two texts are in meaning, from 0 (unrelated) to 1 (the same); 0 for two texts
+    that would merge but ask for opposite actions (similarity_polarity.py: looked for only
+    then, as it stems every word)."""
+    score = _score(a, b)
+    if score >= SAME_MEANING and reversed_action(a, b):  # "aanzetten", "uitzetten"
+        return 0.0
+    return score
+
+
+def _score(a: str, b: str) -> float:
     left, right = concepts(a), concepts(b)
     if not left or not right:
         return 0.0
@@ -131,8 +140,8 @@ def similarity(a: str, b: str) -> float:
     if renamed := _spelled_alike(left, right):
         left = frozenset(renamed.get(c, c) for c in left)
         right = frozenset(renamed.get(c, c) for c in right)
-    if opposed(left, right) or reversed_action(a, b):  # "book flights", "cancel flight
-        return 0.0  # bookings"; "aanzetten", "uitzetten"; "turn on", "switch off"
+    if opposed(left, right):  # "book flights", "cancel flight bookings"
+        return 0.0
     if left == right:
         return 1.0
     if min(len(left), len(right)) < 2:  # one concept says little: only "No timer" merges

@@ -62,6 +62,13 @@ PARTICLES = (
     ("под", "от"),
     ("за", "рас"),
 )
+_PARTICLE_SET = frozenset(p for pair in PARTICLES for p in pair)
+_OPPOSITE: dict[str, frozenset[str]] = {
+    particle: frozenset(
+        other for pair in PARTICLES if particle in pair for other in pair if other != particle
+    )
+    for particle in _PARTICLE_SET
+}
 NEGATING = ("un", "dis", "de", "des", "ont")  # before a word: its opposite
 ITALIAN_S_MIN = 5  # letters after Italian `s` (`scaricare`): `spostare` is not `postare`
 # Word beginnings (folded) that switch on or off, join or leave, in the eight languages.
@@ -119,21 +126,36 @@ def polarity(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def _particles(one: str, other: str) -> bool:
-    for first, second in PARTICLES:
-        for a, b in ((first, second), (second, first)):
-            if one.startswith(a) and other.startswith(b):
-                root = one[len(a) :]
-                if len(root) >= ROOT_MIN and root == other[len(b) :]:
-                    return True
+def _rooted(words: frozenset[str]) -> frozenset[tuple[str, str]]:
+    """Each word as (particle, root) for every particle of PARTICLES it begins with."""
+    return frozenset(
+        (particle, word[len(particle) :])
+        for word in words
+        for particle in _PARTICLE_SET
+        if word.startswith(particle) and len(word) - len(particle) >= ROOT_MIN
+    )
+
+
+def _particles(left: frozenset[str], right: frozenset[str]) -> bool:
+    """A word of one is a particle and a root, of the other the opposite particle and root."""
+    rooted = _rooted(right)
+    return any(
+        (opposite, root) in rooted
+        for particle, root in _rooted(left)
+        for opposite in _OPPOSITE[particle]
+    )
+
+
+def _negated(left: frozenset[str], right: frozenset[str]) -> bool:
+    """A word of `left` is a word of `right` with a negating prefix."""
+    for word in left:
+        for prefix in NEGATING:
+            rest = word[len(prefix) :]
+            if word.startswith(prefix) and len(rest) >= ROOT_MIN and rest in right:
+                return True
+        if word.startswith("s") and len(word) > ITALIAN_S_MIN and word[1:] in right:
+            return True
     return False
-
-
-def _negated(one: str, other: str) -> bool:
-    """`one` is `other` with a negating prefix."""
-    if any(one == prefix + other for prefix in NEGATING) and len(other) >= ROOT_MIN:
-        return True
-    return len(other) >= ITALIAN_S_MIN and one == "s" + other
 
 
 @lru_cache(maxsize=4096)
@@ -163,10 +185,10 @@ def reversed_action(a: str, b: str) -> bool:
     docstring): never one gap, whatever else they share."""
     left, right = _words(a), _words(b)
     only_left, only_right = left - right, right - left
-    for one in only_left:
-        for other in only_right:
-            if _particles(one, other) or _negated(one, other) or _negated(other, one):
-                return True
+    if _particles(only_left, only_right):
+        return True
+    if _negated(only_left, only_right) or _negated(only_right, only_left):
+        return True
     if _reversed_direction(a, b):
         return True
     up, down = polarity(a), polarity(b)

@@ -161,4 +161,5 @@ RUSSIAN: dict[str, str] = {
     "audio": "аудио*",
     "archive": "архив архива архивы архивов",
     "spreadsheet": "таблиц*",
+    "cloud": "облак*",
 }
