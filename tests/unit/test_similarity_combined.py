@@ -73,7 +73,7 @@ def test_the_model_may_merge_only_texts_with_a_specific_concept_in_common() -> N
 
 def test_make_stands_for_no_action_but_making_and_returning_undoes_buying() -> None:
     assert conflict(
-        concepts("Kann keine Fotos machen"), concepts("Kann keine Fotos bearbeiten")
+        concepts("Kann keine Notizen machen"), concepts("Kann keine Notizen bearbeiten")
     ) == ("more than making")
     assert not same_meaning("Kann keine Fotos machen", "Kann keine Fotos bearbeiten")
     assert opposed(

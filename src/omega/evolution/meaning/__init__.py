@@ -8,7 +8,9 @@ here. Inside, modules import each other directly.
 - similarity_stop: stop words and phrases of the seven languages
 - similarity_actions, similarity_things: the lexicon of actions and things, per language
 - similarity_more: the lexicon in Portuguese, Italian and Dutch
+- similarity_russian: Russian stop words and lexicon
 - similarity_combined: concepts that, named together, name another
+- similarity_polarity: opposite actions (a reversing particle or prefix, on and off)
 - similarity_conflicts: the lexical conflict rules, a veto on the model's merges
 - similarity_model: the optional embedding model (the `similarity` extra)
 

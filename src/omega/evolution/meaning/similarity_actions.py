@@ -12,7 +12,8 @@ teleport and telepathy.
 from __future__ import annotations
 
 ACTIONS: dict[str, str] = {
-    "send": "ship ships shipped send sent sending enviar envia envian envie envio envien enviando "
+    "send": "ship ships shipped send sent sending outgoing expedier expedie enviar envia envian "
+    "envie envio envien enviando "
     "enviado enviad* envoy* envoi envoie envoient mandar manda mande schick* senden sende sendet "
     "gesendet versend* verschick* forward* reenvi* weiterleit*",
     "receive": "receiv* recib* recevoir recoi* recu recus empfang* erhalt* bekomm*",
@@ -35,7 +36,8 @@ ACTIONS: dict[str, str] = {
     "orten ortung geoloc*",
     "download": "download* descarg* telecharg* herunterlad* runterlad*",
     "upload": "upload* subir sube hochlad* televers*",
-    "play": "play plays playing playback reproduc* jouer joue abspiel* spielen spielt stream* "
+    "play": "play plays playing playback wiedergeb* reproduc* jouer joue abspiel* spielen spielt "
+    "stream* "
     "listen* escuch* ecout* anhor* horen hoeren watch watching regarder regarde anseh* "
     "anschau*",
     "generate": "generat* generar genera generer genere generier* erzeug*",
@@ -51,7 +53,8 @@ ACTIONS: dict[str, str] = {
     "share": "share shared shares sharing compart* partag* teilen teile teilt geteilt",
     "convert": "umzuwandel* umwandel* convert* conversion* convertir konvert* umrechn* umwandl* "
     "transform*",
-    "track": "track* rastre* seguimiento segui* suivi suivre verfolg* monitor* vigil* "
+    "track": "track* follow follows following followed rastre* seguimiento segui* suivi suivre "
+    "verfolg* monitor* vigil* "
     "surveill* uberwach* ueberwach* observ*",
     "summarize": "summar* resum* zusammenfass* synthes*",
     "sign": "sign signing signed firmar firma signer unterschreib* unterzeichn* signier*",
@@ -88,7 +91,7 @@ ACTIONS: dict[str, str] = {
     "logout": "logout logoff signout abmeld* auslogg* deconnex*",
     "connect": "connect connects connecting conectar conecta conexion connecter verbind*",
     "control": "control* turn turning turnon switch* toggl* encend* apag* allum* eteindr* "
-    "etein* einschalt* ausschalt* schalt* bedien*",
+    "etein* einschalt* ausschalt* anschalt* abschalt* schalt* bedien*",
     "dim": "dim dimming dimm* atenu* tamis*",
     "configure": "configur* konfigur* einstell* einricht* setup settings setting",
     "notify": "notif* alert* benachrichtig* warn*",
@@ -98,7 +101,7 @@ ACTIONS: dict[str, str] = {
     "count": "count counts counting contar compter zaehl*",
     "invite": "invit* einlad*",
     "subscribe": "subscri* suscri* abonn* abonier*",
-    "unsubscribe": "unsubscri* desuscri* desabon* desinscri* abbestell*",
+    "unsubscribe": "unfollow* unsubscri* desuscri* desabon* desinscri* abbestell*",
     "verify": "verif* valid* pruf* pruef* uberpruf* ueberpruef*",
     "format": "format* formate* formatier*",
     "resize": "resiz* redimension* rescal* skalier* crop* recort* recadr* zuschneid*",
@@ -123,7 +126,8 @@ ACTIONS: dict[str, str] = {
     "return": "return returns returning returned refund* devolver devolucion* devolv* "
     "retourn* renvoyer remboursement* rembours* ruckgab* zuruckgeb* zuruecksend* rucksend* "
     "erstatt* restituire restituzion* rimbors* reembols* terugstur* retourner*",
-    "stop": "stop stops stopping parar detener arreter anhalten stopp*",
+    "stop": "stop stops stopping parar detener arreter anhalten stopp* cease ceas* quit "
+    "quitting aufhor* aufhoer* ophoud*",
 }
 # Verbs that say almost nothing of the gap: they weigh as the generic "get", not as actions.
 GENERIC_ACTIONS: dict[str, str] = {
@@ -131,9 +135,8 @@ GENERIC_ACTIONS: dict[str, str] = {
     "donne dare geven get gets getting acces* acced* zugriff* zugreif* check checks checking "
     "consult* abruf* abfrag* fetch* obtain* obten* obtien* look looks lookup retriev* recuper* "
     "query queries show shows showing display* view* mostrar muestra affich* anzeig* zeig* manag* "
-    "gestion* gerer handl* verwalt* provid* proporcion* fournir take takes taking tomar "
-    "prendre prend nehmen tell decir dire sagen",
-    # "make a call", "make reservations": the verb names no action of its own
+    "gestion* gerer handl* verwalt* provid* proporcion* fournir tell decir dire sagen",
+    # "make a call", "take a photo": the verb names no action of its own
     "make": "make makes making made hacer hace faire fait machen macht poner pon stellen "
-    "tatigen taetigen passer",
+    "tatigen taetigen passer take takes taking took tomar sacar prendre prend nehmen",
 }

@@ -12,10 +12,16 @@ the two texts, as concepts:
   ("WhatsApp messages" and "Telegram messages", "print photos" and "print photocopies");
 - one only "gets" (accesses, checks) and the other names an action that does more than look
   ("look up train times" and "buy train tickets"), or one only "makes" (takes, does) and the
-  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten");
+  other names an action that is not making ("Fotos machen" and "Fotos bearbeiten"), beside
+  the actions both name ("make calls" and "record calls");
 - one names an action that undoes or ends something and the other names none ("book
   flights" and "cancel flight bookings", "back up" and "restore from a backup");
-- a word of one is a word of the other negated (`follow`, `unfollow`; `crypt`, `decrypt`).
+- a word of one is a word of the other negated (`follow`, `unfollow`; `crypt`, `decrypt`);
+- one names an action the other does not, and the other names no action (not even "get" or
+  "make") but a word the lexicon does not know, which may be its action ("verschicken" and
+  "archivieren" e-mails, "generare" and "ruotare" images): the rules cannot tell the two
+  actions apart, so the model is not asked. Opposites the concepts do not show (a particle, a
+  prefix, "turn on" and "switch off") are similarity_polarity.py's.
 
 The last two also hold for the lexical method's own merges: `similarity` scores such pairs 0.
 """
@@ -91,12 +97,16 @@ def conflict(left: frozenset[str], right: frozenset[str]) -> str | None:
         return "other thing"
     if (left - right) & SPECIFIC and (right - left) & SPECIFIC:
         return "another concept each"
+    for one, other in ((left, right), (right, left)):
+        if (one - other) & ACTION_CONCEPTS and not other & NOT_THINGS and other - LEXICON:
+            return "action unread"
     for one, acts, other_acts in (
         (left, actions_left, actions_right),
         (right, actions_right, actions_left),
     ):
-        if "get" in one and not acts and other_acts - LOOKING:
+        extra = other_acts - acts  # what "get" or "make" would have to stand for
+        if "get" in one and not acts - other_acts and extra - LOOKING:
             return "more than a look"
-        if "make" in one and not acts and other_acts - MAKING:
+        if "make" in one and not acts - other_acts and extra - MAKING:
             return "more than making"
     return None

@@ -19,7 +19,7 @@ _ACTIONS: dict[str, str] = {
     "apri apre lezen lees leest gelezen openen opent uitlezen",
     "analyze": "analis* analizz* analyseer* analyseren",
     "write": "escrever escrev* redigir scriver* scrivo scrive redig* schrijv* schrijf*",
-    "create": "criar cria crie criad* adicion* creare creo crei aggiung* toevoeg* voeg "
+    "create": "criar cria crie criad* adicion* creare creo crei aggiung* toevoeg* voeg zetten "
     "aanmak* definir",
     "save": "salvar salva salvare salvat* memorizz* opslaan opslag bewaren bewaar*",
     "delete": "excluir exclu* remov* cancellare cancella cancellato cancellati rimuov* rimoss* "
@@ -45,10 +45,10 @@ _ACTIONS: dict[str, str] = {
     "summarize": "riassum* samenvat*",
     "sign": "assinar assin* onderteken*",
     "reply": "rispond* antwoord* beantwoord*",
-    "book": "prenot* boeken reserveer* reserveren",
+    "book": "prenot* riserv* boeken reserveer* reserveren",
     "buy": "comprar compra comprare compro acquist* ordinare ordina kopen koop* bestel* aanschaf*",
-    "pay": "pagar paga pagamento* pagare pagament* betal*",
-    "transfer": "transferir bonific* trasferi* overmak* overboek*",
+    "pay": "pagar paga pagamento* pagare pagament* betal* saldar saldare salda",
+    "transfer": "transferir bonific* trasferi* overmak* overboek* overschrijv*",
     "cancel": "annull* disdire disdic* annuleer* annuleren opzeg*",
     "schedule": "agendar pianific* programmare plannen inplann*",
     "call": "ligacao ligacoes chamada* telefonar chiamare chiama chiamat* bellen bel belt",
@@ -68,8 +68,8 @@ _ACTIONS: dict[str, str] = {
     "login": "inloggen",
     "logout": "uitloggen",
     "connect": "conectar conect* collega* connett* koppel*",
-    "control": "steuern steuerung* desligar controlar accend* spegn* controllare aanzet* uitzet* "
-    "inschakel* uitschakel*",
+    "control": "steuern steuerung* desligar controlar acend* accend* spegn* controllare aanzet* "
+    "uitzet* inschakel* uitschakel*",
     "configure": "configura* impost* instel* configureer*",
     "notify": "avvis* melding* waarschuw*",
     "calculate": "calcol* bereken*",
@@ -96,7 +96,7 @@ _ACTIONS: dict[str, str] = {
 _GENERIC: dict[str, str] = {
     "get": "acessar acesso accesso accedere toegang ver vedere vedo zien bekijken mostra* "
     "mostrar* toon* tonen consulta* raadple*",
-    "make": "fazer faz fare faccio maken maak maakt doen tirar",
+    "make": "fazer faz fare faccio maken maak maakt doen tirar scatt* nemen neem",
 }
 _THINGS: dict[str, str] = {
     "email": "posta",
@@ -105,8 +105,8 @@ _THINGS: dict[str, str] = {
     "contact": "contato* contatt*",
     "phone": "celular telemovel cellulare telefoon* mobiel",
     "event": "reuniao reunioes compromisso* riunion* appuntament* afspraak* afspraken vergadering*",
-    "reminder": "lembrete* promemoria herinnering*",
-    "alarm": "sveglia* wekker*",
+    "reminder": "lembrete* promemoria herinnering* ricorda*",
+    "alarm": "sveglia* wekker* wekken",
     "weather": "weerbericht*",
     "forecast": "previsao previsoes previsioni voorspelling*",
     "news": "notizi* nieuws",
@@ -119,9 +119,9 @@ _THINGS: dict[str, str] = {
     "car": "auto macchina",
     "restaurant": "ristorant*",
     "table": "tavol* tafel*",
-    "food": "cibo eten",
-    "grocery": "mercearia spesa boodschap*",
-    "invoice": "fatura* fattur* factuur* facturen",
+    "food": "cibo eten refeic* pasti maaltijd*",
+    "grocery": "mercearia spesa boodschap* levensmiddel*",
+    "invoice": "fatura* fattur* factuur* facturen bollett*",
     "receipt": "ricevut* bonnetje*",
     "bank": "bancari* rekening*",
     "money": "dinheiro soldi denaro",
@@ -135,7 +135,7 @@ _THINGS: dict[str, str] = {
     "list": "elenco lijst*",
     "task": "tarefa* compiti taak taken",
     "password": "senha* wachtwoord*",
-    "image": "imagem imagens immagin* afbeelding* plaatje*",
+    "image": "imagem imagens immagin* afbeelding* plaatje* kiekje*",
     "screenshot": "schermafbeelding*",
     "screen": "tela telas schermo scherm*",
     "video": "filme filmes",

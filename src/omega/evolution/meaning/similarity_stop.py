@@ -6,10 +6,14 @@ Stop words are each language's function words and the words every gap says ("can
 stemmer the lexicon is written for. A word is dropped when it is a stop word in any of them,
 so a word that is a stop word in one language and means a thing in another ("door" in Dutch
 and English) is left out of the lists. Phrases are joined into one word before the text is
-split (`mot de passe` -> `motdepasse`), or replaced by the words that say them in the lexicon.
+split (`mot de passe` -> `motdepasse`), or replaced by the words that say them in the lexicon
+("stop doing X": `dejar de`, `deixar de`, `smettere di`, `stoppen met` -> `stop`, an undoing).
+Russian's stop words are similarity_russian.py's (a text with a Cyrillic word is Russian).
 """
 
 from __future__ import annotations
+
+from omega.evolution.meaning.similarity_russian import RUSSIAN_STOP
 
 __all__ = ["LANGUAGES", "PHRASES", "STOP", "STOP_WORDS"]
 
@@ -31,7 +35,7 @@ STOP: dict[str, frozenset[str]] = {
         error errors something anything nothing now currently up down out off about more other
         another than then so very too much many instead yet either neither people someone
         anyone somebody anybody nearby near nearest problem problems incoming integration
-        integrations asked ask asks asking service services later""",
+        integrations asked ask asks asking service services later whether tomorrow smart""",
         "spanish": """el la los las un una unos unas de del al a en con por para sin y o u e que
         no puedo puede pueden podemos poder pude es son esta estan estoy ser mi mis tu tus su sus
         se lo le les nos me te tengo tiene tienen hay este esta estos estas ese esa eso como
@@ -40,7 +44,8 @@ STOP: dict[str, frozenset[str]] = {
         error errores posible imposible disponible soportado compatible manera forma ninguna
         ningun ni desde hasta sobre entre capaz nuevo nueva nuevos nuevas vez veces usar nadie
         alguien gente cerca cercano cercana problema problemas falta faltan incapaz capacidad
-        usuario usuarios integracion pidio servicio servicios""",
+        usuario usuarios integracion pidio servicio servicios soporte manana
+        inteligente inteligentes""",
         "french": """le la les un une des du de d l au aux en et ou pas ne n je j peux peut
         peuvent pouvoir pu est sont suis etre mon ma mes ton ta tes son sa ses notre nos votre
         vos leur leurs ce cet cette ces qu que qui il elle ils elles on nous vous me te se s y sur
@@ -49,7 +54,8 @@ STOP: dict[str, frozenset[str]] = {
         nouvelle nouveaux nouvel autre autres tout tous toute toutes rien fois moyen aucun aucune
         encore deja aussi seulement c ca utiliser personne quelqu gens proche pres probleme
         problemes vers manque manquent incapable capacite utilisateur utilisateurs integration
-        demande""",
+        demande fonction fonctionnalite va vont demain intelligent intelligente
+        intelligents""",
         "german": """der die das den dem des ein eine einen einem einer eines und oder nicht
         kein keine keinen keinem keiner ich kann kannst konnen koennen konnte ist sind bin war im
         am zum zur mit fur fuer von vom auf aus bei nach zu als wie mein meine meinen meinem
@@ -60,7 +66,8 @@ STOP: dict[str, frozenset[str]] = {
         ueber durch um bis gibt habe hat haben wird werden nutzen niemanden niemand
         jemanden jemand leute nahe nahegelegen nachste naechste problem
         probleme mir mich dir uns fehlt fehlen moglichkeit moeglichkeit unfahig unfaehig
-        nutzer nutzers benutzer integration integrationen dienst dienste spater spaeter""",
+        nutzer nutzers benutzer integration integrationen dienst dienste spater spaeter morgen
+        fehlende fehlender funktion fahigkeit faehigkeit unterstutzung unterstuetzung""",
         "portuguese": """o a os as um uma uns umas de do da dos das em no na nos nas ao aos
         pelo pela pelos pelas por para com sem e ou que nao posso pode podem consigo consegue
         conseguir conseguimos ha tem tenho ter meu minha meus minhas seu sua seus suas se me te
@@ -70,7 +77,7 @@ STOP: dict[str, frozenset[str]] = {
         possivel impossivel disponivel suportado maneira forma nenhum nenhuma nem desde ate
         sobre entre capaz incapaz capacidade novo nova novos novas vez vezes usar usuario
         utilizador alguem ninguem pessoa pessoas perto problema problemas falta faltam
-        integracao pediu pedi servico servicos""",
+        integracao pediu pedi servico servicos suporte amanha""",
         "italian": """il lo la i gli le un uno una di del dello della dei degli delle al
         allo alla ai agli alle da dal dallo dalla dai dagli dalle nel nello nella nei negli
         nelle con sul sullo sulla sui sugli sulle per tra fra e ed o ma che non posso puo
@@ -81,19 +88,31 @@ STOP: dict[str, frozenset[str]] = {
         funzionare errore errori possibile impossibile disponibile supportato modo nessun
         nessuno nessuna capace incapace capacita nuovo nuova nuovi nuove volta volte usare
         utente utenti qualcuno vicino problema problemi manca mancano integrazione sono essere
-        chiesto servizio servizi""",
+        chiesto servizio servizi funzione supporto domani intelligenti""",
         "dutch": """de het een van aan te met voor naar bij uit om en of maar dat die dit deze
         niet geen kan kun kunt kunnen kon ik jij je u hij zij ze wij we mijn jouw zijn haar hun
         ons onze er is was waren wordt worden heb hebt heeft hebben al nog ook alleen altijd
         nooit ander andere alle iets niets hulpmiddel functie werkt werken fout fouten mogelijk
         onmogelijk beschikbaar manier nieuw nieuwe keer gebruiken gebruiker iemand niemand
         mensen probleem problemen ontbreekt ontbreken mis zo wel meer heel veel als hoe wat wie
-        waar wanneer integratie vroeg""",
+        waar wanneer integratie vroeg mogelijkheid koppeling ontbrekende ondersteuning
+        slimme""",
     }.items()
 }
-STOP_WORDS = frozenset().union(*STOP.values())
+STOP_WORDS = frozenset().union(*STOP.values(), RUSSIAN_STOP)
 # Words that name one thing together, joined before the text is split (folded, as one line).
 PHRASES = {
+    # "stop doing X": the lexicon's `stop`, an undoing (similarity_conflicts.UNDOING)
+    "dejar de": "stop",
+    "deje de": "stop",
+    "deixar de": "stop",
+    "parar de": "stop",
+    "cesser de": "stop",
+    "arreter de": "stop",
+    "smettere di": "stop",
+    "smettere": "stop",
+    "stoppen met": "stop",
+    "ophouden met": "stop",
     "e mail": "email",
     "e mails": "email",
     "text message": "textmessage",
@@ -147,6 +166,24 @@ PHRASES = {
     "lista della spesa": "shoppinglist",
     "boodschappenlijst": "shoppinglist",
     "foglio di calcolo": "spreadsheet",
+    "fogli di calcolo": "spreadsheet",
+    "ligar para": "chamada",
+    "des courses": "epicerie",
+    "les courses": "epicerie",
+    "de courses": "epicerie",
+    "a domicilio": "entrega",
+    "regler une facture": "payer facture",
+    "regler la facture": "payer facture",
+    "regler les factures": "payer factures",
+    "regler des factures": "payer factures",
+    "sum up": "summarize",
+    "sum it up": "summarize",
+    "sums up": "summarize",
+    "hard copy": "print",
+    "hard copies": "print",
+    "wake up": "wake",
+    "laufen lassen": "ausfuhren",
+    "laufen zu lassen": "ausfuhren",
     "casa intelligente": "smarthome",
     "codice qr": "qrcode",
     "e post": "email",
@@ -168,6 +205,11 @@ PHRASES = {
     "mise a jour": "update",
     "copia de seguridad": "backup",
     "smart home": "smarthome",
+    "умный дом": "smarthome",
+    "умным домом": "smarthome",
+    "умного дома": "smarthome",
+    "умном доме": "smarthome",
+    "умному дому": "smarthome",
     "home assistant": "homeassistant",
     "casa inteligente": "smarthome",
     "hogar inteligente": "smarthome",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 THINGS: dict[str, str] = {
     # messages and people
-    "email": "email* mail mails correo* courriel* inbox imap smtp",
+    "email": "email* mail mails correo* courriel* inbox mailbox imap smtp",
     "sms": "sms textmessage",
     "message": "messag* mensaj* nachricht*",
     "chat": "chat chats chatear",
@@ -18,7 +18,7 @@ THINGS: dict[str, str] = {
     "social": "social* sozial*",
     "twitter": "twitter tweet* retweet*",
     "notification": "notification* notificacion* benachrichtigung*",
-    "voicemail": "voicemail* buzon mailbox anrufbeantworter",
+    "voicemail": "voicemail* buzon anrufbeantworter",
     "videocall": "videocall* videollamada* videoanruf* videochiamat* videochamada* "
     "videogesprek* videoconferenc* videokonferenz*",
     "face": "face faces rostro* visage* gesicht* volto volti rosto* gezicht*",
@@ -31,7 +31,7 @@ THINGS: dict[str, str] = {
     "sitzung* appointment* cita citas rdv termin termine terminen invitation* invite "
     "invites invitacion* einladung*",
     "reminder": "reminder* remind* recordatorio* recuerd* rappel* erinner*",
-    "alarm": "alarm* alarma* wecker reveil* despertador*",
+    "alarm": "alarm* alarma* wecker wecken weckt reveil* despertador* wake wakes waking",
     "timer": "timer* temporizador* minuteur* countdown*",
     "stopwatch": "stopwatch* cronometr* chronomet* stoppuhr*",
     "time_zone": "timezone* zeitzone* fuseau*",
@@ -44,7 +44,8 @@ THINGS: dict[str, str] = {
     "news": "news noticia* nouvelles actualit* schlagzeil* headline*",
     "stock": "stock* bolsa bourse aktie*",
     "crypto": "crypto* cripto* krypto* bitcoin* ethereum",
-    "currency": "currenc* moneda* devise* wahrung* waehrung* exchangerate wechselkurs*",
+    "currency": "currenc* moneda* devise* wahrung* waehrung* exchangerate wechselkurs* euro "
+    "euros dollar dollars dolar dolares dollari pesos yen",
     "price": "price* pricing precio* prix preis*",
     "sport": "sport* deport* football futbol fussball score* marcador",
     "dictionary": "dictionar* diccionario* dictionnaire* worterbuch* woerterbuch* definition* "
@@ -109,9 +110,11 @@ THINGS: dict[str, str] = {
     "signature": "signature* unterschrift*",
     "contract": "contract* contrato* contrat* vertrag* vertrage*",
     "ebook": "ebook* libro* livre* buch bucher buecher kindle",
-    "image": "vision image* imagen* imagenes picture* pic pics photo photos foto fotos bild bilder "
+    "image": "vision fotograf* photograph* image* imagen* imagenes picture* pic pics photo photos "
+    "foto fotos bild bilder "
     "bildern jpg jpeg png gif",
     "screenshot": "screenshot* captura capture* bildschirmfoto*",
+    "plug": "plug plugs enchufe* stecker steckdose* stopcontact* tomada*",
     "screen": "screen* pantalla* ecran* bildschirm*",
     "video": "video* youtube film films pelicula* movie* clip clips",
     "audio": "audio* sound* sonido* mp3 wav",

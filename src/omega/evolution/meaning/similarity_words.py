@@ -3,11 +3,12 @@ words, stop words dropped, each word mapped to a concept of the lexicon (similar
 similarity_things.py) or, when the lexicon does not know it, to its Snowball stem in the text's
 language (`snowballstemmer`, pure Python, loaded on first use).
 
-The language is told by the stop words the text uses (`puedo` -> Spanish, `keine` -> German):
-the languages with the most are the text's, tried in that order; a text with none ("Restaurant
-reservations") is tried in all seven (similarity_stop.py). A word is looked up as it is, then as
-its stem in each of the text's languages, then by the longest known stem it starts with; a
-German compound is split into two known parts first when they explain more of it
+A text with a Cyrillic word is Russian (`ё` folded to `е`, `й` kept; similarity_russian.py);
+otherwise the language is told by the stop words the text uses (`puedo` -> Spanish, `keine` ->
+German): the languages with the most are the text's, tried in that order; a text with none
+("Restaurant reservations") is tried in all seven (similarity_stop.py). A word is looked up as it
+is, then as its stem in each of the text's languages, then by the longest known stem it starts
+with; a German compound is split into two known parts first when they explain more of it
 (`Sprachnachrichten` -> voice, message).
 An unknown word keeps its whole stem, spelled the same across languages (ph -> f, th -> t,
 k -> c, y -> i, doubled letters once), so `telepathy` is not `teleport` and `Thermostat`,
@@ -24,6 +25,7 @@ from typing import Any
 from omega.evolution.meaning.similarity_actions import ACTIONS, GENERIC_ACTIONS
 from omega.evolution.meaning.similarity_combined import combined
 from omega.evolution.meaning.similarity_more import MORE
+from omega.evolution.meaning.similarity_russian import RUSSIAN
 from omega.evolution.meaning.similarity_stop import LANGUAGES, PHRASES, STOP, STOP_WORDS
 from omega.evolution.meaning.similarity_things import BRANDS, THINGS
 
@@ -31,6 +33,7 @@ __all__ = ["EXACT", "concept_of", "concepts", "fold", "languages", "read", "spel
 
 COMPOUND_MIN = 3  # letters of the shorter part of a German compound
 
+CYRILLIC = re.compile("[а-я]")
 _PHRASE = re.compile(r"\b(?:" + "|".join(map(re.escape, PHRASES)) + r")\b")
 
 
@@ -47,7 +50,7 @@ def _table(*lexicons: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     return exact, prefixes
 
 
-EXACT, PREFIXES = _table(ACTIONS, GENERIC_ACTIONS, THINGS, MORE)
+EXACT, PREFIXES = _table(ACTIONS, GENERIC_ACTIONS, THINGS, MORE, RUSSIAN)
 for _brand in BRANDS:  # each its own concept, unless the lexicon names it (YouTube -> video)
     EXACT.setdefault(_brand, _brand)
 _SHORTEST = min(map(len, PREFIXES))
@@ -57,14 +60,17 @@ KNOWN = frozenset(EXACT.values()) | frozenset(PREFIXES.values())  # every concep
 
 def fold(text: str) -> str:
     """Lower case, accents and punctuation gone, snake_case split, known phrases joined."""
-    decomposed = unicodedata.normalize("NFKD", text.lower().replace("ß", "ss"))
+    lowered = text.lower().replace("ß", "ss").replace("ё", "е")
+    decomposed = unicodedata.normalize("NFKD", lowered).replace("и\u0306", "й")
     plain = "".join(c for c in decomposed if not unicodedata.combining(c))
-    spaced = " ".join(re.findall(r"[a-z0-9]+", plain))
+    spaced = " ".join(re.findall(r"[a-z0-9а-я]+", plain))
     return _PHRASE.sub(lambda match: PHRASES[match.group(0)], spaced)
 
 
 def languages(words: list[str]) -> tuple[str, ...]:
     """The text's languages by its stop words, most first; all of them when it has none."""
+    if any(CYRILLIC.search(word) for word in words):
+        return ("russian",)
     counts = {lang: sum(word in STOP[lang] for word in words) for lang in LANGUAGES}
     best = max(counts.values())
     if best == 0:
@@ -120,7 +126,8 @@ def concept_of(word: str, langs: tuple[str, ...]) -> tuple[str, ...]:
     if word in EXACT:
         return (EXACT[word],)
     known, length = _prefixed(word)
-    if len(word) >= 2 * COMPOUND_MIN + 2 and (parts := _compound(word, length)):
+    compound = len(word) >= 2 * COMPOUND_MIN + 2 and not CYRILLIC.search(word)
+    if compound and (parts := _compound(word, length)):
         return parts
     if known:
         return (known,)
