@@ -29,6 +29,7 @@ HELP: dict[str, str] = {
     "project [name|off]": "show, activate or deactivate a project",
     "limitations": "what I know I cannot do yet (owner only)",
     "resolve <id>": "mark a limitation resolved (owner only)",
+    "merge <id> <into>": "merge a limitation into the one it repeats (owner only)",
     "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
     "approve <id> [notes]": "approve a proposal (owner only)",
     "reject <id> <reason>": "reject a proposal (owner only)",

@@ -17,6 +17,7 @@ import typer
 
 from omega import __version__
 from omega.cli.evolution import register as register_evolution
+from omega.cli.limitations import register as register_limitations
 from omega.cli.ops import register as register_ops
 from omega.cli.people import register as register_people
 from omega.cli.quant import register as register_quant
@@ -322,67 +323,7 @@ def people_link(
     typer.echo(f"{address} is now the same person as {to} ({person}).")
 
 
-limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)
-app.add_typer(limitations_app, name="limitations")
-
-
-@limitations_app.command("list")
-def limitations_list(
-    all_: Annotated[bool, typer.Option("--all", help="Include resolved ones.")] = False,
-) -> None:
-    """List open limitations (with --all, resolved ones too)."""
-    from omega.evolution.gaps import LimitationStore
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        items = LimitationStore(store).list(None if all_ else "open")
-    finally:
-        store.close()
-    if not items:
-        typer.echo("No limitations." if all_ else "No open limitations.")
-        return
-    for item in items:
-        typer.echo(
-            f"[{item.id}] {item.status:<8} {item.title}"
-            + (f" — {item.description}" if item.description else "")
-        )
-        if item.proposed_plan:
-            typer.echo(f"      plan: {item.proposed_plan}")
-        if item.status == "resolved":
-            typer.echo(
-                f"      resolved {item.resolved_at} by {item.resolved_by}: {item.resolution or '-'}"
-            )
-
-
-@limitations_app.command("resolve")
-def limitations_resolve(
-    key: Annotated[str, typer.Argument(help="The limitation's id (or exact title).")],
-    note: Annotated[str, typer.Option("--note", help="How it was resolved.")] = "",
-) -> None:
-    """Mark a limitation resolved: it leaves HEARTBEAT.md and stays in the record."""
-    from omega.evolution.gaps import resolve_by_owner
-
-    runtime = _runtime()
-    store = _open_store(runtime)
-    try:
-        resolved = resolve_by_owner(
-            store,
-            runtime.paths.heartbeat,
-            key,
-            note,
-            by="owner (cli)",
-            channel="cli",
-            sender_id="owner",
-            request=f"resolve {key}",
-        )
-        if resolved is None:
-            _fail(f"no open limitation {key!r} (see `omega limitations list`)", code=1)
-    finally:
-        store.close()
-    typer.echo(f"Resolved [{resolved.id}] {resolved.title}.")
-
-
+register_limitations(app)
 register_evolution(app)
 register_ops(app)
 register_quant(app)

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
         resolve_limitation,
     )
     from omega.evolution.gaps.mcp_report import report_server_failures
+    from omega.evolution.gaps.merging import merge_limitations
 
 __all__ = [
     "LimitationStore",
     "analyse_gap",
     "digest_loop",
+    "merge_limitations",
     "propose",
     "raise_limitation",
     "report_refusals",
@@ -51,6 +53,7 @@ __getattr__ = loader(
         "LimitationStore": "limitations",
         "analyse_gap": "gap_analysis",
         "digest_loop": "digest",
+        "merge_limitations": "merging",
         "propose": "analysis",
         "raise_limitation": "limitations",
         "report_refusals": "integrity",

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Literal
 
 from omega.checklist import add_item, remove_line_of
+from omega.evolution.gaps.alike import merge_hint, possibly_same
 from omega.evolution.gaps.gap import (
     MAX_TITLE,
     OWNER_REPORTED,
@@ -327,7 +328,10 @@ async def raise_limitation(
         diff or ("(for the digest)" if limitation.from_person else "(already on HEARTBEAT.md)"),
     )
     if not limitation.from_person:
-        await ctx.notify(owner_message(ctx, alert_text(limitation), kind="alert"))
+        open_ones = await ctx.store.call(LimitationStore(ctx.store).list, "open")
+        alike = possibly_same(limitation, open_ones)
+        hint = merge_hint(limitation, alike) if alike else ""  # the owner decides: one gap?
+        await ctx.notify(owner_message(ctx, alert_text(limitation) + hint, kind="alert"))
     return limitation, True
 
 

@@ -3,7 +3,7 @@ limitations and proposals agree.
 
 This module is the package's public face: callers outside `omega.evolution.meaning` import from
 here. Inside, modules import each other directly.
-- similarity: same_meaning (and the score it is judged on)
+- similarity: same_meaning (and the score it is judged on), possibly_same_meaning
 - similarity_words: a text as the concepts it names (folded words, Snowball stems)
 - similarity_stop: stop words and phrases of the seven languages
 - similarity_actions, similarity_things: the lexicon of actions and things, per language
@@ -24,15 +24,17 @@ from typing import TYPE_CHECKING
 from omega.lazy import loader
 
 if TYPE_CHECKING:
-    from omega.evolution.meaning.similarity import same_meaning
+    from omega.evolution.meaning.similarity import possibly_same_meaning, same_meaning
 
 __all__ = [
+    "possibly_same_meaning",
     "same_meaning",
 ]
 
 __getattr__ = loader(
     __name__,
     {
+        "possibly_same_meaning": "similarity",
         "same_meaning": "similarity",
     },
 )

@@ -74,6 +74,9 @@ from omega.evolution.meaning.similarity_words import concepts, read
 __all__ = ["SAME_MEANING", "model_may_merge", "same_meaning", "similarity"]
 
 SAME_MEANING = 0.6  # score at or above which two texts are the same gap or idea
+# Score at or above which two texts the rules keep apart may still be one: the owner is asked
+# (evolution/gaps/alike.py). Chosen on the seen sets v1-v3 (docs/evolution.md, "Same meaning").
+POSSIBLY_SAME = 0.3
 ACTION_WEIGHT = 1.5  # an action concept counts this much more than an object
 UNSHARED_ACTION_WEIGHT = 2.0  # an action only one text names ("restore" from a backup)
 NOT_SHARED = 0.5  # factor when both texts name actions (or things) and share none
@@ -192,3 +195,9 @@ def same_meaning(a: str, b: str, model: bool = True) -> bool:
         return False
     close = similarity_model.cosine(a, b)
     return close is not None and close >= similarity_model.CLOSE
+
+
+def possibly_same_meaning(a: str, b: str) -> bool:
+    """Whether two texts are alike enough (POSSIBLY_SAME) to ask a person whether they are one
+    gap, where `same_meaning` would not merge them on its own."""
+    return similarity(a, b) >= POSSIBLY_SAME

@@ -8,7 +8,7 @@ import time
 from collections.abc import Awaitable, Callable
 
 from omega.channels.health import channel_health_lines
-from omega.evolution.gaps import LimitationStore, resolve_by_owner
+from omega.evolution.gaps import LimitationStore, merge_limitations, resolve_by_owner
 from omega.evolution.heal import SelfHealStore, clear_escalation
 from omega.evolution.proposals import (
     FragmentError,
@@ -120,6 +120,27 @@ def _resolve(ctx: CommandContext, args: str) -> str:
     if resolved is None:
         return f"No open limitation {key}."
     return f"Resolved [{resolved.id}] {resolved.title}."
+
+
+def _merge(ctx: CommandContext, args: str) -> str:
+    if not _owner(ctx):
+        return OWNER_ONLY
+    ids = args.split()
+    if len(ids) != 2 or not all(i.isdigit() for i in ids):
+        return "Usage: /merge <limitation id> <id of the one it repeats>"
+    try:
+        kept = merge_limitations(
+            ctx.store,
+            ctx.paths.heartbeat,
+            int(ids[0]),
+            int(ids[1]),
+            channel=ctx.message.channel,
+            sender_id=ctx.message.sender_id,
+            request=f"/merge {args}",
+        )
+    except ValueError as exc:
+        return f"Not merged: {exc}."
+    return f"Merged [{ids[0]}] into [{kept.id}] {kept.quoted}."
 
 
 def _proposals(ctx: CommandContext, args: str) -> str:
@@ -253,6 +274,7 @@ AGENT_HANDLERS: dict[str, Callable[[CommandContext, str], str]] = {
     "uptime": _uptime,
     "limitations": _limitations,
     "resolve": _resolve,
+    "merge": _merge,
     "proposals": _proposals,
     "approve": _approve,
     "reject": _reject,

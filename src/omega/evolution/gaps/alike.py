@@ -1,0 +1,48 @@
+"""The owner decides what the similarity rules cannot: whether two gaps are one.
+
+`same_meaning` merges only what it is sure of (a false merge hides a gap), so a paraphrase it
+cannot read stays a second limitation. When a new one is recorded, the open one most like it
+(`possibly_same_meaning`) is named in the owner's alert with the command that merges them
+(gaps/merging.py). The embedding model is not asked: its cosines for gap texts, alike or not,
+crowd above 0.84 (measured on the sets v1-v4), so it would name a candidate for nearly every
+gap."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from omega.evolution.meaning import possibly_same_meaning
+
+
+class Gap(Protocol):
+    """What a suggestion needs of a limitation."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def quoted(self) -> str: ...
+
+
+def possibly_same(new: Gap, open_ones: Iterable[Gap]) -> Gap | None:
+    """The first open limitation (not `new`) that may be the same gap as `new`; None if none."""
+    return next(
+        (
+            other
+            for other in open_ones
+            if other.id != new.id and possibly_same_meaning(new.title, other.title)
+        ),
+        None,
+    )
+
+
+def merge_hint(new: Gap, known: Gap) -> str:
+    """The alert's line naming a limitation that may be the same (quoted when not the owner's)."""
+    return (
+        f"\nPossibly the same as [{known.id}] {known.quoted}\n"
+        f"If it is: /merge {new.id} {known.id} (or `omega limitations merge {new.id} {known.id}`)."
+    )
