@@ -37,6 +37,34 @@ def test_ask_reports_provider_failure_kindly(fake_openai: FakeOpenAI) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_ask_help_and_usage_errors_are_typers(fake_openai: FakeOpenAI) -> None:
+    """`omega ask` is answered without the typer app (omega.cli.ask), except what typer says:
+    its help and its errors, unchanged."""
+    env = openai_env(fake_openai)
+    help_text = run_omega("ask", "--help", env=env)
+    assert help_text.returncode == 0 and "--tools" in help_text.stdout
+    assert "Ask one question" in help_text.stdout
+    for args, said in (
+        ((), "Missing argument"),
+        (("--bogus", "hi"), "No such option"),
+        (("one", "two"), "unexpected extra argument"),
+    ):
+        result = run_omega("ask", *args, env=env)
+        assert (result.returncode, said in result.stderr) == (2, True), (args, result.stderr)
+    assert fake_openai.requests == []
+
+
+def test_ask_takes_what_typer_takes(fake_openai: FakeOpenAI) -> None:
+    empty = run_omega("ask", "  ", env=openai_env(fake_openai))
+    assert (empty.returncode, empty.stderr.splitlines()[-1]) == (2, "omega: the question is empty")
+    # A question that looks like an option, after `--`; ANSI codes are not printed to a pipe.
+    fake_openai.script = [Step(text="\x1b[31mred\x1b[0m answer")]
+    dashed = run_omega("ask", "--", "--tools", env=openai_env(fake_openai))
+    assert (dashed.returncode, dashed.stdout) == (0, "red answer\n"), dashed.stderr
+    assert fake_openai.requests[0].last_user_text == "--tools"
+    assert "tools" not in fake_openai.requests[0].body
+
+
 def test_status_shows_provider_paths_and_counts(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
