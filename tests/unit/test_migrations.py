@@ -70,6 +70,26 @@ def test_rerun_applies_nothing_and_keeps_data(tmp_path: Path) -> None:
     assert versions(db) == [m.version for m in bundled_migrations()]
 
 
+def test_a_current_database_reads_no_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a store at every start but the first reads and renders no migration script (a
+    few ms of each cold `omega ask`); a new database still reads them all."""
+    import omega.memory.migrations as migrations
+
+    read: list[str] = []
+    real_read = migrations._read
+    monkeypatch.setattr(
+        migrations, "_read", lambda entry: read.append(entry.name) or real_read(entry)
+    )
+    db = tmp_path / "memory.db"
+    Store(db).close()
+    assert len(read) == len(bundled_migrations()) == versions(db)[-1]
+    read.clear()
+    Store(db).close()
+    assert read == []
+
+
 def test_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:
     db = tmp_path / "memory.db"
     Store(db).close()
