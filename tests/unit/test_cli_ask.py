@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 import typer.main
-from typer.core import TyperArgument, TyperOption
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
 
 from omega.cli.ask import OPTIONS, parse_ask
 from omega.cli.commands import app
@@ -14,16 +14,18 @@ from omega.cli.commands import app
 pytestmark = pytest.mark.no_store
 
 
-def _typer_ask() -> tuple[typer.main.TyperGroup, object]:
+def _typer_ask() -> tuple[TyperGroup, TyperCommand]:
     group = typer.main.get_command(app)
-    assert isinstance(group, typer.main.TyperGroup)
-    return group, group.get_command(group.make_context("omega", ["ask", "x"]), "ask")
+    assert isinstance(group, TyperGroup)
+    command = group.get_command(group.make_context("omega", ["ask", "x"]), "ask")
+    assert isinstance(command, TyperCommand)
+    return group, command
 
 
 def test_the_fast_path_knows_the_typer_commands_parameters() -> None:
     """A parameter added to (or renamed in) `omega ask` fails here until cli.ask knows it."""
     group, command = _typer_ask()
-    params = command.get_params(group.make_context("omega", ["ask", "x"]))  # type: ignore[attr-defined]
+    params = command.get_params(group.make_context("omega", ["ask", "x"]))
     arguments = [p for p in params if isinstance(p, TyperArgument)]
     options = [p for p in params if isinstance(p, TyperOption) and p.name != "help"]
     assert [(a.name, a.required, a.nargs) for a in arguments] == [("question", True, 1)]
@@ -70,7 +72,7 @@ def test_the_fast_path_reads_an_ask_as_typer_does_or_leaves_it_to_typer(argv: li
     group, command = _typer_ask()
     assert argv[0] == "ask" and group.get_command(group.make_context("omega", argv), "ask")
     question, flags = parsed
-    ctx = command.make_context("ask", argv[1:])  # type: ignore[attr-defined]
+    ctx = command.make_context("ask", argv[1:])
     assert ctx.params == {"question": question, **flags}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import pytest
@@ -77,14 +78,18 @@ def test_a_current_database_reads_no_script(
     few ms of each cold `omega ask`); a new database still reads them all."""
     import omega.memory.migrations as migrations
 
+    scripts = len(bundled_migrations())
     read: list[str] = []
-    real_read = migrations._read
-    monkeypatch.setattr(
-        migrations, "_read", lambda entry: read.append(entry.name) or real_read(entry)
-    )
+    real = migrations._read
+
+    def counted(entry: Traversable) -> str:
+        read.append(entry.name)
+        return real(entry)
+
+    monkeypatch.setattr(migrations, "_read", counted)
     db = tmp_path / "memory.db"
     Store(db).close()
-    assert len(read) == len(bundled_migrations()) == versions(db)[-1]
+    assert len(read) == scripts == versions(db)[-1]
     read.clear()
     Store(db).close()
     assert read == []
