@@ -82,8 +82,12 @@ def test_status_auto_selects_local_model_with_nothing_configured() -> None:
     assert "local (auto-selected)" in result.stdout
 
 
-def test_first_run_deploys_private_home(isolated_env: Path) -> None:
-    run_omega("status")
+@pytest.mark.parametrize("command", [["status"], ["ask", "hi"]], ids=" ".join)
+def test_first_run_deploys_private_home(
+    command: list[str], fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # `omega ask` (answered without the typer app) leaves the same private home.
+    run_omega(*command, env=openai_env(fake_openai))
     files = ("SYSTEM_PROMPT.md", "WELCOME.toml", "omega.log")
     for name in files if on_postgresql() else (*files, "memory.db"):
         assert (isolated_env / name).stat().st_mode & 0o777 == 0o600, name
@@ -144,15 +148,20 @@ def test_root_guard_end_to_end() -> None:
     proc = subprocess.run(
         [OMEGA_BIN, "status"], env=env, capture_output=True, text=True, check=False
     )
+    # `omega ask` is answered without the typer app: the same guard, before anything is read.
+    asked = subprocess.run(
+        [OMEGA_BIN, "ask", "hi"], env=env, capture_output=True, text=True, check=False
+    )
     if os.geteuid() == 0:
-        assert proc.returncode == 1
+        assert proc.returncode == asked.returncode == 1
         assert "refusing to run as root" in proc.stderr
+        assert "refusing to run as root" in asked.stderr
         allowed = run_omega("status", env={"OMEGA_ALLOW_ROOT": "1"})
         assert allowed.returncode == 0
         assert "warning: running as root" in allowed.stderr
     else:
         assert proc.returncode == 0, proc.stderr
-        assert "root" not in proc.stderr
+        assert "root" not in proc.stderr and "root" not in asked.stderr
 
 
 def test_limitations_list_and_resolve_from_the_cli(isolated_env: Path) -> None:
