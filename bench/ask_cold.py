@@ -1,10 +1,15 @@
-"""Cold one-shot `omega ask`: wall time and peak RSS, bundled model and an instant API server
-(the lean tool-less path, and `--tools` through pydantic-ai).
+"""Cold one-shot `omega ask`: wall time, CPU (user + sys) and peak RSS, bundled model and an
+instant API server (the lean tool-less path, and `--tools` through pydantic-ai).
 
 Prints medians over N runs, then the costliest imports of the lean path (`-X importtime`) and
 any heavy module it loaded (none is the budget, tests/integration/test_ask_lean.py). The price
-memo is warm after the first run, as in use. Run: .venv/bin/python bench/ask_cold.py [runs]
-[--api-only] (--api-only leaves out the bundled model, which needs the `local` extra).
+memo is warm after the first run, as in use. This checkout's `src/` is what runs (first on
+PYTHONPATH, whatever the venv has installed); `--against REV` runs another commit too, run by
+run in turn, so both meet the same machine load (on a busy machine compare CPU, which waiting
+does not inflate). Each tree's bytecode is compiled first (PYTHONDONTWRITEBYTECODE would
+otherwise make a tree compile every module on every run).
+Run: .venv/bin/python bench/ask_cold.py [runs] [--api-only] [--against REV]...
+(--api-only leaves out the bundled model, which needs the `local` extra).
 """
 
 from __future__ import annotations
@@ -16,11 +21,15 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+
+if TYPE_CHECKING:
+    from bench.burst import Tree
 
 OMEGA = str(Path(sys.executable).with_name("omega"))
 # What the lean path must not import (the budget test's list, in short).
@@ -30,8 +39,8 @@ HEAVY = frozenset(
 )
 
 
-def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, float]:
-    """One `omega ask`: (wall seconds, peak RSS MiB) of that process alone."""
+def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, float, float]:
+    """One `omega ask`: (wall seconds, CPU seconds, peak RSS MiB) of that process alone."""
     started = time.perf_counter()
     proc = subprocess.Popen(
         [OMEGA, "ask", *flags, question], env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
@@ -42,20 +51,31 @@ def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, fl
     wall = time.perf_counter() - started
     if os.waitstatus_to_exitcode(status) != 0:
         raise SystemExit(f"omega ask failed with status {status}")
-    return wall, usage.ru_maxrss / 1024
+    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def measure(label: str, env: dict[str, str], runs: int, *flags: str) -> None:
-    """Print the medians for one provider set-up."""
-    run_once(env, "warm the page cache", *flags)  # first run only warms the OS file cache
-    walls, rss = zip(
-        *(run_once(env, "What is the capital of France?", *flags) for _ in range(runs)),
-        strict=True,
-    )
-    print(
-        f"{label:<28} wall p50 {statistics.median(walls):.2f} s   "
-        f"max {max(walls):.2f} s   peak RSS p50 {statistics.median(rss):.0f} MiB"
-    )
+def measure(label: str, env: dict[str, str], trees: list[Tree], runs: int, *flags: str) -> None:
+    """Print the medians for one provider set-up, each tree's runs taken in turn."""
+    envs = [dict(env, PYTHONPATH=tree.src) for tree in trees]
+    for tree_env in envs:  # the first run only warms the OS file cache
+        run_once(tree_env, "warm the page cache", *flags)
+    results: list[list[tuple[float, float, float]]] = [[] for _ in trees]
+    for _ in range(runs):
+        for tree_env, result in zip(envs, results, strict=True):
+            result.append(run_once(tree_env, "What is the capital of France?", *flags))
+    for tree, result in zip(trees, results, strict=True):
+        walls, cpus, rss = zip(*result, strict=True)
+        print(
+            f"{label:<28} {tree.commit:<9} wall p50 {statistics.median(walls):.2f} s   "
+            f"max {max(walls):.2f} s   CPU p50 {statistics.median(cpus):.2f} s   "
+            f"peak RSS p50 {statistics.median(rss):.0f} MiB"
+        )
+
+
+def compiled(tree: Tree) -> Tree:
+    """The tree with its bytecode written, so that no run pays for compiling."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", tree.src], check=True)
+    return tree
 
 
 def import_profile(env: dict[str, str], top: int = 12) -> None:
@@ -89,15 +109,25 @@ def import_profile(env: dict[str, str], top: int = 12) -> None:
 
 
 def main() -> None:
+    from bench.burst import Tree, other_tree, this_tree  # burst imports run_once from here
+
     args = [a for a in sys.argv[1:] if a != "--api-only"]
+    against = [args[i + 1] for i, a in enumerate(args) if a == "--against"]
+    args = [a for i, a in enumerate(args) if a != "--against" and args[i - 1 : i] != ["--against"]]
     runs = int(args[0]) if args else 5
+    here = Tree(this_tree().commit, str(ROOT / "src"))
+    trees = [compiled(tree) for tree in (here, *(other_tree(rev) for rev in against))]
     with tempfile.TemporaryDirectory() as home:
         base = dict(os.environ, OMEGA_HOME=home, OMEGA_ALLOW_ROOT="1")
-        print(f"omega ask, cold process, {runs} runs each")
+        print(
+            f"omega ask, cold process, {runs} runs each, {os.cpu_count()} CPUs, "
+            f"load {os.getloadavg()[0]:.1f}"
+        )
         if "--api-only" not in sys.argv:
             measure(
                 "bundled model (local)",
                 dict(base, OMEGA_PROVIDER__DEFAULT="local", OMEGA_PROVIDER__LOCAL__MAX_TOKENS="32"),
+                trees,
                 runs,
             )
         with FakeOpenAI() as server:
@@ -107,9 +137,9 @@ def main() -> None:
                 OMEGA_PROVIDER__OPENAI__BASE_URL=server.base_url,
                 OMEGA_PROVIDER__OPENAI__API_KEY="bench",
             )
-            measure("instant OpenAI-compatible", api, runs)
-            measure("  the same with --tools", api, runs, "--tools")
-            import_profile(api)
+            measure("instant OpenAI-compatible", api, trees, runs)
+            measure("  the same with --tools", api, trees, runs, "--tools")
+            import_profile(dict(api, PYTHONPATH=here.src))
 
 
 if __name__ == "__main__":

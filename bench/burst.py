@@ -218,7 +218,7 @@ def cold(runs: int, tree: Tree | None = None) -> tuple[float, float]:
         env = omega_env(home, server, tree)
         run_once(env, "warm the page cache")
         results = [run_once(env, "hi") for _ in range(runs)]
-    return statistics.median(w for w, _ in results), statistics.median(r for _, r in results)
+    return statistics.median(w for w, _, _ in results), statistics.median(r for _, _, r in results)
 
 
 def this_tree() -> Tree:

@@ -313,7 +313,7 @@ def _walk(command: Any, path: list[str]) -> Iterator[tuple[list[str], Any]]:
 
 def command_reference() -> str:
     """The command reference page: every `omega` command, its usage, arguments and options."""
-    from omega.cli.main import app
+    from omega.cli.commands import app
 
     root = typer.main.get_command(app)
     out = [

@@ -6,9 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-import typer
 
-from omega.cli import main as cli
+from omega.cli import support
 from tests.conftest import on_postgresql, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -38,6 +37,34 @@ def test_ask_reports_provider_failure_kindly(fake_openai: FakeOpenAI) -> None:
     assert "Traceback" not in result.stderr
 
 
+def test_ask_help_and_usage_errors_are_typers(fake_openai: FakeOpenAI) -> None:
+    """`omega ask` is answered without the typer app (omega.cli.ask), except what typer says:
+    its help and its errors, unchanged."""
+    env = openai_env(fake_openai)
+    help_text = run_omega("ask", "--help", env=env)
+    assert help_text.returncode == 0 and "--tools" in help_text.stdout
+    assert "Ask one question" in help_text.stdout
+    for args, said in (
+        ((), "Missing argument"),
+        (("--bogus", "hi"), "No such option"),
+        (("one", "two"), "unexpected extra argument"),
+    ):
+        result = run_omega("ask", *args, env=env)
+        assert (result.returncode, said in result.stderr) == (2, True), (args, result.stderr)
+    assert fake_openai.requests == []
+
+
+def test_ask_takes_what_typer_takes(fake_openai: FakeOpenAI) -> None:
+    empty = run_omega("ask", "  ", env=openai_env(fake_openai))
+    assert (empty.returncode, empty.stderr.splitlines()[-1]) == (2, "omega: the question is empty")
+    # A question that looks like an option, after `--`; ANSI codes are not printed to a pipe.
+    fake_openai.script = [Step(text="\x1b[31mred\x1b[0m answer")]
+    dashed = run_omega("ask", "--", "--tools", env=openai_env(fake_openai))
+    assert (dashed.returncode, dashed.stdout) == (0, "red answer\n"), dashed.stderr
+    assert fake_openai.requests[0].last_user_text == "--tools"
+    assert "tools" not in fake_openai.requests[0].body
+
+
 def test_status_shows_provider_paths_and_counts(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
@@ -55,8 +82,12 @@ def test_status_auto_selects_local_model_with_nothing_configured() -> None:
     assert "local (auto-selected)" in result.stdout
 
 
-def test_first_run_deploys_private_home(isolated_env: Path) -> None:
-    run_omega("status")
+@pytest.mark.parametrize("command", [["status"], ["ask", "hi"]], ids=" ".join)
+def test_first_run_deploys_private_home(
+    command: list[str], fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    # `omega ask` (answered without the typer app) leaves the same private home.
+    run_omega(*command, env=openai_env(fake_openai))
     files = ("SYSTEM_PROMPT.md", "WELCOME.toml", "omega.log")
     for name in files if on_postgresql() else (*files, "memory.db"):
         assert (isolated_env / name).stat().st_mode & 0o777 == 0o600, name
@@ -100,11 +131,11 @@ def test_database_from_newer_omega_is_refused(isolated_env: Path) -> None:
 def test_root_guard_refuses_without_override(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(os, "geteuid", lambda: 0)
     monkeypatch.delenv("OMEGA_ALLOW_ROOT")
-    with pytest.raises(typer.Exit) as info:
-        cli.check_not_root()
-    assert info.value.exit_code == 1
+    with pytest.raises(SystemExit) as info:
+        support.check_not_root()
+    assert info.value.code == 1
     monkeypatch.setenv("OMEGA_ALLOW_ROOT", "1")
-    cli.check_not_root()  # allowed, with a warning
+    support.check_not_root()  # allowed, with a warning
 
 
 def test_root_guard_end_to_end() -> None:
@@ -117,15 +148,20 @@ def test_root_guard_end_to_end() -> None:
     proc = subprocess.run(
         [OMEGA_BIN, "status"], env=env, capture_output=True, text=True, check=False
     )
+    # `omega ask` is answered without the typer app: the same guard, before anything is read.
+    asked = subprocess.run(
+        [OMEGA_BIN, "ask", "hi"], env=env, capture_output=True, text=True, check=False
+    )
     if os.geteuid() == 0:
-        assert proc.returncode == 1
+        assert proc.returncode == asked.returncode == 1
         assert "refusing to run as root" in proc.stderr
+        assert "refusing to run as root" in asked.stderr
         allowed = run_omega("status", env={"OMEGA_ALLOW_ROOT": "1"})
         assert allowed.returncode == 0
         assert "warning: running as root" in allowed.stderr
     else:
         assert proc.returncode == 0, proc.stderr
-        assert "root" not in proc.stderr
+        assert "root" not in proc.stderr and "root" not in asked.stderr
 
 
 def test_limitations_list_and_resolve_from_the_cli(isolated_env: Path) -> None:

@@ -23,7 +23,7 @@ import pytest
 from typer.testing import CliRunner
 
 import omega.sandbox
-from omega.cli.main import app
+from omega.cli.commands import app
 from omega.memory.artefacts import ArtefactStore
 from omega.memory.store import Store
 from omega.ops.backup import create_backup

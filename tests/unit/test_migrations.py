@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import stat
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import pytest
@@ -68,6 +69,30 @@ def test_rerun_applies_nothing_and_keeps_data(tmp_path: Path) -> None:
     assert store.facts("u1") == {"name": "Ana"}
     store.close()
     assert versions(db) == [m.version for m in bundled_migrations()]
+
+
+def test_a_current_database_reads_no_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Opening a store at every start but the first reads and renders no migration script (a
+    few ms of each cold `omega ask`); a new database still reads them all."""
+    import omega.memory.migrations as migrations
+
+    scripts = len(bundled_migrations())
+    read: list[str] = []
+    real = migrations._read
+
+    def counted(entry: Traversable) -> str:
+        read.append(entry.name)
+        return real(entry)
+
+    monkeypatch.setattr(migrations, "_read", counted)
+    db = tmp_path / "memory.db"
+    Store(db).close()
+    assert len(read) == scripts == versions(db)[-1]
+    read.clear()
+    Store(db).close()
+    assert read == []
 
 
 def test_newer_schema_is_refused_with_a_clear_message(tmp_path: Path) -> None:

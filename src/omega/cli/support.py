@@ -1,24 +1,51 @@
 """What every `omega` subcommand shares: failing with one line, the runtime, the store.
 
-Kept apart from cli.py so that command modules (cli_evolution, cli_ops) import it without
-importing the app that registers them."""
+Kept apart from cli.commands so that command modules (cli.evolution, cli.ops) import it without
+importing the app that registers them; it imports no typer, so that `omega ask` answered without
+the app (cli.ask) uses it too."""
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING, NoReturn
-
-import typer
 
 if TYPE_CHECKING:
     from omega.app import Runtime
     from omega.memory import Store
 
 
+ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `omega: message` on stderr and exit with `code`."""
+    """Print `omega: message` on stderr and exit with `code` (SystemExit: the same under typer
+    and without it)."""
     sys.stderr.write(f"omega: {message}\n")
-    raise typer.Exit(code)
+    raise SystemExit(code)
+
+
+def check_not_root() -> None:
+    """Refuse to run as root unless OMEGA_ALLOW_ROOT=1 (then warn)."""
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return
+    if os.environ.get(ALLOW_ROOT_ENV, "").strip() == "1":
+        sys.stderr.write(
+            "omega: warning: running as root because OMEGA_ALLOW_ROOT=1; "
+            "Omega runs tools and commands on your behalf, so use an ordinary account.\n"
+        )
+        return
+    fail(
+        "refusing to run as root. Omega acts on your behalf and must run as an ordinary user. "
+        f"Set {ALLOW_ROOT_ENV}=1 to override (not recommended).",
+        code=1,
+    )
+
+
+def prologue() -> None:
+    """What every command does first: files for their owner only, and the root guard."""
+    os.umask(0o077)  # everything Omega writes is for its owner only
+    check_not_root()
 
 
 def load_runtime(stderr_level: str = "warning") -> Runtime:

@@ -12,9 +12,13 @@ import sqlite3
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import resources
+from typing import TYPE_CHECKING
 
 from omega.errors import OmegaError
 from omega.memory.migrations.render import render
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
 
 _FILE_NAME = re.compile(r"^(\d{3})_([a-z0-9_]+)\.sql$")
 
@@ -34,17 +38,36 @@ class Migration:
 
 def bundled_migrations(dialect: str = "sqlite") -> list[Migration]:
     """The migrations shipped in this package, rendered for one engine, sorted by version."""
+    return _known(None, set(), dialect)
+
+
+def _bundled_scripts() -> list[tuple[int, str, Traversable]]:
+    """(version, name, file) of each script shipped here, sorted by version."""
     found = []
     for entry in resources.files(__package__).iterdir():
         match = _FILE_NAME.match(entry.name)
         if match:
-            sql = render(entry.read_text(encoding="utf-8"), dialect)
-            found.append(Migration(int(match.group(1)), match.group(2), sql))
-    found.sort(key=lambda m: m.version)
-    versions = [m.version for m in found]
+            found.append((int(match.group(1)), match.group(2), entry))
+    found.sort(key=lambda m: m[0])
+    versions = [m[0] for m in found]
     if len(set(versions)) != len(versions):
         raise RuntimeError(f"duplicate migration versions: {versions}")
     return found
+
+
+def _known(migrations: list[Migration] | None, done: set[int], dialect: str) -> list[Migration]:
+    """The migrations given, or the bundled ones with only those not `done` read and rendered
+    (a database already current, as at every start but the first, reads no script)."""
+    if migrations is not None:
+        return migrations
+    return [
+        Migration(version, name, "" if version in done else render(_read(entry), dialect))
+        for version, name, entry in _bundled_scripts()
+    ]
+
+
+def _read(entry: Traversable) -> str:
+    return entry.read_text(encoding="utf-8")
 
 
 def applied_versions(conn: sqlite3.Connection) -> set[int]:
@@ -65,10 +88,10 @@ def migrate(
 
     Raises SchemaTooNewError when the database holds a version this code does not know.
     """
-    known = bundled_migrations(dialect) if migrations is None else migrations
     if dialect == "postgresql":
-        return _migrate_postgresql(conn, known)
+        return _migrate_postgresql(conn, migrations)
     done = applied_versions(conn)
+    known = _known(migrations, done, dialect)
     newest_known = max((m.version for m in known), default=0)
     unknown = sorted(v for v in done if v > newest_known)
     if unknown:
@@ -106,13 +129,14 @@ def migrate(
 _MIGRATION_LOCK = 0x6F6D6567  # "omeg"
 
 
-def _migrate_postgresql(conn: sqlite3.Connection, known: list[Migration]) -> list[int]:
-    newest_known = max((m.version for m in known), default=0)
+def _migrate_postgresql(conn: sqlite3.Connection, migrations: list[Migration] | None) -> list[int]:
     applied: list[int] = []
     conn.execute("BEGIN")
     try:
         conn.execute(f"SELECT pg_advisory_xact_lock({_MIGRATION_LOCK})")
         done = applied_versions(conn)
+        known = _known(migrations, done, "postgresql")
+        newest_known = max((m.version for m in known), default=0)
         unknown = sorted(v for v in done if v > newest_known)
         if unknown:
             raise SchemaTooNewError(
@@ -141,7 +165,7 @@ def _migrate_postgresql(conn: sqlite3.Connection, known: list[Migration]) -> lis
 
 def latest_version() -> int:
     """The newest schema version this Omega knows (its last bundled migration)."""
-    return max((m.version for m in bundled_migrations()), default=0)
+    return max((version for version, _, _ in _bundled_scripts()), default=0)
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
