@@ -54,12 +54,15 @@ def test_the_nudge_schedule_fits_inside_the_provider_timeout() -> None:
 
 
 def test_a_slow_answer_is_nudged_before_the_timeout(fake_openai: FakeOpenAI) -> None:
-    """With the default schedule (15 s first) a 3 s timeout could never show a nudge."""
-    fake_openai.script = [Step(text="Here it is.", hang_secs=2.2)]
+    """With the default schedule (15 s first) a 9 s timeout could never show a nudge: its
+    nudges come at 3 s and 6 s (a third of it each), and the answer at 4 s, leaving 5 s for a
+    loaded machine (a 3 s timeout and a 2.2 s answer left 0.8 s, which four test workers and
+    other jobs on two cores once used up)."""
+    fake_openai.script = [Step(text="Here it is.", hang_secs=4)]
     objects = chat(
         fake_openai,
         {"text": "tell me a long story", "id": "s1"},
-        OMEGA_PROVIDER__TIMEOUT_SECS="3",
+        OMEGA_PROVIDER__TIMEOUT_SECS="9",
         OMEGA_PROVIDER__CLASSIFY="false",
     )
     kinds = [(o["kind"], o["text"]) for o in objects if o["kind"] in ("status", "reply")]

@@ -114,13 +114,15 @@ def test_an_errored_tool_loops_tokens_reach_daily_usd(
 def test_a_timed_out_tool_loop_counts_what_it_was_billed(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
-    fake_openai.script = [*tool_rounds(2), Step(match="build", hang_secs=8)]
+    # Two rounds of tools within 8 s (3 s was once not enough for four test workers beside
+    # other jobs on two cores), then a request that hangs past the timeout.
+    fake_openai.script = [*tool_rounds(2), Step(match="build", hang_secs=12)]
     events = chat(
-        fake_openai, "please run the build script twice", OMEGA_PROVIDER__TIMEOUT_SECS="3"
+        fake_openai, "please run the build script twice", OMEGA_PROVIDER__TIMEOUT_SECS="8"
     )
     assert [e["kind"] for e in events if e["kind"] in ("reply", "error")] == ["error"]
     row = error_row(isolated_env)
-    assert "3s" in row["detail"] or "timed out" in row["detail"]
+    assert "8s" in row["detail"] or "timed out" in row["detail"]
     billed = billed_loop(fake_openai)
     assert len(billed) == 2
     assert row["input_tokens"] == sum(u["prompt_tokens"] for u in billed) > 0

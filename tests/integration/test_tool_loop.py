@@ -228,13 +228,14 @@ def test_tool_errors_and_timeouts_are_failed_calls_for_every_kind_of_tool(
         "chat",
         "--jsonl",
         # A model the lean first request does not serve: pydantic-ai is loaded at start, not
-        # within this answer's 20 s (it offers MCP tools, so it needs pydantic-ai). The nap
-        # times out at 15 s, leaving 5 s for the MCP server's start and the last request on a
-        # loaded machine (16 s left 4, and a run with four test workers on two cores ran out).
+        # within this answer's 28 s (it offers MCP tools, so it needs pydantic-ai). The nap
+        # times out at 21 s, leaving 7 s for the MCP server's start and the last request on a
+        # loaded machine (20 s left 5, and four test workers beside other jobs on two cores
+        # ran out).
         env=openai_env(
             fake_openai,
             OMEGA_AUTH__OWNERS=ANA_OWNER,
-            OMEGA_PROVIDER__TIMEOUT_SECS="20",
+            OMEGA_PROVIDER__TIMEOUT_SECS="28",
             OMEGA_PROVIDER__OPENAI__MODEL="unmirrored-model",
         ),
         stdin=jsonl({"text": "calculate with the tools", "sender_id": "ana"}),
@@ -245,7 +246,7 @@ def test_tool_errors_and_timeouts_are_failed_calls_for_every_kind_of_tool(
     told = tool_results(fake_openai.requests[1])
     assert "timed out after 1s" in told["t1"]
     assert "refused: no" in told["t2"]
-    assert "timed out after 15s" in told["t3"]
+    assert "timed out after 21s" in told["t3"]
     assert told["t4"] == "3"
     recorded = {row["tool"]: row for row in tool_rows(isolated_env)}
     assert {tool: row["ok"] for tool, row in recorded.items()} == {
@@ -256,7 +257,7 @@ def test_tool_errors_and_timeouts_are_failed_calls_for_every_kind_of_tool(
     }
     assert "timed out after 1s" in recorded["run_shell"]["error"]
     assert "refused: no" in recorded["calc_refuse"]["error"]
-    assert "timed out after 15s" in recorded["calc_nap"]["error"]
+    assert "timed out after 21s" in recorded["calc_nap"]["error"]
 
 
 def test_the_tools_of_an_answer_that_timed_out_are_recorded_as_failed(

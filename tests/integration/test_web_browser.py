@@ -148,7 +148,11 @@ def test_login_chat_live_events_and_history(
     red: FilePayload = {"name": "red.png", "mimeType": "image/png", "buffer": PNG}
     page.set_input_files("#chat-image", files=[red])
     say("look at this")
-    expect(page.locator(".line.out .text", has_text="A nice red square.")).to_be_visible()
+    # The first image loads pydantic-ai in Omega (a lean request is text only): a few seconds
+    # on a loaded machine, more than the 5 s `expect` waits by default.
+    expect(page.locator(".line.out .text", has_text="A nice red square.")).to_be_visible(
+        timeout=30_000
+    )
     image = page.locator(".line.in img.inline-img").last
     expect(image).to_be_visible()
     assert page.evaluate("(img) => img.naturalWidth", image.element_handle()) == 2
