@@ -24,6 +24,19 @@ _SECRET_PATTERNS = [
 # Credentials written into a URL (`https://user:pass@host`): the user-info part is hidden.
 _URL_USERINFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^/\s@]+@")
 
+# The loggers kept at WARNING (or the root's level when higher): pydantic-ai's HTTP stack is
+# the httpx2/httpcore2 forks, the SDKs the original names.
+NOISY_LOGGERS = (
+    "httpx",
+    "httpx2",
+    "httpcore",
+    "httpcore2",
+    "openai",
+    "anthropic",
+    "google_genai",
+    "hpack",
+)
+
 _secrets: set[str] = set()
 _secrets_lock = threading.Lock()
 
@@ -106,6 +119,7 @@ def setup_logging(
     root.setLevel(
         min(logging.getLevelName(level.upper()), logging.getLevelName(stderr_level.upper()))
     )
-    # Third-party HTTP clients log full URLs at DEBUG/INFO; keep them quiet unless asked.
-    for noisy in ("httpx", "httpcore", "openai", "anthropic", "google_genai", "hpack"):
+    # Third-party HTTP clients log full URLs at DEBUG/INFO (httpx2 a line per request: a
+    # formatted, redacted, written record on every provider call); keep them quiet unless asked.
+    for noisy in NOISY_LOGGERS:
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

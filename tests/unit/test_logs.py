@@ -47,6 +47,21 @@ def test_registered_secret_never_reaches_the_log_file(tmp_path: Path) -> None:
     assert (log_file.stat().st_mode & 0o777) == 0o600
 
 
+def test_http_clients_do_not_log_each_request(tmp_path: Path) -> None:
+    """httpx2 (pydantic-ai's and the lean path's client) logs every request at INFO: with the
+    file at INFO those lines never reach it (a formatted, written record per provider call)."""
+    log_file = tmp_path / "omega.log"
+    setup_logging(log_file, "info", "critical")
+    for name in ("httpx2", "httpcore2", "httpx", "httpcore"):
+        logging.getLogger(name).info('HTTP Request: POST http://x/v1 "HTTP/1.1 200 OK"')
+    logging.getLogger("httpx2").warning("kept")
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log_file.read_text()
+    assert "HTTP Request" not in text
+    assert "kept" in text
+
+
 @given(st.text(max_size=100), st.text(max_size=100))
 def test_a_registered_secret_is_removed_wherever_it_stands(before: str, after: str) -> None:
     secret = "zq-registered-secret-77"
