@@ -7,7 +7,7 @@ import logging
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import yaml
@@ -704,3 +704,25 @@ def test_a_pinned_folder_is_hashed_once_until_it_changes_and_a_same_size_edit_is
     assert catalog.skills() == []  # changed content: not the pinned bytes, refused
     assert reads == [folder, folder]
     store.close()
+
+
+@pytest.mark.no_store
+def test_bundled_skills_are_labelled_once_until_one_changes(tmp_path: Path) -> None:
+    """Issue 40: listing the catalog on a message does not copy every bundled skill to label
+    its origin; the labelled copies are made again only when a bundled SKILL.md changed."""
+    from omega.skills import guarded
+
+    bundled = tmp_path / "bundled"
+    one = write_skill(bundled, "one", "---\ndescription: first\n---\n")
+    write_skill(bundled, "two", "Two.\n")
+    catalog = guarded.GuardedSkills(tmp_path / "skills", cast(Any, None), bundled)
+    first = catalog.skills()
+    assert [(s.name, s.origin) for s in first] == [
+        ("one", "Omega, a bundled skill"),
+        ("two", "Omega, a bundled skill"),
+    ]
+    again = catalog.skills()
+    assert all(a is b for a, b in zip(first, again, strict=True))
+    bump(one, "---\ndescription: second\n---\n")
+    edited = catalog.skills()
+    assert edited[0].description == "second" and edited[0].origin == "Omega, a bundled skill"

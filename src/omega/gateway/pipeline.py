@@ -314,9 +314,10 @@ async def _respond(
     plan = DIRECT
     try:
         async with _showing_activity(deps, message, turn.language, out):
-            context = await turn_context(deps, message, turn)
+            listed = deps.skills.skills()  # once per message: the context and the planner
+            context = await turn_context(deps, message, turn, listed)
             if cause == "reply" and routing_enabled(deps):
-                plan = await plan_message(deps, message, turn, context, fast)
+                plan = await plan_message(deps, message, turn, context, fast, listed)
             if plan.kind == "direct":
                 # Scheduled actions are autonomous work: the complex model, as plan steps get.
                 context.model = complex_model if cause == "action" else fast

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 from omega.gateway.routing import DIRECT, Plan, obviously_direct, parse_plan, planning_prompt
 from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
+from omega.skills import Skill
 from omega.turn import PipelineDeps, Turn, ask_provider, record_audit, usage_fields
 from omega.types import (
     ChatMessage,
@@ -31,10 +33,16 @@ def sender_tools(deps: PipelineDeps, context: Context) -> list[str]:
 
 
 async def plan_message(
-    deps: PipelineDeps, message: IncomingMessage, turn: Turn, context: Context, fast: str | None
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    context: Context,
+    fast: str | None,
+    listed: Sequence[Skill] | None = None,
 ) -> Plan:
-    """The planner's validated decision; any failure means a direct answer."""
-    skills = [s.name for s in deps.skills.skills()]
+    """The planner's validated decision; any failure means a direct answer. `listed` is the
+    skill catalog as listed for this message (listed now when not given)."""
+    skills = [s.name for s in (deps.skills.skills() if listed is None else listed)]
     tools = sender_tools(deps, context)
     names = [*skills, *tools]
     if obviously_direct(message.text, attachments=len(message.attachments), names=names):

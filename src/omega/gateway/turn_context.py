@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from omega.checklist import read_checklist
@@ -82,13 +82,20 @@ def _guarded(what: str, default: T, fn: Callable[..., T], *args: object) -> T:
         return default
 
 
-async def turn_context(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Context:
+async def turn_context(
+    deps: PipelineDeps,
+    message: IncomingMessage,
+    turn: Turn,
+    skills: Sequence[Skill] | None = None,
+) -> Context:
     """The context of one reply: the prompt (stable part first), memory, matched skills and
-    their MCP servers, the tools this person may use, their folder and images."""
+    their MCP servers, the tools this person may use, their folder and images. `skills` is
+    the catalog as listed for this message (listed now when not given)."""
     scope = scope_of(message.channel, message.sender_id)
+    listed = deps.skills.skills() if skills is None else skills
     found = [
         s
-        for s in match_triggers(deps.skills.skills(), message.text)
+        for s in match_triggers(listed, message.text)
         if s.available and s.visible_to(f"person:{scope}")
     ]
     owner = turn.role == "owner"

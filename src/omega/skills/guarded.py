@@ -76,14 +76,14 @@ class GuardedSkills(SkillCatalog):
         # folder -> (what stat says of its tree, its files, their digest): a folder is read
         # and hashed again only when something in it changed, not on every message.
         self._hashed: dict[Path, tuple[TreeSignature, dict[str, bytes], str]] = {}
+        # The bundled catalog's skills as last listed, and the same with their origin label:
+        # labelled again only when the catalog re-parsed one (it keeps unchanged ones).
+        self._bundled_seen: list[Skill] = []
+        self._bundled_labelled: list[Skill] = []
 
     def skills(self) -> list[Skill]:
         """Bundled skills, then admitted ones, sorted by name (a bundled name always wins)."""
-        # Bundled skills are part of Omega itself, like its code: not audited per start.
-        bundled = [
-            dataclasses.replace(skill, origin="Omega, a bundled skill")
-            for skill in (self._bundled.skills() if self._bundled is not None else [])
-        ]
+        bundled = self._labelled_bundled()
         taken = {s.path.parent.name for s in bundled} | {s.name for s in bundled}
         admitted: list[Skill] = []
         with self._lock:
@@ -94,6 +94,21 @@ class GuardedSkills(SkillCatalog):
                 if found is not None:
                     admitted.append(found)
         return _dedupe([*bundled, *admitted])
+
+    def _labelled_bundled(self) -> list[Skill]:
+        """The bundled skills with their origin. Bundled skills are part of Omega itself, like
+        its code: not audited per start."""
+        listed = self._bundled.skills() if self._bundled is not None else []
+        with self._lock:
+            seen = self._bundled_seen
+            if len(listed) != len(seen) or any(
+                a is not b for a, b in zip(listed, seen, strict=True)
+            ):
+                self._bundled_labelled = [
+                    dataclasses.replace(skill, origin="Omega, a bundled skill") for skill in listed
+                ]
+                self._bundled_seen = listed
+            return list(self._bundled_labelled)
 
     def _contents(self, folder: Path) -> tuple[dict[str, bytes], str]:
         """The folder's files and digest, read again only when its tree's stat changed."""
