@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import os
 import re
 import shutil
 import threading
@@ -248,12 +249,21 @@ def _read_skill(path: Path) -> Skill:
 
 
 def _skill_folders(skills_dir: Path) -> list[Path]:
+    # One scandir: its entries know whether they are folders without a stat each (listed on
+    # every message). Hidden folders (.git, editor backups) are never skills.
     try:
-        entries = sorted(skills_dir.iterdir())
+        with os.scandir(skills_dir) as entries:
+            names = sorted(e.name for e in entries if not e.name.startswith(".") and _is_dir(e))
     except OSError:
         return []
-    # Hidden folders (.git, editor backups) are never skills.
-    return [entry for entry in entries if not entry.name.startswith(".") and entry.is_dir()]
+    return [skills_dir / name for name in names]
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # follows a symlink, as Path.is_dir does
+    except OSError:
+        return False
 
 
 def _dedupe(skills: list[Skill]) -> list[Skill]:
