@@ -222,10 +222,12 @@ def cold(runs: int, tree: Tree | None = None) -> tuple[float, float]:
 
 
 def this_tree() -> Tree:
-    """This checkout, named by its commit (with "+" when the work tree has changes)."""
+    """This checkout, named by its commit (with "+" when the work tree has changes); its
+    `src/` first on PYTHONPATH, so a worktree is measured rather than the checkout the venv
+    was installed from."""
     commit = _git("rev-parse", "--short", "HEAD")
     dirty = _git("status", "--porcelain", "--untracked-files=no")
-    return Tree(commit + ("+" if dirty else ""))
+    return Tree(commit + ("+" if dirty else ""), str(ROOT / "src"))
 
 
 def other_tree(rev: str) -> Tree:

@@ -4,7 +4,7 @@ stored messages in a fresh $OMEGA_HOME.
 
 Prints p50/p99 wall time per message (line written -> reply line read), the omega process's
 CPU time per message, and its resident memory after the warm-up and after the timed messages.
-Run: .venv/bin/python bench/warm_path.py [messages] [--classify off] [--stored N]
+Run: .venv/bin/python bench/warm_path.py [messages] [--classify off] [--stored N] [--text T]
 [--profile out.prof] (cProfile of the omega process's main thread; the database thread's time
 shows as waits) [--pyspy PATH-TO-py-spy --svg out.svg] (every thread sampled).
 """
@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> tuple[list[float], float, tuple[float, floa
 
         def ask(i: int) -> float:
             assert proc.stdin and proc.stdout
-            line = json.dumps({"text": f"what about the garden budget {i}?", "sender_id": SENDER})
+            line = json.dumps({"text": args.text.format(i=i), "sender_id": SENDER})
             t0 = time.perf_counter()
             proc.stdin.write(line + "\n")
             proc.stdin.flush()
@@ -215,6 +215,12 @@ def main() -> None:
     parser.add_argument("messages", nargs="?", type=int, default=200)
     parser.add_argument("--classify", choices=("on", "off"), default="on")
     parser.add_argument("--stored", type=int, default=100_000)
+    parser.add_argument(
+        "--text",
+        default="what about the garden budget {i}?",
+        help="each message ({i} its number); a request such as 'note the garden budget {i}' "
+        "takes two provider calls with classification on, a plain question one",
+    )
     parser.add_argument("--profile", default="")
     parser.add_argument("--pyspy", default="")
     parser.add_argument("--svg", default="bench/profiles/warm_path.svg")
