@@ -99,16 +99,20 @@ claude-cli:
 # chaos test at its full size (three replicas killed at random, 2,000 messages, ~4 min).
 # Each run has two workers (pytest-xdist, whole files to a worker: a file's module and session
 # fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). Four workers on
-# two cores: most tests wait on subprocesses and sockets. OMEGA_TEST_TIMINGS=<folder> records
-# each test's wall time and CPU, its subprocesses' included; `python -m tests.timings <folder>`
-# sums them per file.
+# two cores: most tests wait on subprocesses and sockets. Files with a slow test go first, in
+# that order (tests/timings.py, --no-loadscope-reorder), so the longest do not end the run
+# alone. OMEGA_TEST_TIMINGS=<folder> records each test's wall time and CPU, its subprocesses'
+# included; `python -m tests.timings <folder>` sums them per file. The sources are compiled
+# first: where PYTHONDONTWRITEBYTECODE is set, every `omega` a test starts would otherwise
+# compile Omega's modules anew (~0.2 s of CPU each).
 WORKERS ?= 2
 unit: dev claude-cli
+	$(BIN)/python -m compileall -q -j 0 src tests > /dev/null
 	sqlite=0; postgresql=0; \
 	OMEGA_TEST_STORE=postgresql OMEGA_CHAOS_FULL=1 $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only and not no_store" \
-	  -n $(WORKERS) --dist loadfile \
+	  -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
 	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
-	$(BIN)/pytest -q -rfEs --durations=25 -n $(WORKERS) --dist loadfile \
+	$(BIN)/pytest -q -rfEs --durations=25 -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
 	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
 	wait $$pg || postgresql=$$?; \
 	echo "== the same suite on PostgreSQL (OMEGA_TEST_STORE=postgresql)"; \

@@ -28,11 +28,11 @@ from tests.fakes.real_claude import RealClaude, UnavailableError, pinned_claude
 from tests.fakes.synapse import Synapse
 from tests.postgres import BACKEND_ENV, PostgresServer, running_server
 from tests.stacks import DUMP_ENV_VARS, dump_and_kill, hung_report
-from tests.timings import pytest_runtest_protocol
+from tests.timings import pytest_collection_modifyitems, pytest_runtest_protocol
 
 # Fixtures and hooks defined elsewhere and used by every test (ruff would take the import as
 # unused).
-__all__ = ["no_store_is_true", "pytest_runtest_protocol"]
+__all__ = ["no_store_is_true", "pytest_collection_modifyitems", "pytest_runtest_protocol"]
 
 # A suite started in the background by a shell (`make unit` runs the PostgreSQL suite with `&`)
 # inherits SIGINT ignored, and so would every `omega` it starts: tests that interrupt Omega
