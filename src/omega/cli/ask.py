@@ -75,14 +75,9 @@ def run(question: str, flags: dict[str, bool]) -> None:
 def answer(question: str, tools: bool) -> None:
     """Ask one question and print the answer: audited (event `ask`, tokens and cost), under the
     daily spending cap; lean without tools, a provider error ends with its friendly line."""
-    import gc
+    from omega.cli.support import set_up_once
 
-    # What is imported and set up here (about 60,000 objects, all kept to the end) is left to
-    # no garbage collection, then frozen out of its reach: the collector walked them again and
-    # again (and once more at exit) to free nothing, about 55 ms of a cold ask's CPU.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    with set_up_once():  # the imports and set-up, kept to the end: out of the collector's way
         import asyncio
         import dataclasses
 
@@ -114,10 +109,6 @@ def answer(question: str, tools: bool) -> None:
         )
         store = open_store(runtime)
         deps = pipeline_deps(runtime, store, one_shot=not tools)
-    finally:
-        gc.freeze()
-        if collecting:
-            gc.enable()
 
     async def one_shot() -> str:
         # Within the whole chain's time (deps.provider_timeout): a hanging first provider still

@@ -24,7 +24,7 @@ from omega.cli.people import register as register_people
 from omega.cli.quant import register as register_quant
 from omega.cli.report import register as register_report
 from omega.cli.security import register as register_security
-from omega.cli.support import database_line, prologue
+from omega.cli.support import database_line, prologue, set_up_once
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
@@ -73,12 +73,13 @@ def chat(
     ] = False,
 ) -> None:
     """Talk with Omega in the terminal (history is kept in memory.db)."""
-    from omega.app import build_chat, run_service
-    from omega.channels.terminal import public_id
+    with set_up_once():
+        from omega.app import build_chat, run_service
+        from omega.channels.terminal import public_id
 
-    runtime = _runtime()
-    store = _open_store(runtime)
-    service = build_chat(runtime, store, jsonl=jsonl)
+        runtime = _runtime()
+        store = _open_store(runtime)
+        service = build_chat(runtime, store, jsonl=jsonl)
     try:
         asyncio.run(run_service(service))
     except KeyboardInterrupt:
@@ -108,15 +109,16 @@ def start(
     SIGINT or SIGTERM stops intake, lets in-flight replies finish, summarizes open
     conversations, stops the channels and exits 0.
     """
-    from omega.app import StartError, build_service, serve
+    with set_up_once():
+        from omega.app import StartError, build_service, serve
 
-    runtime = _runtime(stderr_level="info")
-    store = _open_store(runtime)
-    try:
-        service = build_service(runtime, store, jsonl=jsonl)
-    except StartError as exc:
-        store.close()
-        _fail(str(exc))
+        runtime = _runtime(stderr_level="info")
+        store = _open_store(runtime)
+        try:
+            service = build_service(runtime, store, jsonl=jsonl)
+        except StartError as exc:
+            store.close()
+            _fail(str(exc))
     serve(service)
 
 

@@ -6,8 +6,11 @@ the app (cli.ask) uses it too."""
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, NoReturn
 
 if TYPE_CHECKING:
@@ -100,3 +103,18 @@ def database_line(runtime: Runtime, db_size: int) -> str:
     if isinstance(location, str):
         return f"PostgreSQL {redacted_location(location)}"
     return f"{location} ({db_size / 1024:.1f} KiB)"
+
+
+@contextlib.contextmanager
+def set_up_once() -> Iterator[None]:
+    """Import and build what a command keeps to its end with the garbage collector off, then
+    freeze it out of the collector's reach: the collector would walk those ~60,000 objects
+    again and again to free nothing (about 55 ms of a cold ask's CPU)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()

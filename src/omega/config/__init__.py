@@ -10,7 +10,6 @@ safety, evolution, quant); where the raw values come from (TOML, env, the origin
 
 from __future__ import annotations
 
-import difflib
 import os
 import tomllib
 from collections.abc import Mapping
@@ -84,6 +83,8 @@ def _valid_keys(loc: tuple[str, ...]) -> list[str]:
 
 def _unknown_key_problem(loc: tuple[str, ...]) -> str:
     """'unknown key', with the closest valid key when one is near."""
+    import difflib  # only for a config with a mistake: not imported on every start
+
     close = difflib.get_close_matches(loc[-1], _valid_keys(loc), n=1, cutoff=0.6)
     return f"unknown key (did you mean '{close[0]}'?)" if close else "unknown key"
 
