@@ -82,11 +82,10 @@ def test_the_command_line_merges_and_the_repeat_counts_for_the_gap_kept(
         Step(match="lamps", text=f"I can't.\nLIMITATION: {LAMPS} | no lamp tool | add one"),
     ]
     env = openai_env(fake_openai)
-    chat(
-        env,
-        {"text": "switch on the lights", "sender_id": "ana"},
-        {"text": "turn on the lamps"},
-    )
+    # One chat after the other: two senders in one chat are answered concurrently, and the
+    # ids would follow whichever limitation was recorded first.
+    chat(env, {"text": "switch on the lights", "sender_id": "ana"})
+    chat(env, {"text": "turn on the lamps"})
     merged = run_omega("limitations", "merge", "2", "1", env=env)
     assert merged.returncode == 0, merged.stderr
     assert f"Merged [2] into [1] {LIGHTS}." in merged.stdout

@@ -83,7 +83,9 @@ def test_a_leased_job_runs_on_one_replica_and_moves_when_its_holder_dies(tmp_pat
 
     first, gap, after = asyncio.run(scenario())
     assert first == {"A"}
-    assert gap == set()  # B waits for the lease to expire
+    # B waits for the lease to expire. (A's job may log once more as it is cancelled: the
+    # leased run cancels it in its own turn, after the test's cancel.)
+    assert "B" not in gap
     assert after == {"B"}
     assert b.leases() == []  # B was stopped cleanly: released
     a.close()
