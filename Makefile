@@ -97,15 +97,17 @@ claude-cli:
 # The two runs go side by side (most tests wait on processes and sockets, not the CPU); the
 # PostgreSQL run's report is printed after the SQLite one's. The PostgreSQL run takes the
 # chaos test at its full size (three replicas killed at random, 2,000 messages, ~4 min).
-# Each run has two workers (pytest-xdist, whole files to a worker: a file's module and session
-# fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). Four workers on
-# two cores: most tests wait on subprocesses and sockets. Files with a slow test go first, in
+# Each run has WORKERS workers (pytest-xdist, whole files to a worker: a file's module and
+# session fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). One by
+# default: `make unit WORKERS=2` takes a 2-core machine's suite from ~27 to ~20 minutes, but at
+# that load (four workers on two cores) two of three fresh-clone runs failed a timing test
+# somewhere, so two are not the default yet (issue 41). Files with a slow test go first, in
 # that order (tests/timings.py, --no-loadscope-reorder), so the longest do not end the run
 # alone. OMEGA_TEST_TIMINGS=<folder> records each test's wall time and CPU, its subprocesses'
 # included; `python -m tests.timings <folder>` sums them per file. The sources are compiled
 # first: where PYTHONDONTWRITEBYTECODE is set, every `omega` a test starts would otherwise
 # compile Omega's modules anew (~0.2 s of CPU each).
-WORKERS ?= 2
+WORKERS ?= 1
 unit: dev claude-cli
 	$(BIN)/python -m compileall -q -j 0 src tests > /dev/null
 	sqlite=0; postgresql=0; \
