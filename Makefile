@@ -101,20 +101,20 @@ claude-cli:
 # session fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). One by
 # default: `make unit WORKERS=2` takes a 2-core machine's suite from ~27 to ~20 minutes, but at
 # that load (four workers on two cores) two of three fresh-clone runs failed a timing test
-# somewhere, so two are not the default yet (issue 41). Files with a slow test go first, in
+# somewhere, so two are not the default yet (issue 41). With workers, files with a slow test go first, in
 # that order (tests/timings.py, --no-loadscope-reorder), so the longest do not end the run
 # alone. OMEGA_TEST_TIMINGS=<folder> records each test's wall time and CPU, its subprocesses'
 # included; `python -m tests.timings <folder>` sums them per file. The sources are compiled
 # first: where PYTHONDONTWRITEBYTECODE is set, every `omega` a test starts would otherwise
 # compile Omega's modules anew (~0.2 s of CPU each).
 WORKERS ?= 1
+XDIST = $(if $(filter 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile --no-loadscope-reorder)
 unit: dev claude-cli
 	$(BIN)/python -m compileall -q -j 0 src tests > /dev/null
 	sqlite=0; postgresql=0; \
 	OMEGA_TEST_STORE=postgresql OMEGA_CHAOS_FULL=1 $(BIN)/pytest -q -rfEs --durations=10 -m "not sqlite_only and not no_store" \
-	  -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
-	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
-	$(BIN)/pytest -q -rfEs --durations=25 -n $(WORKERS) --dist loadfile --no-loadscope-reorder \
+	  $(XDIST) --basetemp="$${TMPDIR:-/tmp}/omega-tests-postgresql" > .pytest-postgresql.log 2>&1 & pg=$$!; \
+	$(BIN)/pytest -q -rfEs --durations=25 $(XDIST) \
 	  --basetemp="$${TMPDIR:-/tmp}/omega-tests-sqlite" || sqlite=$$?; \
 	wait $$pg || postgresql=$$?; \
 	echo "== the same suite on PostgreSQL (OMEGA_TEST_STORE=postgresql)"; \

@@ -90,10 +90,12 @@ if __name__ == "__main__":
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Files with a `slow` test first, otherwise in collection order (each file's own order
-    kept): `make unit`'s workers take whole files in this order (`--no-loadscope-reorder`), so
-    the longest ones, such as the chaos test's 4 minutes on PostgreSQL, start early instead of
-    running alone at the end."""
+    """Under pytest-xdist, files with a `slow` test first, otherwise in collection order (each
+    file's own order kept): `make unit WORKERS=2`'s workers take whole files in this order
+    (`--no-loadscope-reorder`), so the longest ones, such as the chaos test's 4 minutes on
+    PostgreSQL, start early instead of running alone at the end."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # one process: the usual order
     files: dict[str, list[pytest.Item]] = {}
     for item in items:
         files.setdefault(item.nodeid.split("::")[0], []).append(item)
