@@ -202,7 +202,9 @@ async def test_personal_mode_answers_only_the_self_chat_and_never_its_own_replie
         (reply,) = [s for s in client.sent if "Noted" in s.text]  # Markdown in WhatsApp's marks
         assert OWNER_JID in client.composing  # "typing..." while working
         assert client.read == ["M1"]
-        assert inbox_rows(isolated_env) == [(f"whatsapp:{OWNER_JID}:M1", "done")]
+        # "done" is written after the send: wait for it rather than read between the two.
+        done = [(f"whatsapp:{OWNER_JID}:M1", "done")]
+        await until(lambda: inbox_rows(isolated_env) == done)
 
         # Omega's own reply comes back in the self-chat: not a new message.
         await client.push(self_message(reply.text, reply.id))
