@@ -1,7 +1,11 @@
-"""Where a hung Omega is stuck: with OMEGA_DUMP_STACKS set, SIGUSR1 writes every thread's
-stack (faulthandler, from the signal handler itself: it works even when the event loop is
-blocked) and then every asyncio task's chain of awaits (from the main thread, as soon as it
-runs Python again) to stderr. The tests set it for each `omega` they start and send the
+"""Where a hung Omega is stuck: with OMEGA_DUMP_STACKS set, SIGUSR1 writes the stack of the
+thread the signal reached (faulthandler, from the C signal handler itself: it works even when
+the event loop is blocked in C) and then, from the main thread as soon as it runs Python again,
+every thread's stack and every asyncio task's chain of awaits to stderr.
+
+Not faulthandler's `all_threads`: it walks the other threads' frames without the GIL while they
+run, and a thread busy creating or dropping frames (an import, a dataclass being made) then
+crashes the process (a segfault, seen in CI). `sys._current_frames()` reads them under the GIL. The tests set it for each `omega` they start and send the
 signal to one that outlived its timeout (tests/conftest.py), so the failure says where it
 hung; a person can do the same (`kill -USR1 <pid>`)."""
 
@@ -14,6 +18,7 @@ import os
 import signal
 import sys
 import threading
+import traceback
 from collections.abc import Iterator
 from types import FrameType
 from typing import IO, Any
@@ -29,12 +34,32 @@ def install_stack_dump() -> bool:
     if not os.environ.get(DUMP_ENV) or threading.current_thread() is not threading.main_thread():
         return False
     signal.signal(DUMP_SIGNAL, _on_signal)  # runs after faulthandler's dump (chain=True)
-    faulthandler.register(DUMP_SIGNAL, file=sys.stderr, all_threads=True, chain=True)
+    faulthandler.register(DUMP_SIGNAL, file=sys.stderr, all_threads=False, chain=True)
     return True
 
 
+_dumping = threading.Lock()  # a signal that comes during a dump is not a second dump
+
+
 def _on_signal(signum: int, frame: FrameType | None) -> None:
-    dump_tasks(sys.stderr)
+    if not _dumping.acquire(blocking=False):
+        return
+    try:
+        dump_threads(sys.stderr)
+        dump_tasks(sys.stderr)
+    finally:
+        _dumping.release()
+
+
+def dump_threads(out: IO[str]) -> None:
+    """Write every thread's stack, most recent call first, read under the GIL (safe while the
+    other threads run)."""
+    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    for ident, frame in sorted(sys._current_frames().items()):
+        out.write(f"Thread 0x{ident:016x} ({names.get(ident, '?')}, most recent call first):\n")
+        for line in reversed(traceback.format_stack(frame)):
+            out.write(line)
+    out.flush()
 
 
 def dump_tasks(out: IO[str]) -> None:
