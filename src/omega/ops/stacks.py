@@ -5,9 +5,11 @@ every thread's stack and every asyncio task's chain of awaits to stderr.
 
 Not faulthandler's `all_threads`: it walks the other threads' frames without the GIL while they
 run, and a thread busy creating or dropping frames (an import, a dataclass being made) then
-crashes the process (a segfault, seen in CI). `sys._current_frames()` reads them under the GIL. The tests set it for each `omega` they start and send the
-signal to one that outlived its timeout (tests/conftest.py), so the failure says where it
-hung; a person can do the same (`kill -USR1 <pid>`)."""
+crashes the process (a segfault, seen in CI). `sys._current_frames()` reads them under the GIL.
+
+The tests set it for each `omega` they start and send the signal to one that outlived its
+timeout (tests/conftest.py), so the failure says where it hung; a person can do the same
+(`kill -USR1 <pid>`)."""
 
 from __future__ import annotations
 
