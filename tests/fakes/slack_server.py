@@ -24,6 +24,7 @@ import threading
 import time
 import urllib.parse
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Self
 
@@ -80,6 +81,9 @@ class FakeSlack:
         self.downloads: list[str] = []  # the files served (to the bot token), by path
         self.users: dict[str, dict[str, Any]] = {}
         self.connections = 0  # websockets accepted so far
+        # Run (in a thread) as each chat.postMessage arrives, before it is answered: what
+        # people do while Omega's answer is still on its way.
+        self.on_post: Callable[[Call], None] | None = None
         self.lock = threading.Lock()
         self._ts = itertools.count(1)
         self._sockets: list[web.WebSocketResponse] = []
@@ -150,6 +154,8 @@ class FakeSlack:
         elif token != BOT_TOKEN:
             error = "not_allowed_token_type" if token == APP_TOKEN else "invalid_auth"
             return web.json_response({"ok": False, "error": error})
+        if method == "chat.postMessage" and self.on_post is not None:
+            await asyncio.to_thread(self.on_post, call)
         result: dict[str, Any] = handler(call)
         return web.json_response(result)
 

@@ -16,7 +16,7 @@ import pytest
 from tests.conftest import openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, FakeSlack
+from tests.fakes.slack_server import APP_TOKEN, BOT_TOKEN, BOT_USER, Call, FakeSlack
 from tests.integration.test_start import Running
 from tests.integration.test_tool_loop import tool_call
 
@@ -76,6 +76,40 @@ def _health(home: Path) -> dict[str, object]:
 def _asked(fake_openai: FakeOpenAI, words: str) -> list[str]:
     """The last user messages of the model calls that carried `words`."""
     return [r.last_user_text for r in fake_openai.requests if words in r.last_user_text]
+
+
+def test_a_reply_in_the_thread_while_the_answer_is_still_being_posted_is_answered(
+    fake_openai: FakeOpenAI, isolated_env: Path, slack: FakeSlack
+) -> None:
+    """The thread is followed before Omega's answer is posted, not after: a person who
+    answers at once (here before Slack has even confirmed the post) is not taken for
+    channel chatter (it was, and under load the suite saw it)."""
+    _configure(isolated_env, slack)
+    fake_openai.script = [
+        Step(text="The deploy is green.", match="how is the deploy"),
+        Step(text="Still green, nothing new.", match="and now"),
+    ]
+    root = ""
+    quick: list[str] = []
+
+    def reply_at_once(call: Call) -> None:
+        if call.params.get("thread_ts") == root and not quick:
+            quick.append(slack.post(ANA, GENERAL, "and now?", thread_ts=root))
+            slack.wait_for(
+                lambda: any(e.acked_at for e in slack.envelopes if e.event.get("ts") == quick[0]),
+                what="the ack of the quick reply (sent once Omega has read it)",
+            )
+
+    slack.on_post = reply_at_once
+    omega = _start(openai_env(fake_openai), isolated_env, slack)
+    try:
+        root = slack.post(ANA, GENERAL, f"<@{BOT_USER}> how is the deploy?", mention=True)
+        slack.wait_for(lambda: "Still green, nothing new." in slack.texts(GENERAL))
+        [follow] = [c for c in slack.posted(GENERAL) if "Still green" in str(c.params["text"])]
+        assert follow.params["thread_ts"] == root
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
 
 
 def test_dm_stranger_mention_and_a_thread_followed_as_one_conversation(

@@ -320,8 +320,10 @@ class SlackChannel:
 
     async def send(self, message: OutgoingMessage) -> None:
         """A photo (files.uploadV2) and the text as mrkdwn, split to Slack's length limit,
-        in the thread the target names."""
+        in the thread the target names. The thread is followed first: a person who answers
+        the moment the post lands must find it followed."""
         channel, thread_ts = parse_target(message.target)
+        await self._follow(message, channel, thread_ts)
         if message.photo is not None:
             await self.client.files_upload_v2(
                 channel=channel,
@@ -337,7 +339,6 @@ class SlackChannel:
                 mrkdwn=True,
                 unfurl_links=False,
             )
-        await self._follow(message, channel, thread_ts)
 
     async def _follow(self, message: OutgoingMessage, channel: str, thread_ts: str) -> None:
         """Follow a channel's thread Omega has answered in (a refusal is no answer: a
