@@ -98,16 +98,17 @@ claude-cli:
 # PostgreSQL run's report is printed after the SQLite one's. The PostgreSQL run takes the
 # chaos test at its full size (three replicas killed at random, 2,000 messages, ~4 min).
 # Each run has WORKERS workers (pytest-xdist, whole files to a worker: a file's module and
-# session fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). One by
-# default: `make unit WORKERS=2` takes a 2-core machine's suite from ~27 to ~20 minutes, but at
-# that load (four workers on two cores) two of three fresh-clone runs failed a timing test
-# somewhere, so two are not the default yet (issue 41). With workers, files with a slow test go first, in
+# session fixtures, such as the PostgreSQL cluster or Synapse, start once per worker). Two by
+# default: a 2-core machine's fresh-clone `make test` takes ~19.5 minutes instead of ~27 with
+# one (`make unit WORKERS=1`: one process per engine, collection order, no xdist). The tests
+# that failed at that load (four workers on two cores) waited on fixed deadlines or raced a
+# reply; each was fixed where it lay. Files with a slow test go first, in
 # that order (tests/timings.py, --no-loadscope-reorder), so the longest do not end the run
 # alone. OMEGA_TEST_TIMINGS=<folder> records each test's wall time and CPU, its subprocesses'
 # included; `python -m tests.timings <folder>` sums them per file. The sources are compiled
 # first: where PYTHONDONTWRITEBYTECODE is set, every `omega` a test starts would otherwise
 # compile Omega's modules anew (~0.2 s of CPU each).
-WORKERS ?= 1
+WORKERS ?= 2
 XDIST = $(if $(filter 1,$(WORKERS)),,-n $(WORKERS) --dist loadfile --no-loadscope-reorder)
 unit: dev claude-cli
 	$(BIN)/python -m compileall -q -j 0 src tests > /dev/null
