@@ -4,10 +4,18 @@ often, is answered without building the typer app (cli.ask); everything else, `o
 
 from __future__ import annotations
 
+import os
 import sys
 
-from omega.cli.ask import parse_ask
-from omega.cli.ask import run as run_ask
+# Omega uses no pydantic plugins. One that some installed package registers would be imported
+# into every `omega` and handed each value pydantic validates (the configuration's secrets
+# among them), and looking for one reads every installed package's metadata on each start
+# (~8 ms of a cold `omega ask`). Set before anything builds a model; a person who wants a
+# plugin sets the variable themselves.
+os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
+
+from omega.cli.ask import parse_ask  # noqa: E402  (after the variable: nothing imported yet)
+from omega.cli.ask import run as run_ask  # noqa: E402
 
 
 def main() -> None:
