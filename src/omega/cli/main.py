@@ -14,8 +14,8 @@ import sys
 # plugin sets the variable themselves.
 os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
 
-from omega.cli.ask import parse_ask  # noqa: E402  (after the variable: nothing imported yet)
-from omega.cli.ask import run as run_ask  # noqa: E402
+from omega.cli.ask import parse_ask
+from omega.cli.ask import run as run_ask
 
 
 def main() -> None:
