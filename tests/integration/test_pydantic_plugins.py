@@ -13,7 +13,7 @@ from tests.fakes.openai_server import FakeOpenAI, Step
 
 SECRET = "sk-test-secret-key-0123456789"  # openai_env's key
 
-PLUGIN = '''
+PLUGIN = """
 import os
 from pathlib import Path
 
@@ -37,7 +37,7 @@ class _Plugin:
 
 
 plugin = _Plugin()
-'''
+"""
 
 
 def _install_spy(site: Path) -> None:
