@@ -55,8 +55,13 @@ def run_once(env: dict[str, str], question: str, *flags: str) -> tuple[float, fl
 
 
 def measure(label: str, env: dict[str, str], trees: list[Tree], runs: int, *flags: str) -> None:
-    """Print the medians for one provider set-up, each tree's runs taken in turn."""
-    envs = [dict(env, PYTHONPATH=tree.src) for tree in trees]
+    """Print the medians for one provider set-up, each tree's runs taken in turn (each tree in
+    a home of its own: an older tree refuses a database a newer one has migrated)."""
+    envs = []
+    for number, tree in enumerate(trees):
+        home = Path(env["OMEGA_HOME"], f"tree-{number}")
+        home.mkdir(exist_ok=True)
+        envs.append(dict(env, PYTHONPATH=tree.src, OMEGA_HOME=str(home)))
     for tree_env in envs:  # the first run only warms the OS file cache
         run_once(tree_env, "warm the page cache", *flags)
     results: list[list[tuple[float, float, float]]] = [[] for _ in trees]
@@ -66,8 +71,8 @@ def measure(label: str, env: dict[str, str], trees: list[Tree], runs: int, *flag
     for tree, result in zip(trees, results, strict=True):
         walls, cpus, rss = zip(*result, strict=True)
         print(
-            f"{label:<28} {tree.commit:<9} wall p50 {statistics.median(walls):.2f} s   "
-            f"max {max(walls):.2f} s   CPU p50 {statistics.median(cpus):.2f} s   "
+            f"{label:<28} {tree.commit:<9} wall p50 {statistics.median(walls):.3f} s   "
+            f"max {max(walls):.3f} s   CPU p50 {statistics.median(cpus):.3f} s   "
             f"peak RSS p50 {statistics.median(rss):.0f} MiB"
         )
 
@@ -139,7 +144,7 @@ def main() -> None:
             )
             measure("instant OpenAI-compatible", api, trees, runs)
             measure("  the same with --tools", api, trees, runs, "--tools")
-            import_profile(dict(api, PYTHONPATH=here.src))
+            import_profile(dict(api, PYTHONPATH=here.src, OMEGA_HOME=str(Path(home, "tree-0"))))
 
 
 if __name__ == "__main__":

@@ -279,7 +279,7 @@ def figures(tree: Tree, args: argparse.Namespace) -> list[tuple[str, str, str]]:
         rows.append((f"CPU per message (classification {label})", f"{w.cpu_ms:.1f} ms", "<= 10 ms"))
     rows.append((f"RSS after {args.messages} messages", f"{request.rss_mib:.0f} MiB", "<= 100 MiB"))
     wall, rss = cold(args.runs, tree)
-    rows.append(("cold `omega ask hi`", f"{wall:.2f} s / {rss:.0f} MiB", "<= 0.25 s / 40 MiB"))
+    rows.append(("cold `omega ask hi`", f"{wall:.3f} s / {rss:.0f} MiB", "<= 0.25 s / 40 MiB"))
     return rows
 
 
