@@ -73,7 +73,7 @@ async def resolve(request: Request) -> Response:
         sender_id="owner",
         request=f"resolve {key} {note}",
     )
-    text = f"Resolved [{done.id}] {done.title}." if done else f"No open limitation {key}."
+    text = f"Resolved [{done.id}] {done.quoted}." if done else f"No open limitation {key}."
     return _back("/limitations", text)
 
 

@@ -119,7 +119,7 @@ def _resolve(ctx: CommandContext, args: str) -> str:
     )
     if resolved is None:
         return f"No open limitation {key}."
-    return f"Resolved [{resolved.id}] {resolved.title}."
+    return f"Resolved [{resolved.id}] {resolved.quoted}."
 
 
 def _merge(ctx: CommandContext, args: str) -> str:
