@@ -131,7 +131,7 @@ def test_owner_lists_and_resolves_strangers_cannot(ctx: MarkerContext) -> None:
     assert LimitationStore(ctx.store).list("open")
     assert (
         command(ctx, "/resolve 1 added CalDAV", channel="telegram", sender="42")
-        == "Resolved [1] No calendar."
+        == "Resolved [1] No calendar — Cannot read calendars."
     )
     assert "No calendar" not in ctx.paths.heartbeat.read_text()
     assert "resolved: No calendar" in command(ctx, "/limitations")
