@@ -51,7 +51,7 @@ def known_dead(name: str) -> bool:
     """Whether a replica's process is certainly gone: only a replica of this host and pid
     namespace can be checked (any other is alive until its leases run out)."""
     parts = name.split("/")
-    if len(parts) != 4 or not parts[2].isdigit():
+    if len(parts) != 4 or not parts[2].isdecimal():
         return False
     host, namespace, pid, _ = parts
     if host != _host() or namespace != pid_namespace():

@@ -237,7 +237,9 @@ def test_allow_and_revoke_by_the_cli_hold_from_the_next_message(
 
 
 @pytest.mark.no_store
-@pytest.mark.parametrize("address", ["telegram:abc", "pigeon:1", "telegram:", "terminal:*"])
+@pytest.mark.parametrize(
+    "address", ["telegram:abc", "telegram:\u00b9\u00b2", "pigeon:1", "telegram:", "terminal:*"]
+)
 def test_a_bad_address_is_refused_clearly(address: str) -> None:
     result = run_omega("people", "allow", address)
     assert result.returncode == 2 and result.stderr.startswith("omega: ")

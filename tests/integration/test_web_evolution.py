@@ -133,6 +133,9 @@ def test_evolution_page_shows_the_report(web: RunningWeb) -> None:
     with closing(client):
         page = client.get("/evolution").text
         assert client.get("/evolution?days=abc").status_code == 200
+        # Digits str.isdigit() accepts and int() does not (a superscript) were a 500.
+        assert client.get("/evolution?days=\u00b9").status_code == 200
+        assert client.get("/limitations?page=\u00b2").status_code == 200
     learned = page.split('id="learned"')[1].split("</table>")[0]
     assert NOTE in learned and "Check the file exists first" in learned
     gaps = page.split('id="gaps"')[1].split("</table>")[0]

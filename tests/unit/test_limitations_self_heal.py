@@ -11,6 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 from omega.app import bootstrap
 from omega.evolution.gaps import LimitationStore
@@ -190,3 +192,38 @@ def test_resolution_deletes_the_state_and_tells_the_owner(ctx: MarkerContext) ->
     assert sent(ctx)[-1].text == "✅ Self-healing complete: broken thing"
     events = [e["event"] for e in ctx.store.audit_entries()]
     assert "self_heal" in events and "self_heal_resolved" in events
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@example(verb="/resolve", args="¹")  # str.isdigit() says yes, int() says no: it crashed
+@example(verb="/merge", args="² 1")
+@example(verb="/proposals", args="³")
+@example(verb="/approve", args="¹ fine")
+@example(verb="/resolve", args="٣")  # an Arabic-Indic three: a number, as int() reads it
+@given(
+    verb=st.sampled_from(["/merge", "/resolve", "/proposals", "/approve", "/reject"]),
+    args=st.text(
+        st.characters(blacklist_categories=("Cs",)) | st.sampled_from("12 ٣¹x-"), max_size=30
+    ),
+)
+def test_merge_and_resolve_answer_any_arguments_and_change_only_what_they_name(
+    ctx: MarkerContext, verb: str, args: str
+) -> None:
+    """Whatever follows a command that takes an id (digits of other scripts, signs, spaces,
+    nothing), the owner gets a reply, and only a well-formed /merge or /resolve changes the
+    limitations."""
+    store = LimitationStore(ctx.store)
+    while len(store.list("open")) < 2:  # the examples before may have merged or resolved
+        apply(ctx, f"LIMITATION: Gap {uuid.uuid4().hex[:6]} | missing | add it")
+    before = [(item.id, item.status) for item in store.list()]
+    reply = command(ctx, f"{verb} {args}", channel="telegram", sender="42")
+    assert isinstance(reply, str) and reply.strip()
+    after = [(item.id, item.status) for item in store.list()]
+    if not reply.startswith(("Merged [", "Resolved [")):
+        assert after == before, reply
+    else:
+        changed = [a for a, b in zip(after, before, strict=True) if a != b]
+        named = int(args.split()[0])
+        assert len(changed) == 1 and changed[0][0] == named, (reply, changed)

@@ -25,7 +25,7 @@ def _address(value: str) -> tuple[str, str]:
         _fail(f"{channel!r} is not a channel; one of {', '.join(known)}")
     if ident == "*" or len(ident) > 200:
         _fail(f"{ident!r} is not an id (a wildcard belongs in config.toml, with dm_policy)")
-    if channel == "telegram" and not ident.lstrip("-").isdigit():
+    if channel == "telegram" and not ident.lstrip("-").isdecimal():
         _fail(f"{ident!r}: a Telegram id is a number")
     return channel, phone_digits(ident) if channel == "whatsapp" else ident
 

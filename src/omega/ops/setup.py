@@ -175,7 +175,7 @@ def apply(doc: TOMLDocument, answers: Answers) -> None:
     _set(doc, (*telegram, "enabled"), answers.telegram)
     if answers.telegram_owner:
         owner = answers.telegram_owner.strip()
-        if not owner.lstrip("-").isdigit():
+        if not owner.lstrip("-").isdecimal():
             raise SetupError(f"the Telegram owner id must be a number, not {owner!r}")
         allowed = list(current(doc, *telegram, "allowed_users") or [])
         if int(owner) not in allowed:

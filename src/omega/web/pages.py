@@ -24,7 +24,7 @@ from omega.web.context import ctx_of, render
 
 def _page(request: Request) -> int:
     value = request.query_params.get("page", "1")
-    return int(value) if value.isdigit() and 0 < int(value) < 100_000 else 1
+    return int(value) if value.isdecimal() and 0 < int(value) < 100_000 else 1
 
 
 def _arg(request: Request, name: str, choices: tuple[str, ...] | None = None) -> str:
@@ -198,7 +198,7 @@ async def evolution(request: Request) -> Response:
     """The self-evolution report over the last N days (the same as `omega evolution report`)."""
     store = ctx_of(request).store
     value = _arg(request, "days")
-    days = int(value) if value.isdigit() and int(value) in REPORT_DAYS else 7
+    days = int(value) if value.isdecimal() and int(value) in REPORT_DAYS else 7
     found = await store.call(evolution_report, store, since_days(days))
     return render(
         request,

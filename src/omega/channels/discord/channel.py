@@ -302,7 +302,7 @@ class DiscordChannel:
     async def _channel_id(self, target: str, remember: bool = True) -> int:
         """The channel a target names: a guild channel, or the DM channel of a user id
         (asked of Discord once, then remembered unless `remember` is False: a refusal)."""
-        if not target.removeprefix(CHANNEL_TARGET).isdigit():
+        if not target.removeprefix(CHANNEL_TARGET).isdecimal():
             raise DiscordSendError(f"not a Discord user or channel: {target[:80]!r}")
         if target.startswith(CHANNEL_TARGET):
             return int(target.removeprefix(CHANNEL_TARGET))

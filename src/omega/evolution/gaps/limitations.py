@@ -269,7 +269,7 @@ class LimitationStore:
 
     def resolve(self, key: str, resolution: str = "", by: str = "owner") -> Limitation | None:
         """Mark an open limitation (by id or title) resolved; None if there is no such one."""
-        found = self.get(int(key)) if key.strip().isdigit() else self.by_title(key)
+        found = self.get(int(key)) if key.strip().isdecimal() else self.by_title(key)
         if found is None or found.status != "open":
             return None
         with self.store.transaction() as conn:

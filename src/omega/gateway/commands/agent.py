@@ -126,7 +126,7 @@ def _merge(ctx: CommandContext, args: str) -> str:
     if not _owner(ctx):
         return OWNER_ONLY
     ids = args.split()
-    if len(ids) != 2 or not all(i.isdigit() for i in ids):
+    if len(ids) != 2 or not all(i.isdecimal() for i in ids):
         return "Usage: /merge <limitation id> <id of the one it repeats>"
     try:
         kept = merge_limitations(
@@ -144,7 +144,7 @@ def _merge(ctx: CommandContext, args: str) -> str:
 
 
 def _proposals(ctx: CommandContext, args: str) -> str:
-    if args.strip().isdigit():
+    if args.strip().isdecimal():
         proposal = ProposalStore(ctx.store).get(int(args.strip()))
         if proposal is None:
             return f"No proposal #{args.strip()}."
@@ -164,7 +164,7 @@ def _review(ctx: CommandContext, args: str, approving: bool) -> str:
     if not _owner(ctx):
         return OWNER_ONLY
     key, _, notes = args.partition(" ")
-    if not key.isdigit():
+    if not key.isdecimal():
         return "Usage: /approve <id> [notes]" if approving else "Usage: /reject <id> <reason>"
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
     try:
