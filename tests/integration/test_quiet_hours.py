@@ -63,11 +63,13 @@ class Phone:
     def __init__(self) -> None:
         self.sent: list[OutgoingMessage] = []
         self.down = False
+        self.attempts = 0  # sends tried, refused or not
 
     async def run(self, submit: object) -> None:
         await asyncio.Event().wait()
 
     async def send(self, message: OutgoingMessage) -> None:
+        self.attempts += 1
         if self.down:
             raise ConnectionError("telegram is down")
         self.sent.append(message)
@@ -350,6 +352,50 @@ def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_ou
     )
     assert "[18:00] Reminder: water the plants" not in digest.text  # held at 22:00
     assert "[22:00] Reminder: water the plants" in digest.text
+
+
+def test_a_digest_its_channel_refuses_for_a_week_is_kept_in_the_audit_and_no_longer_tried(
+    make_deps: MakeDeps,
+) -> None:
+    env = {**ENV, "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}, {ANA}]"}
+    deps = make_deps(ScriptedProvider(plan=DIRECT), **env)
+    now = [at(7, 21, 0)]
+
+    async def run() -> tuple[list[int], Phone]:
+        gate, phone = gateway(deps, now)
+        await (await gate.submit(IncomingMessage("telegram", ANA, "/quiet 21:30-07:00")))
+        store = deps.store
+        await store.call(
+            lambda: store.create_task(
+                channel="telegram",
+                sender_id=ANA,
+                reply_target=ANA,
+                description="water the plants",
+                due_at=at(7, 18, 0),
+            )
+        )
+        now[0] = at(7, 22, 0)
+        assert await Scheduler(deps, gate, respond).run_due(now[0]) == 1  # held
+        phone.sent.clear()
+        phone.attempts = 0
+        phone.down, counts = True, []
+        for day in (8, 10, 14):  # her chat is gone: refused, tried again each lease
+            now[0] = at(day, 7, 0)
+            counts.append(await gate.notify.release_due())
+        now[0] = at(14, 22, 1)  # a week after it was held: given up
+        counts.append(await gate.notify.release_due())
+        now[0] = at(15, 7, 0)
+        counts.append(await gate.notify.release_due())  # and never tried again
+        return counts, phone
+
+    counts, phone = asyncio.run(run())
+    assert counts == [0, 0, 0, 0, 0] and phone.sent == []
+    assert phone.attempts == 4  # three days' tries and the last, not one more
+    [(status, target, text)] = deps.store.query(
+        "SELECT status, sender_id, output_text FROM audit_log WHERE event = 'digest:undeliverable'"
+    )
+    assert (status, target) == ("error", ANA) and "Reminder: water the plants" in text
+    assert held(deps) == [("quiet", "normal", True)]
 
 
 @pytest.mark.no_store

@@ -14,7 +14,8 @@ For whom it is decides the rules, in that person's time zone (their `timezone` f
 - The digest: when the quiet hours end (without quiet hours, at 08:00 their time), one message
   per destination carries everything held for it, normal before low, oldest first.
 A held message is in the store (memory/held.py) until its digest went out, so it survives a
-restart, and rows are taken under a lease, so two replicas never send one digest. The gate
+restart, and rows are taken under a lease, so two replicas never send one digest. A digest its
+channel keeps refusing is sent again each lease for GIVE_UP, then kept in the audit log. The gate
 fails open: when the store cannot be read or written, the message goes out now.
 
 The gateway applies `admit` in `send` and `deliver`; `run` is the digest's background job."""
@@ -28,6 +29,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, time, timedelta, tzinfo
 
 from omega.hours import QUIET_FACT, QuietHours, next_wall_time, quiet_hours_of
+from omega.memory.audit import AuditEntry
 from omega.memory.db import from_db_time
 from omega.memory.held import HeldMessage, HoldReason
 from omega.memory.store import Store
@@ -43,6 +45,10 @@ MORNING = time(8, 0)  # when a digest of what the cap held goes out, for someone
 FRESH = timedelta(hours=1)  # a reminder due this recently is one its person set for now
 AWAKE = timedelta(minutes=15)  # someone who wrote this recently is awake: quiet hours wait
 TICK_SECS = 60.0  # the digest job looks at least this often (holds made by other replicas)
+# A digest its channel has refused since its oldest message was held this long ago (a channel
+# taken out of the configuration, a chat that no longer exists) is given up: its whole text is
+# kept in the audit log and the log says so, instead of a warning every lease, forever.
+GIVE_UP = timedelta(days=7)
 _ORDER = {"urgent": 0, "normal": 1, "low": 2}
 
 Routes = Callable[[], Awaitable[list[tuple[str, str]]]]
@@ -178,11 +184,40 @@ class NotificationGate:
             try:
                 await self._release(digest)
             except Exception as exc:  # stays taken: sent again once the lease runs out
-                log.warning("the digest for %s could not be sent: %s", items[0].person, exc)
-                continue
+                if now - min(item.created_at for item in items) < GIVE_UP:
+                    log.warning("the digest for %s could not be sent: %s", items[0].person, exc)
+                    continue
+                await self._give_up(digest, items, exc)
+            else:
+                sent += 1
             await store.call(store.held_sent, [item.id for item in items], now)
-            sent += 1
         return sent
+
+    async def _give_up(
+        self, digest: OutgoingMessage, items: list[HeldMessage], exc: Exception
+    ) -> None:
+        """Keep an undeliverable digest's text in the audit log, say so in the log; its
+        messages then count as done (GIVE_UP)."""
+        first = min(item.created_at for item in items)
+        log.error(
+            "the digest for %s (%d held messages since %s) could not be sent for %d days and "
+            "is given up; its text is in the audit log (event digest:undeliverable): %s",
+            items[0].person,
+            len(items),
+            f"{first:%Y-%m-%d}",
+            GIVE_UP.days,
+            exc,
+        )
+        store = self.deps.store
+        entry = AuditEntry(
+            channel=digest.channel,
+            sender_id=digest.target[:200],
+            status="error",
+            event="digest:undeliverable",
+            output_text=digest.text,
+            detail=f"{len(items)} held messages for {items[0].person}: {exc}"[:500],
+        )
+        await store.call(store.audit, entry)
 
     async def run(self, stop: asyncio.Event) -> None:
         """Send the digests as they fall due, at once at start (what a stopped Omega held),
