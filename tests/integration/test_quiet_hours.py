@@ -104,6 +104,19 @@ def held(deps: PipelineDeps) -> list[tuple[str, str, bool]]:
     return [(row["reason"], row["priority"], row["sent_at"] is not None) for row in rows]
 
 
+async def add_task(deps: PipelineDeps, person: str, description: str, due: datetime) -> None:
+    """A reminder `person` set on Telegram, due at `due`."""
+    await deps.store.call(
+        lambda: deps.store.create_task(
+            channel="telegram",
+            sender_id=person,
+            reply_target=person,
+            description=description,
+            due_at=due,
+        )
+    )
+
+
 def test_an_alert_in_quiet_hours_waits_for_one_morning_digest(
     make_deps: MakeDeps, isolated_env: Path
 ) -> None:
@@ -218,16 +231,7 @@ def test_the_persons_own_reminder_goes_through_quiet_hours(make_deps: MakeDeps) 
         await say(gate, "/quiet 22:00-07:30")
         await say(gate, "remind me at 23:30 to take the pills")
         # One set for the afternoon, due while Omega was down, fires late.
-        store = deps.store
-        await store.call(
-            lambda: store.create_task(
-                channel="telegram",
-                sender_id=OWNER_ID,
-                reply_target=OWNER_ID,
-                description="call the bank",
-                due_at=at(7, 14, 0),
-            )
-        )
+        await add_task(deps, OWNER_ID, "call the bank", at(7, 14, 0))
         phone.sent.clear()
         now[0] = at(7, 23, 30)
         scheduler = Scheduler(deps, gate, respond)
@@ -311,40 +315,57 @@ def test_held_messages_outlive_their_process_and_two_replicas_send_one_digest(
     assert held(first) == [("quiet", "normal", True), ("quiet", "low", True)]
 
 
-def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_out(
-    make_deps: MakeDeps,
-) -> None:
+async def anas_late_reminder_held(deps: PipelineDeps, now: list[datetime]) -> tuple[Gateway, Phone]:
+    """Ana's quiet hours set (21:30-07:00), and her 18:00 reminder fired four hours late at
+    22:00 (not one she set for that hour): held for her digest. `now` is moved to 22:00; the
+    phone has recorded nothing yet."""
+    gate, phone = gateway(deps, now)
+    await (await gate.submit(IncomingMessage("telegram", ANA, "/quiet 21:30-07:00")))
+    await add_task(deps, ANA, "water the plants", at(7, 18, 0))
+    now[0] = at(7, 22, 0)
+    assert await Scheduler(deps, gate, respond).run_due(now[0]) == 1
+    phone.sent.clear()
+    phone.attempts = 0
+    return gate, phone
+
+
+def with_ana(make_deps: MakeDeps) -> PipelineDeps:
+    """Deps where Ana may talk to Omega on Telegram beside the owner."""
     env = {**ENV, "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}, {ANA}]"}
-    deps = make_deps(ScriptedProvider(plan=DIRECT), **env)
+    return make_deps(ScriptedProvider(plan=DIRECT), **env)
+
+
+def released_over(
+    make_deps: MakeDeps, moves: list[tuple[datetime, bool]]
+) -> tuple[list[int], Phone, PipelineDeps]:
+    """Ana's late reminder held, then the digest job run at each (time, her phone down):
+    the digests each run sent, her phone, the deps."""
+    deps = with_ana(make_deps)
     now = [at(7, 21, 0)]
 
     async def run() -> tuple[list[int], Phone]:
-        gate, phone = gateway(deps, now)
-        await (await gate.submit(IncomingMessage("telegram", ANA, "/quiet 21:30-07:00")))
-        store = deps.store
-        await store.call(
-            lambda: store.create_task(
-                channel="telegram",
-                sender_id=ANA,
-                reply_target=ANA,
-                description="water the plants",
-                due_at=at(7, 18, 0),
-            )
-        )
-        now[0] = at(7, 22, 0)  # fired four hours late: not one she set for now
-        assert await Scheduler(deps, gate, respond).run_due(now[0]) == 1
-        phone.sent.clear()
-        phone.down, counts = True, []
-        now[0] = at(8, 7, 0)
-        counts.append(await gate.notify.release_due())  # taken, not sent
-        phone.down = False
-        now[0] = at(8, 7, 1)
-        counts.append(await gate.notify.release_due())  # still the first taker's
-        now[0] = at(8, 7, 3)
-        counts.append(await gate.notify.release_due())  # its lease ran out
+        gate, phone = await anas_late_reminder_held(deps, now)
+        counts = []
+        for moment, down in moves:
+            now[0], phone.down = moment, down
+            counts.append(await gate.notify.release_due())
         return counts, phone
 
     counts, phone = asyncio.run(run())
+    return counts, phone, deps
+
+
+def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_out(
+    make_deps: MakeDeps,
+) -> None:
+    counts, phone, _ = released_over(
+        make_deps,
+        [
+            (at(8, 7, 0), True),  # taken, not sent
+            (at(8, 7, 1), False),  # still the first taker's
+            (at(8, 7, 3), False),  # its lease ran out
+        ],
+    )
     assert counts == [0, 0, 1]
     [digest] = phone.sent
     assert digest.target == ANA and "held for you during your quiet hours (21:30-07:00)" in (
@@ -357,38 +378,14 @@ def test_a_persons_digest_that_could_not_be_sent_goes_out_once_its_lease_runs_ou
 def test_a_digest_its_channel_refuses_for_a_week_is_kept_in_the_audit_and_no_longer_tried(
     make_deps: MakeDeps,
 ) -> None:
-    env = {**ENV, "OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS": f"[{OWNER_ID}, {ANA}]"}
-    deps = make_deps(ScriptedProvider(plan=DIRECT), **env)
-    now = [at(7, 21, 0)]
-
-    async def run() -> tuple[list[int], Phone]:
-        gate, phone = gateway(deps, now)
-        await (await gate.submit(IncomingMessage("telegram", ANA, "/quiet 21:30-07:00")))
-        store = deps.store
-        await store.call(
-            lambda: store.create_task(
-                channel="telegram",
-                sender_id=ANA,
-                reply_target=ANA,
-                description="water the plants",
-                due_at=at(7, 18, 0),
-            )
-        )
-        now[0] = at(7, 22, 0)
-        assert await Scheduler(deps, gate, respond).run_due(now[0]) == 1  # held
-        phone.sent.clear()
-        phone.attempts = 0
-        phone.down, counts = True, []
-        for day in (8, 10, 14):  # her chat is gone: refused, tried again each lease
-            now[0] = at(day, 7, 0)
-            counts.append(await gate.notify.release_due())
-        now[0] = at(14, 22, 1)  # a week after it was held: given up
-        counts.append(await gate.notify.release_due())
-        now[0] = at(15, 7, 0)
-        counts.append(await gate.notify.release_due())  # and never tried again
-        return counts, phone
-
-    counts, phone = asyncio.run(run())
+    counts, phone, deps = released_over(
+        make_deps,
+        [
+            *((at(day, 7, 0), True) for day in (8, 10, 14)),  # refused, tried again each lease
+            (at(14, 22, 1), True),  # a week after it was held: given up
+            (at(15, 7, 0), True),  # and never tried again
+        ],
+    )
     assert counts == [0, 0, 0, 0, 0] and phone.sent == []
     assert phone.attempts == 4  # three days' tries and the last, not one more
     [(status, target, text)] = deps.store.query(
