@@ -12,6 +12,7 @@ import asyncio
 import re
 import shlex
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
 
@@ -35,6 +36,11 @@ class FakeImap:
         self.uidvalidity = 1700000001
         self.mail: list[StoredMail] = []
         self.commands: list[str] = []  # every command line received (LOGIN's password hidden)
+        # Run on the server's loop after each UID SEARCH is answered (mail that lands between
+        # a client's search and its IDLE); news_before_idling: mail the session was not told of
+        # is told before "+ idling" rather than after (servers differ; RFC 2177 allows both).
+        self.after_search: Callable[[str], None] | None = None  # given the search's criteria
+        self.news_before_idling = False
         self.logins = 0
         self._idlers: set[asyncio.Queue[int]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -80,13 +86,17 @@ class FakeImap:
         """Put a message into the folder (unseen); its UID. IDLE clients are told."""
 
         async def put() -> int:
-            uid = (self.mail[-1].uid if self.mail else 0) + 1
-            self.mail.append(StoredMail(uid, raw))
-            for queue in self._idlers:
-                queue.put_nowait(len(self.mail))
-            return uid
+            return self.add_now(raw)
 
         return asyncio.run_coroutine_threadsafe(put(), self._loop).result(timeout=10)
+
+    def add_now(self, raw: bytes) -> int:
+        """`deliver`, called on the server's own loop (from `after_search`)."""
+        uid = (self.mail[-1].uid if self.mail else 0) + 1
+        self.mail.append(StoredMail(uid, raw))
+        for queue in self._idlers:
+            queue.put_nowait(len(self.mail))
+        return uid
 
     def drop(self) -> None:
         """Cut every connection, as a server restart or a network failure does."""
@@ -112,6 +122,21 @@ class FakeImap:
         self._writers.add(writer)
         say(f"* OK [CAPABILITY {self.capabilities()}] fake IMAP ready")
         logged_in = False
+        # How many messages this session has been told of: as a real server does (RFC 3501
+        # 7.3.1), mail that came since is told at the next chance (NOOP, IDLE's start).
+        told = [0]
+
+        def news() -> str:
+            """The EXISTS line of mail this session was not told of yet ("" if none)."""
+            if len(self.mail) == told[0]:
+                return ""
+            told[0] = len(self.mail)
+            return f"* {told[0]} EXISTS"
+
+        def tell_news() -> None:
+            if line := news():
+                say(line)
+
         try:
             while line := await reader.readline():
                 text = line.decode("utf-8", "replace").rstrip("\r\n")
@@ -139,11 +164,14 @@ class FakeImap:
                     say(f"{tag} OK LOGOUT completed")
                     break
                 elif command == "NOOP":
+                    if logged_in:
+                        tell_news()
                     say(f"{tag} OK NOOP completed")
                 elif not logged_in:
                     say(f"{tag} BAD log in first")
                 elif command == "SELECT":
                     nxt = (self.mail[-1].uid if self.mail else 0) + 1
+                    told[0] = len(self.mail)
                     say(f"* {len(self.mail)} EXISTS")
                     say("* 0 RECENT")
                     say("* FLAGS (\\Seen \\Answered \\Flagged \\Deleted \\Draft)")
@@ -153,6 +181,8 @@ class FakeImap:
                 elif command == "UID SEARCH":
                     say("* SEARCH " + " ".join(str(u) for u in self._search(args)))
                     say(f"{tag} OK SEARCH completed")
+                    if self.after_search is not None:
+                        self.after_search(args)
                 elif command == "UID FETCH":
                     self._fetch(args, say)
                     say(f"{tag} OK FETCH completed")
@@ -160,7 +190,7 @@ class FakeImap:
                     self._store(args)
                     say(f"{tag} OK STORE completed")
                 elif command == "IDLE" and self.idle:
-                    await self._idle(tag, reader, say, writer)
+                    await self._idle(tag, reader, say, writer, news)
                 else:
                     say(f"{tag} BAD unknown command {command}")
                 await writer.drain()
@@ -227,22 +257,28 @@ class FakeImap:
         reader: asyncio.StreamReader,
         say: object,
         writer: asyncio.StreamWriter,
+        news: Callable[[], str],
     ) -> None:
         assert callable(say)
         queue: asyncio.Queue[int] = asyncio.Queue()
         self._idlers.add(queue)
-        say("+ idling")
+        # What came since the session's last look, told with the "+" in one write (so a
+        # client reads both at once), before it or after it.
+        told = news()
+        lines = [told, "+ idling"] if self.news_before_idling else ["+ idling", told]
+        say("\r\n".join(line for line in lines if line))
         await writer.drain()
         done = asyncio.ensure_future(reader.readline())
         try:
             while True:
-                news = asyncio.ensure_future(queue.get())
-                await asyncio.wait({done, news}, return_when=asyncio.FIRST_COMPLETED)
-                if news.done():
-                    say(f"* {news.result()} EXISTS")
+                arrived = asyncio.ensure_future(queue.get())
+                await asyncio.wait({done, arrived}, return_when=asyncio.FIRST_COMPLETED)
+                if arrived.done():
+                    if line := news():
+                        say(line)
                     await writer.drain()
                 else:
-                    news.cancel()
+                    arrived.cancel()
                 if done.done():
                     break
         finally:

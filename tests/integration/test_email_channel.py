@@ -46,6 +46,7 @@ def _configure(
     smtp: SmtpSink,
     extra: str = "",
     allowed: str = '["Ana@Example.org"]',
+    poll_secs: float = 2,
 ) -> None:
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text(
@@ -61,7 +62,7 @@ imap_password = "{PASSWORD}"
 smtp_host = "127.0.0.1"
 smtp_port = {smtp.port}
 smtp_security = "plain"
-poll_secs = 2
+poll_secs = {poll_secs}
 {extra}
 """,
         encoding="utf-8",
@@ -134,17 +135,20 @@ def _wait_for_denial(db: Path, sender: str) -> None:
     raise AssertionError(f"{sender} was not denied")
 
 
-def _answers(smtp: SmtpSink, ident: str, text: str) -> list[EmailMessage]:
+def _answers(smtp: SmtpSink, ident: str, text: str, home: Path | None = None) -> list[EmailMessage]:
     """The mails answering `ident` that say `text` (first contact also gets a welcome), once
-    one came."""
-    deadline = time.monotonic() + 30
+    one came; a failure shows the end of `home`'s omega.log."""
+    # Returns as soon as the answer is sent; the bound is for a 2-core machine running four
+    # test workers and the chaos test's replicas beside this Omega (30 s once ran out there).
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         with smtp.lock:
             found = [m for _, m in smtp.mail if m.get("In-Reply-To") == ident and _text(m) == text]
         if found:
             return found
         time.sleep(0.05)
-    raise AssertionError(f"no {text!r} to {ident}: {[str(m) for _, m in smtp.mail]}")
+    log = (home / "omega.log").read_text(errors="replace")[-4000:] if home else ""
+    raise AssertionError(f"no {text!r} to {ident}: {[str(m) for _, m in smtp.mail]}\n{log}")
 
 
 def _text(mail: EmailMessage) -> str:
@@ -359,6 +363,37 @@ def test_a_crash_between_receipt_and_reply_is_answered_once_and_restarts_repeat_
     assert [_text(m) for _, m in smtp.mail].count("Yes, here.") == 1
     assert "<old@example.org>" not in answered  # mail from before the first start
     assert not any("are you there" in r.last_user_text for r in fake_openai.requests[asked:])
+
+
+@pytest.mark.parametrize("news_before_idling", [False, True])
+def test_mail_landing_between_the_search_and_the_idle_is_answered_at_once(
+    fake_openai: FakeOpenAI,
+    isolated_env: Path,
+    imap: FakeImap,
+    smtp: SmtpSink,
+    news_before_idling: bool,
+) -> None:
+    """Mail that lands after the channel searched the folder and before its IDLE began is
+    told by the server when the IDLE starts (before or after its "+"): answered at once, not
+    at the next poll a minute later (the suite once waited that minute under load)."""
+    _configure(isolated_env, imap, smtp, poll_secs=600)  # no poll hides a missed wake-up
+    fake_openai.script = [Step(text="Dinner is at eight.", match="when is dinner")]
+    mail = _mail("ana@example.org", "Plans", "when is dinner?", "<w1@example.org>")
+    landed: list[int] = []
+
+    def land_after_the_first_look(criteria: str) -> None:
+        if criteria.startswith("UID ") and not landed:  # the channel's look for new mail
+            landed.append(imap.add_now(mail))
+
+    imap.after_search = land_after_the_first_look
+    imap.news_before_idling = news_before_idling
+    omega = _start(openai_env(fake_openai), isolated_env)
+    try:
+        _answers(smtp, "<w1@example.org>", "Dinner is at eight.", isolated_env)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    assert landed and "IDLE refused" not in (isolated_env / "omega.log").read_text()
 
 
 def test_each_mail_thread_is_a_conversation_of_its_own(

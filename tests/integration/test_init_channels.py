@@ -214,7 +214,7 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         imap.deliver(
             _mail("Ana <ana@example.org>", "Plans", "when is dinner?", "<m1@ex.org>", PROVEN)
         )
-        _answers(smtp, "<m1@ex.org>", "Dinner is at eight.")
+        _answers(smtp, "<m1@ex.org>", "Dinner is at eight.", home)
         _write_line(inbox, {"id": "f1", "from": "ana", "text": "hi there"})
         lines = _outbox(outbox, 1)
         assert any(line["text"] == "Hello Ana, from the FIFO." for line in lines)

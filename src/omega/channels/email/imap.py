@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import imaplib
+import io
 import re
 import select
 import ssl
@@ -12,6 +13,8 @@ import threading
 
 from omega.channels.email.config import EmailConfig
 from omega.errors import OmegaError
+
+_NEWS = re.compile(rb"\* \d+ (EXISTS|RECENT)")  # an untagged line saying mail may have come
 
 
 class MailboxError(OmegaError):
@@ -88,23 +91,26 @@ class ImapSession:
             return
         tag = b"OMIDLE"
         self.imap.send(tag + b" IDLE\r\n")
-        line = self.imap.readline()
-        if not line.startswith(b"+"):
-            raise MailboxError(f"IMAP IDLE refused: {line!r}")
+        news = False  # mail the server tells of before its "+" (RFC 2177 allows it)
+        while not (line := self.imap.readline()).startswith(b"+"):
+            if not line:
+                raise MailboxError("IMAP: the server closed the connection")
+            if not line.startswith(b"* "):
+                raise MailboxError(f"IMAP IDLE refused: {line!r}")
+            news = news or bool(_NEWS.match(line))
         sock = self.imap.socket()
         waited = 0.0
-        while waited < seconds and not stop.is_set():
-            # TLS may hold decrypted bytes the socket no longer shows as readable. (Bytes
-            # already in imaplib's own buffer wait at most `seconds`: the search after DONE
-            # finds the mail either way.)
-            pending = isinstance(sock, ssl.SSLSocket) and sock.pending() > 0
+        while not news and waited < seconds and not stop.is_set():
+            # Lines already read into imaplib's buffer (a server's "+" and its news in one
+            # packet), or decrypted bytes TLS holds, no longer show on the socket.
+            pending = self._buffered() or (isinstance(sock, ssl.SSLSocket) and sock.pending() > 0)
             ready, _, _ = ([sock], [], []) if pending else select.select([sock], [], [], 0.5)
             waited += 0.5
             if ready:
                 line = self.imap.readline()
                 if not line:
                     raise MailboxError("IMAP: the server closed the connection")
-                if re.match(rb"\* \d+ (EXISTS|RECENT)", line):
+                if _NEWS.match(line):
                     break
         self.imap.send(b"DONE\r\n")
         while True:
@@ -115,6 +121,22 @@ class ImapSession:
                 if not line.startswith(tag + b" OK"):
                     raise MailboxError(f"IMAP IDLE ended badly: {line!r}")
                 return
+
+    def _buffered(self) -> bool:
+        """Whether a line can be read without waiting: bytes in imaplib's buffer (looked at
+        with the socket made non-blocking for the moment, so the look never waits)."""
+        buffer = self.imap.file
+        if not isinstance(buffer, io.BufferedReader):  # what imaplib reads through
+            return False
+        sock = self.imap.socket()
+        timeout = sock.gettimeout()
+        sock.settimeout(0.0)
+        try:
+            return bool(buffer.peek(1))
+        except (BlockingIOError, ssl.SSLWantReadError):
+            return False
+        finally:
+            sock.settimeout(timeout)
 
     def close(self) -> None:
         """Log out, ignoring a connection already gone."""
