@@ -56,7 +56,10 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 def dump_threads(out: IO[str]) -> None:
     """Write every thread's stack, most recent call first, read under the GIL (safe while the
     other threads run)."""
-    names = {thread.ident: thread.name for thread in threading.enumerate()}
+    # Not threading.enumerate(): it takes a lock that the interrupted code may hold (a handler
+    # runs between any two bytecodes of the main thread). Copying the dict is atomic.
+    active: dict[int, threading.Thread] = dict(getattr(threading, "_active", {}))
+    names = {ident: thread.name for ident, thread in active.items()}
     for ident, frame in sorted(sys._current_frames().items()):
         out.write(f"Thread 0x{ident:016x} ({names.get(ident, '?')}, most recent call first):\n")
         for line in reversed(traceback.format_stack(frame)):
