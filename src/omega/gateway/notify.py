@@ -184,7 +184,7 @@ class NotificationGate:
             try:
                 await self._release(digest)
             except Exception as exc:  # stays taken: sent again once the lease runs out
-                if now - min(item.created_at for item in items) < GIVE_UP:
+                if now - items[0].created_at < GIVE_UP:  # take_held gives the oldest first
                     log.warning("the digest for %s could not be sent: %s", items[0].person, exc)
                     continue
                 await self._give_up(digest, items, exc)
@@ -197,8 +197,8 @@ class NotificationGate:
         self, digest: OutgoingMessage, items: list[HeldMessage], exc: Exception
     ) -> None:
         """Keep an undeliverable digest's text in the audit log, say so in the log; its
-        messages then count as done (GIVE_UP)."""
-        first = min(item.created_at for item in items)
+        messages then count as done (GIVE_UP). `items` are the oldest first."""
+        first = items[0].created_at
         log.error(
             "the digest for %s (%d held messages since %s) could not be sent for %d days and "
             "is given up; its text is in the audit log (event digest:undeliverable): %s",
