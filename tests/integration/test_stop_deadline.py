@@ -82,6 +82,9 @@ def _next_start_summarizes(home: Path, queued: set[str]) -> None:
                 server,
                 OMEGA_MEMORY__IDLE_MINUTES="0.001",
                 OMEGA_MEMORY__SUMMARIZE_CHECK_SECS="0.3",
+                # The first run proved the deadline; this stop summarizes on exit and answers
+                # the replayed message, which once took over 3 s on a loaded machine.
+                OMEGA_SERVICE__STOP_TIMEOUT_SECS="30",
             )
         )
         try:
