@@ -11,6 +11,7 @@ from contextlib import closing
 from pathlib import Path
 
 from omega.evolution.meaning import possibly_same_meaning, same_meaning
+from omega.evolution.meaning.similarity import similarity
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -72,6 +73,30 @@ def test_a_possible_repeat_is_named_in_the_alert_and_the_owner_merges_it(
     assert itself.returncode == 1 and "into itself" in itself.stderr
     listed = run_omega("limitations", "list", "--all", env=env)
     assert "merged into [1]" in listed.stdout
+
+
+def test_the_alert_names_the_open_gap_most_like_the_new_one_not_the_first_alike(
+    fake_openai: FakeOpenAI,
+) -> None:
+    hub = "No smart home hub"
+    # Both open gaps may be the new one; the later one is more like it.
+    assert possibly_same_meaning(LAMPS, LIGHTS) and possibly_same_meaning(LAMPS, hub)
+    assert similarity(LAMPS, hub) > similarity(LAMPS, LIGHTS)
+    assert not same_meaning(LAMPS, hub, model=False)
+    fake_openai.script = [
+        Step(match="lights", text=f"I can't.\nLIMITATION: {LIGHTS} | no lights tool | add"),
+        Step(match="hub", text=f"I can't.\nLIMITATION: {hub} | no hub | add one"),
+        Step(match="lamps", text=f"I can't.\nLIMITATION: {LAMPS} | no lamp tool | add one"),
+    ]
+    events = chat(
+        openai_env(fake_openai),
+        {"text": "switch on the lights"},
+        {"text": "pair the hub"},
+        {"text": "turn on the lamps"},
+    )
+    alerts = [str(e["text"]) for e in events if e["kind"] == "alert"]
+    assert len(alerts) == 3
+    assert f"Possibly the same as [2] {hub}" in alerts[2] and "/merge 3 2" in alerts[2]
 
 
 def test_the_command_line_merges_and_the_repeat_counts_for_the_gap_kept(

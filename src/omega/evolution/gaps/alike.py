@@ -2,17 +2,18 @@
 
 `same_meaning` merges only what it is sure of (a false merge hides a gap), so a paraphrase it
 cannot read stays a second limitation. When a new one is recorded, the open one most like it
-(`possibly_same_meaning`) is named in the owner's alert with the command that merges them
-(gaps/merging.py). The embedding model is not asked: its cosines for gap texts, alike or not,
-crowd above 0.84 (measured on the sets v1-v4), so it would name a candidate for nearly every
-gap."""
+(`most_alike`: the highest score `possibly_same_meaning` allows) is named in the owner's
+alert with the command that merges them (gaps/merging.py). The embedding model is not asked:
+its cosines for gap texts, alike or not, crowd above 0.84 (measured on the sets v1-v4; on v4 it
+ranks the right gap first among the others for 50 of 168 paraphrases), so it would name a
+candidate for nearly every gap, most often the wrong one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from typing import Protocol
 
-from omega.evolution.meaning import possibly_same_meaning
+from omega.evolution.meaning import most_alike
 
 
 class Gap(Protocol):
@@ -29,15 +30,11 @@ class Gap(Protocol):
 
 
 def possibly_same(new: Gap, open_ones: Iterable[Gap]) -> Gap | None:
-    """The first open limitation (not `new`) that may be the same gap as `new`; None if none."""
-    return next(
-        (
-            other
-            for other in open_ones
-            if other.id != new.id and possibly_same_meaning(new.title, other.title)
-        ),
-        None,
-    )
+    """The open limitation (not `new`) most like `new`, if any may be the same gap; of
+    equally alike ones the first listed (the oldest). None if none may be."""
+    others = [other for other in open_ones if other.id != new.id]
+    found = most_alike(new.title, [other.title for other in others])
+    return None if found is None else others[found]
 
 
 def merge_hint(new: Gap, known: Gap) -> str:

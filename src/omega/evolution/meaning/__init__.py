@@ -3,7 +3,7 @@ limitations and proposals agree.
 
 This module is the package's public face: callers outside `omega.evolution.meaning` import from
 here. Inside, modules import each other directly.
-- similarity: same_meaning (and the score it is judged on), possibly_same_meaning
+- similarity: same_meaning (and the score it is judged on), possibly_same_meaning, most_alike
 - similarity_words: a text as the concepts it names (folded words, Snowball stems)
 - similarity_stop: stop words and phrases of the seven languages
 - similarity_actions, similarity_things: the lexicon of actions and things, per language
@@ -24,9 +24,14 @@ from typing import TYPE_CHECKING
 from omega.lazy import loader
 
 if TYPE_CHECKING:
-    from omega.evolution.meaning.similarity import possibly_same_meaning, same_meaning
+    from omega.evolution.meaning.similarity import (
+        most_alike,
+        possibly_same_meaning,
+        same_meaning,
+    )
 
 __all__ = [
+    "most_alike",
     "possibly_same_meaning",
     "same_meaning",
 ]
@@ -34,6 +39,7 @@ __all__ = [
 __getattr__ = loader(
     __name__,
     {
+        "most_alike": "similarity",
         "possibly_same_meaning": "similarity",
         "same_meaning": "similarity",
     },

@@ -58,6 +58,8 @@ does or negates one of its words ("book flights", "cancel flight bookings").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from omega.evolution.meaning import similarity_model
 from omega.evolution.meaning.similarity_conflicts import (
     ACTION_CONCEPTS,
@@ -71,7 +73,14 @@ from omega.evolution.meaning.similarity_conflicts import (
 from omega.evolution.meaning.similarity_polarity import reversed_action
 from omega.evolution.meaning.similarity_words import concepts, read
 
-__all__ = ["SAME_MEANING", "model_may_merge", "same_meaning", "similarity"]
+__all__ = [
+    "SAME_MEANING",
+    "model_may_merge",
+    "most_alike",
+    "possibly_same_meaning",
+    "same_meaning",
+    "similarity",
+]
 
 SAME_MEANING = 0.6  # score at or above which two texts are the same gap or idea
 # Score at or above which two texts the rules keep apart may still be one: the owner is asked
@@ -201,3 +210,11 @@ def possibly_same_meaning(a: str, b: str) -> bool:
     """Whether two texts are alike enough (POSSIBLY_SAME) to ask a person whether they are one
     gap, where `same_meaning` would not merge them on its own."""
     return similarity(a, b) >= POSSIBLY_SAME
+
+
+def most_alike(text: str, others: Sequence[str]) -> int | None:
+    """The index of the text of `others` most like `text` (the first of equals) that may be
+    the same gap as it (`possibly_same_meaning`); None if none may be."""
+    scores = [similarity(text, other) for other in others]
+    alike = [i for i, score in enumerate(scores) if score >= POSSIBLY_SAME]
+    return max(alike, key=lambda i: scores[i], default=None)
