@@ -41,6 +41,8 @@ class FakeImap:
         # is told before "+ idling" rather than after (servers differ; RFC 2177 allows both).
         self.after_search: Callable[[str], None] | None = None  # given the search's criteria
         self.news_before_idling = False
+        # A hostile or broken server: untagged lines, every 10 ms, and never IDLE's "+".
+        self.chatter_instead_of_idling = False
         self.logins = 0
         self._idlers: set[asyncio.Queue[int]] = set()
         self._writers: set[asyncio.StreamWriter] = set()
@@ -264,6 +266,10 @@ class FakeImap:
         self._idlers.add(queue)
         # What came since the session's last look, told with the "+" in one write (so a
         # client reads both at once), before it or after it.
+        while self.chatter_instead_of_idling and not writer.is_closing():
+            say("* OK still thinking")
+            await writer.drain()
+            await asyncio.sleep(0.01)
         told = news()
         lines = [told, "+ idling"] if self.news_before_idling else ["+ idling", told]
         say("\r\n".join(line for line in lines if line))

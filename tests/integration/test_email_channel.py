@@ -396,6 +396,26 @@ def test_mail_landing_between_the_search_and_the_idle_is_answered_at_once(
     assert landed and "IDLE refused" not in (isolated_env / "omega.log").read_text()
 
 
+def test_a_server_that_talks_and_never_starts_the_idle_is_left_in_time(
+    fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
+) -> None:
+    """A server that answers IDLE with untagged lines, forever, and never its "+" (each line
+    within the socket's timeout) once kept the channel reading: no mail was read again and the
+    stop waited on it. The answer is due within `timeout_secs`; then the channel reconnects,
+    looks for mail, and answers it."""
+    _configure(isolated_env, imap, smtp, "timeout_secs = 1", poll_secs=600)
+    fake_openai.script = [Step(text="Dinner is at eight.", match="when is dinner")]
+    imap.chatter_instead_of_idling = True
+    omega = _start(openai_env(fake_openai), isolated_env)
+    try:
+        imap.deliver(_mail("ana@example.org", "Plans", "when is dinner?", "<c1@example.org>"))
+        _answers(smtp, "<c1@example.org>", "Dinner is at eight.", isolated_env)
+    finally:
+        code, err = omega.terminate()
+    assert code == 0, err
+    assert "no answer to IDLE within 1s" in (isolated_env / "omega.log").read_text()
+
+
 def test_each_mail_thread_is_a_conversation_of_its_own(
     fake_openai: FakeOpenAI, isolated_env: Path, imap: FakeImap, smtp: SmtpSink
 ) -> None:

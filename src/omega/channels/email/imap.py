@@ -10,6 +10,7 @@ import re
 import select
 import ssl
 import threading
+import time
 
 from omega.channels.email.config import EmailConfig
 from omega.errors import OmegaError
@@ -47,6 +48,7 @@ class ImapSession:
         last = validity[-1] if validity else b"0"
         self.uidvalidity = int(last) if isinstance(last, bytes | str) and last else 0
         self.can_idle = "IDLE" in self.imap.capabilities and config.idle
+        self._broken = False  # an IDLE failed: the connection is in no known state
 
     def uids_after(self, last: int) -> list[int]:
         """The UIDs of the folder's mail newer than `last`, oldest first."""
@@ -89,15 +91,25 @@ class ImapSession:
             if not stop.is_set():
                 self.imap.noop()
             return
+        try:
+            self._idle(seconds, stop)
+        except MailboxError:
+            self._broken = True  # mid-IDLE: a LOGOUT would not be answered
+            raise
+
+    def _idle(self, seconds: float, stop: threading.Event) -> None:
+        """IDLE until the server tells of mail, `seconds` pass or `stop` is set; then DONE."""
         tag = b"OMIDLE"
         self.imap.send(tag + b" IDLE\r\n")
         news = False  # mail the server tells of before its "+" (RFC 2177 allows it)
+        answer_by = self._answer_by()
         while not (line := self.imap.readline()).startswith(b"+"):
             if not line:
                 raise MailboxError("IMAP: the server closed the connection")
             if not line.startswith(b"* "):
                 raise MailboxError(f"IMAP IDLE refused: {line!r}")
             news = news or bool(_NEWS.match(line))
+            self._within(answer_by, "IDLE")
         sock = self.imap.socket()
         waited = 0.0
         while not news and waited < seconds and not stop.is_set():
@@ -113,6 +125,7 @@ class ImapSession:
                 if _NEWS.match(line):
                     break
         self.imap.send(b"DONE\r\n")
+        answer_by = self._answer_by()
         while True:
             line = self.imap.readline()
             if not line:
@@ -121,6 +134,20 @@ class ImapSession:
                 if not line.startswith(tag + b" OK"):
                     raise MailboxError(f"IMAP IDLE ended badly: {line!r}")
                 return
+            self._within(answer_by, "DONE")
+
+    def _answer_by(self) -> float:
+        """When an answer to a command sent now is due: `timeout_secs` from now, however many
+        untagged lines come first (each line alone is bounded by the socket's timeout)."""
+        return time.monotonic() + self.config.timeout_secs
+
+    def _within(self, answer_by: float, command: str) -> None:
+        """Raise when the server talks past `answer_by` without answering `command`."""
+        if time.monotonic() > answer_by:
+            raise MailboxError(
+                f"IMAP: no answer to {command} within {self.config.timeout_secs:g}s "
+                "(the server kept sending other lines)"
+            )
 
     def _buffered(self) -> bool:
         """Whether a line can be read without waiting: bytes in imaplib's buffer (looked at
@@ -139,9 +166,13 @@ class ImapSession:
             sock.settimeout(timeout)
 
     def close(self) -> None:
-        """Log out, ignoring a connection already gone."""
+        """Log out, ignoring a connection already gone; a session an IDLE left in an unknown
+        state is just closed (its server may never answer the LOGOUT)."""
         with contextlib.suppress(OSError, imaplib.IMAP4.error):
-            self.imap.logout()
+            if self._broken:
+                self.imap.shutdown()
+            else:
+                self.imap.logout()
 
 
 def _ok(kind: str, data: object, what: str) -> None:
