@@ -209,3 +209,75 @@ def test_non_loopback_host_needs_allow_remote(fake_openai: FakeOpenAI) -> None:
     )
     assert result.returncode == 2
     assert "allow_remote" in result.stderr
+
+
+def test_an_id_past_any_row_is_no_page_not_a_database_error(
+    web: tuple[RunningWeb, dict[str, object]],
+) -> None:
+    running, _ = web
+    client, csrf = _login(running)
+    huge = "9" * 20  # past a 64-bit integer: SQLite once raised OverflowError (500)
+    with closing(client):
+        assert client.get(f"/proposals/{huge}").status_code == 404
+        own = {"Origin": running.base}
+        for route in (f"/proposals/{huge}/approve", f"/limitations/{huge}/resolve"):
+            assert client.post(route, headers=own, data={"csrf_token": csrf}).status_code == 404
+        assert client.get("/proposals/999999999999999999").status_code == 404  # 18 digits
+    assert _state(running.home) == ("pending", "open", "pending")
+
+
+def test_behind_a_tls_proxy_links_name_it_its_posts_are_the_pages_and_the_cookie_is_secure(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """`[web] public_url`: the server sees plain http from the proxy, the browser sends the
+    proxy's https origin. Before it, every POST there was refused and the cookie was not
+    Secure (sent in clear to any http:// address of that host)."""
+    public = "https://omega.example.org"
+    seed(isolated_env)
+    running = RunningWeb(isolated_env, openai_env(fake_openai, OMEGA_WEB__PUBLIC_URL=public))
+    try:
+        link = running.login_link
+        assert link.startswith(public + "/?token=")
+        found = re.search(r"web page at (http://[^ ]+)", "".join(running.stderr))
+        assert found
+        local = found.group(1)  # what the proxy forwards to
+        with httpx.Client(base_url=local, follow_redirects=False, timeout=10) as client:
+            login = client.get(link.removeprefix(public))
+            assert login.status_code == 303
+            cookie = login.headers["set-cookie"]
+            assert "; Secure" in cookie and "HttpOnly" in cookie
+            session = {"Cookie": cookie.split(";")[0]}  # httpx keeps Secure ones off http
+            page = client.get("/chat", headers=session)
+            match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+            assert page.status_code == 200 and match
+            csrf = match.group(1)
+            evil = client.post(
+                "/logout",
+                headers=session | {"Origin": "https://evil.example"},
+                data={"csrf_token": csrf},
+            )
+            assert evil.status_code == 403
+            plain = client.post(
+                "/logout",
+                headers=session | {"Origin": "http://omega.example.org"},
+                data={"csrf_token": csrf},
+            )
+            assert plain.status_code == 403  # the proxy's origin is https, nothing else
+            out = client.post(
+                "/logout", headers=session | {"Origin": public}, data={"csrf_token": csrf}
+            )
+            assert out.status_code == 303
+            assert client.get("/", headers=session).status_code == 401
+    finally:
+        code, err = running.terminate()
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    "value", ["http://omega.example.org", "https://omega.example.org/omega", "omega.example.org"]
+)
+def test_public_url_must_be_an_https_origin(fake_openai: FakeOpenAI, value: str) -> None:
+    env = openai_env(fake_openai, OMEGA_WEB__ENABLED="true", OMEGA_WEB__PUBLIC_URL=value)
+    result = run_omega("start", env=env, timeout=30)
+    assert result.returncode == 2
+    assert "public_url" in result.stderr and "https://" in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from typing import Annotated, Literal
+from urllib.parse import urlsplit
 
 from pydantic import ConfigDict, Field, SecretStr, field_validator, model_validator
 
@@ -183,3 +184,26 @@ class WebSection(Section):
     # the login link is the owner.
     allow_remote: bool = False
     session_hours: Annotated[float, Field(gt=0)] = 24 * 7  # a session idle this long ends
+    # The page's address behind your TLS proxy ("https://omega.example.org"): its login links
+    # name it, a POST from it is the page's own, and the session cookie is `Secure`.
+    public_url: str = ""
+
+    @field_validator("public_url")
+    @classmethod
+    def _https_origin(cls, value: str) -> str:
+        value = value.strip().rstrip("/")
+        if not value:
+            return value
+        try:
+            parts = urlsplit(value)
+            parts.port  # noqa: B018 - raises ValueError for a port that is not one
+        except ValueError:
+            raise ValueError(
+                'must be an https:// address, e.g. "https://omega.example.org"'
+            ) from None
+        if parts.scheme != "https" or not parts.hostname or parts.path or parts.query:
+            raise ValueError(
+                "must be the page's https:// address and nothing after it, e.g. "
+                '"https://omega.example.org"'
+            )
+        return value

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import uvicorn
 from starlette.applications import Starlette
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Mount, Route
@@ -53,6 +54,24 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+class IdConvertor(Convertor[int]):
+    """A row id in a path: 1 to 18 digits (a longer one, past a 64-bit integer, is no page:
+    404, not a database error)."""
+
+    regex = "[0-9]{1,18}"
+
+    def convert(self, value: str) -> int:
+        """The id as an int."""
+        return int(value)
+
+    def to_string(self, value: int) -> str:
+        """The id in a path."""
+        return str(value)
+
+
+register_url_convertor("id", IdConvertor())
+
+
 def build_app(ctx: WebContext) -> Guard:
     """The ASGI app: every route behind the Guard (session, POST-only changes, CSRF)."""
     from omega.web import actions, chat, pages
@@ -65,7 +84,7 @@ def build_app(ctx: WebContext) -> Guard:
         Route("/media/{name}", chat.media),
         Route("/limitations", pages.limitations),
         Route("/proposals", pages.proposals),
-        Route("/proposals/{proposal_id:int}", pages.proposal),
+        Route("/proposals/{proposal_id:id}", pages.proposal),
         Route("/fragments", pages.fragments),
         Route("/evolution", pages.evolution),
         Route("/tasks", pages.tasks),
@@ -76,21 +95,21 @@ def build_app(ctx: WebContext) -> Guard:
         Route("/audit", pages.audit),
         Route("/tools", pages.tools),
         Route("/health", pages.health),
-        Route("/limitations/{limitation_id:int}/resolve", actions.resolve, methods=["POST"]),
-        Route("/proposals/{proposal_id:int}/approve", actions.approve, methods=["POST"]),
-        Route("/proposals/{proposal_id:int}/reject", actions.reject, methods=["POST"]),
+        Route("/limitations/{limitation_id:id}/resolve", actions.resolve, methods=["POST"]),
+        Route("/proposals/{proposal_id:id}/approve", actions.approve, methods=["POST"]),
+        Route("/proposals/{proposal_id:id}/reject", actions.reject, methods=["POST"]),
         Route(
             "/evolution/recommendations/{recommendation_id}/propose",
             actions.propose_recommendation,
             methods=["POST"],
         ),
         Route(
-            "/fragments/{fragment_id:int}/deactivate",
+            "/fragments/{fragment_id:id}/deactivate",
             actions.deactivate_fragment,
             methods=["POST"],
         ),
         Route(
-            "/fragments/{fragment_id:int}/reactivate",
+            "/fragments/{fragment_id:id}/reactivate",
             actions.reactivate_fragment,
             methods=["POST"],
         ),
@@ -106,7 +125,7 @@ def build_app(ctx: WebContext) -> Guard:
     ]
     app = Starlette(routes=routes, exception_handlers={404: _not_found})
     app.state.ctx = ctx
-    return Guard(app, ctx.sessions)
+    return Guard(app, ctx.sessions, ctx.deps.config.web.public_url)
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:
@@ -132,7 +151,8 @@ class WebServer:
         self.sock = sock
         self.base_url = base_url
         web = config.web
-        self.sessions = Sessions(paths.web_url, base_url, web.session_hours, store)
+        links = web.public_url or base_url  # behind a TLS proxy, links name its address
+        self.sessions = Sessions(paths.web_url, links, web.session_hours, store)
         self.channel = WebChannel(store, paths.web_media, local_owner_id())
         self.login_link = self.sessions.new_login_link()
         self._server: _Server | None = None

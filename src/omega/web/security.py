@@ -11,6 +11,8 @@
 - Only GET and HEAD read; everything that changes state is POST, and a POST must come from
   the page itself: its Origin (or Referer) is this server's, and it carries the session's
   CSRF token (`X-CSRF-Token` header or `csrf_token` form field). Otherwise 403.
+- Behind a TLS proxy (`[web] public_url`): login links name that address, a POST from its
+  origin is the page's own too, and the cookie is `Secure` (never sent over plain http).
 """
 
 from __future__ import annotations
@@ -135,9 +137,11 @@ def _origin_of(url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}" if parts.scheme and parts.netloc else ""
 
 
-def cookie_header(session: Session) -> bytes:
-    """The Set-Cookie value that starts a session."""
-    return f"{COOKIE}={session.id}; HttpOnly; SameSite=Strict; Path=/".encode()
+def cookie_header(session: Session, secure: bool = False) -> bytes:
+    """The Set-Cookie value that starts a session (`Secure` when the page is served over
+    TLS: `[web] public_url`)."""
+    flags = "; Secure" if secure else ""
+    return f"{COOKIE}={session.id}; HttpOnly; SameSite=Strict; Path=/{flags}".encode()
 
 
 async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, bytes]]) -> None:
@@ -155,9 +159,12 @@ async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, by
 class Guard:
     """ASGI middleware in front of every route: login, session, POST-only changes, CSRF."""
 
-    def __init__(self, app: ASGIApp, sessions: Sessions) -> None:
+    def __init__(self, app: ASGIApp, sessions: Sessions, public_url: str = "") -> None:
         self.app = app
         self.sessions = sessions
+        # The page's address behind a TLS proxy ([web] public_url): a POST from there is the
+        # page's own (the server itself sees plain http), and the cookie is Secure.
+        self.public_origin = _origin_of(public_url) if public_url else ""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Let a request through only with a valid session (and, for POST, a CSRF proof)."""
@@ -206,7 +213,7 @@ class Guard:
         log.info("web: a page logged in")
         headers = [
             (b"location", b"/"),
-            (b"set-cookie", cookie_header(session)),
+            (b"set-cookie", cookie_header(session, secure=bool(self.public_origin))),
             (b"content-length", b"0"),
             *SECURITY_HEADERS,
         ]
@@ -220,7 +227,7 @@ class Guard:
         origin = _header(scope, b"origin") or _origin_of(_header(scope, b"referer"))
         if not origin:
             return "no Origin or Referer"
-        if origin != own:
+        if origin not in (own, self.public_origin):
             return f"foreign origin {origin!r}"
         token = _header(scope, CSRF_HEADER.encode())
         if not token and _header(scope, b"content-type").startswith(
