@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import os
 import stat
 import sys
 import threading
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable, Iterator
 from contextlib import AsyncExitStack
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -339,6 +342,15 @@ async def test_commands_run_under_the_sandbox_with_a_private_temp_dir(workspace:
 
 # ---- fetch_url -----------------------------------------------------------------------------
 
+GZIP_BOMB = gzip.compress(b"\0" * (64 << 20), 9)  # 64 MiB of zeros in ~64 KB
+GZIPPED_TWICE = gzip.compress(gzip.compress(b"\0" * (256 << 20), 9), 9)  # 256 MiB in ~1 KB
+ENCODED: dict[str, tuple[str, bytes]] = {
+    "/bomb": ("gzip", GZIP_BOMB),
+    "/bomb2": ("gzip, gzip", GZIPPED_TWICE),
+    "/gz.html": ("gzip", gzip.compress(b"<p>Hello, inflated</p>")),
+    "/raw-deflate.txt": ("deflate", zlib.compress(b"raw deflate text")[2:-4]),
+    "/br": ("br", b"\x0b\x02\x80hello\x03"),
+}
 PAGE = b"""<html><head><title>Test page</title><style>body{color:red}</style></head>
 <body><script>var secret = 1;</script><h1>Hello &amp; welcome</h1><p>First para.</p>
 <p>Second<br>line</p></body></html>"""
@@ -355,6 +367,14 @@ def web() -> Iterator[str]:
                 self._send(200, "text/html; charset=utf-8", PAGE)
             elif self.path == "/big.txt":
                 self._send(200, "text/plain", b"z" * (MAX_FETCH_BYTES * 3))
+            elif self.path in ENCODED:
+                encoding, body = ENCODED[self.path]
+                self.send_response(200)
+                self.send_header("Content-Type", "text/html")
+                self.send_header("Content-Encoding", encoding)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
             elif self.path == "/to-file":
                 self.send_response(302)
                 self.send_header("Location", "file:///etc/passwd")
@@ -401,6 +421,28 @@ async def test_fetch_url_caps_the_body(local_tools: BuiltinTools, web: str) -> N
 
 
 @pytest.mark.no_store
+async def test_fetch_url_inflates_a_compressed_page_only_up_to_the_cap(
+    local_tools: BuiltinTools, web: str
+) -> None:
+    """A few KB of gzip can be gigabytes: fetch_url inflates them itself, never past the cap
+    (httpx's own decoding inflated each chunk whole: 4 GB for a 3 KB page gzipped twice)."""
+    assert "Hello, inflated" in await local_tools.fetch_url(f"{web}/gz.html")
+    assert "raw deflate text" in await local_tools.fetch_url(f"{web}/raw-deflate.txt")
+    tracemalloc.start()
+    try:
+        out = await local_tools.fetch_url(f"{web}/bomb")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert f"[truncated: only the first {MAX_FETCH_BYTES} bytes were read]" in out
+    assert peak < 8 << 20, peak  # without the cap: a whole inflated chunk, tens of MB
+    with pytest.raises(ToolError, match="compressed more than once"):
+        await local_tools.fetch_url(f"{web}/bomb2")
+    with pytest.raises(ToolError, match="encoding not asked for"):
+        await local_tools.fetch_url(f"{web}/br")
+
+
+@pytest.mark.no_store
 @pytest.mark.parametrize(
     "url", ["file:///etc/passwd", "ftp://example.com/x", "javascript:alert(1)", "example.com"]
 )
@@ -420,6 +462,22 @@ async def test_fetch_url_does_not_follow_a_redirect_to_a_file(
 @pytest.mark.no_store
 def test_html_to_text_is_crude_but_readable() -> None:
     assert html_to_text("<div>a<b>b</b></div><div>c &lt;d&gt;</div>") == "a b\nc <d>"
+
+
+@pytest.mark.no_store
+@pytest.mark.parametrize(
+    "page",
+    ["<!--" * 25_000, "<" * 100_000, "<script<!--" * 9_000, "<br" * 33_000, "<a " * 33_000],
+    ids=["comments", "angles", "script-comments", "breaks", "open-tags"],
+)
+def test_html_to_text_of_a_hostile_page_ends_at_once(page: str) -> None:
+    """Unclosed comments, scripts and tags once made it quadratic: 100 KB of "<!--" took 15 s
+    of CPU after fetch_url's time cap, on the event loop. Now it is linear (milliseconds);
+    the bound is that of a page that hangs, not a speed figure."""
+    started = time.process_time()
+    text = html_to_text(page)
+    assert time.process_time() - started < 2.0
+    assert "<!--" not in text and "script" not in text
 
 
 # ---- memory --------------------------------------------------------------------------------

@@ -1,18 +1,22 @@
 """fetch_url's guarded HTTP GET: http(s) only, public addresses only (unless allowed), every
 redirect checked again, the connection pinned to the address that was checked, size and time
-capped."""
+capped. The size cap is on the decoded page: a compressed body is inflated here, never more
+than the cap (a few KB of gzip can be gigabytes), and a body compressed twice, or in an encoding
+asked for by no one, is refused."""
 
 from __future__ import annotations
 
 import asyncio
 import ipaddress
 import socket
+import zlib
 from dataclasses import dataclass
 from urllib.parse import urljoin, urlsplit
 
 from omega.tools.context import ToolError
 
 MAX_REDIRECTS = 5
+ACCEPTED_ENCODINGS = "gzip, deflate"  # the only ones Decoder inflates
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
 
@@ -64,6 +68,38 @@ async def public_address(host: str, port: int) -> str:
     return str(addresses[0])
 
 
+class Decoder:
+    """A response body's Content-Encoding undone, never to more than `limit` bytes however
+    much the compressed bytes would inflate to."""
+
+    def __init__(self, encoding: str, limit: int) -> None:
+        codings = [c.strip().lower() for c in encoding.split(",") if c.strip()]
+        codings = [c for c in codings if c != "identity"]
+        if len(codings) > 1:
+            raise ToolError(f"refused: a page compressed more than once ({encoding})")
+        if codings and codings[0] not in ("gzip", "x-gzip", "deflate"):
+            raise ToolError(f"refused: a page in an encoding not asked for ({encoding})")
+        self.limit = limit
+        # gzip and zlib headers are told apart by zlib itself (32 + 15); raw deflate on failure.
+        self._inflate = zlib.decompressobj(47) if codings else None
+        self._raw_tried = codings == ["deflate"]
+
+    def feed(self, chunk: bytes) -> bytes:
+        """The decoded bytes of the next raw chunk, at most `limit` of them in all."""
+        if self._inflate is None:
+            return chunk[: self.limit]
+        try:
+            out = self._inflate.decompress(chunk, self.limit + 1)
+        except zlib.error:
+            if not self._raw_tried:
+                raise ToolError("could not decode the page: bad compressed data") from None
+            self._raw_tried = False  # a server sending deflate without its zlib header
+            self._inflate = zlib.decompressobj(-15)
+            return self.feed(chunk)
+        self._raw_tried = False
+        return out
+
+
 def _checked(url: str) -> tuple[str, str, int]:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
@@ -87,7 +123,11 @@ async def fetch(url: str, *, allow_private: bool, timeout_secs: float, max_bytes
     ):
         for _ in range(MAX_REDIRECTS + 1):
             scheme, host, port = _checked(current)
-            request = client.build_request("GET", current, headers={"User-Agent": "Omega"})
+            request = client.build_request(
+                "GET",
+                current,
+                headers={"User-Agent": "Omega", "Accept-Encoding": ACCEPTED_ENCODINGS},
+            )
             if not allow_private:
                 address = await public_address(host, port)
                 # Connect to the address that was checked (no second lookup to rebind),
@@ -101,10 +141,11 @@ async def fetch(url: str, *, allow_private: bool, timeout_secs: float, max_bytes
                 if response.is_redirect and "location" in response.headers:
                     current = urljoin(current, response.headers["location"])
                     continue
+                decoder = Decoder(response.headers.get("content-encoding", ""), max_bytes)
                 body = bytearray()
                 truncated = False
-                async for chunk in response.aiter_bytes():
-                    body.extend(chunk)
+                async for chunk in response.aiter_raw():  # inflated here, within the cap
+                    body.extend(decoder.feed(chunk))
                     if len(body) > max_bytes:
                         truncated = True
                         break
