@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from omega.checklist import read_checklist
-from omega.evolution.proposals import ProposalStore, scope_of
+from omega.evolution.proposals import GLOBAL, ProposalStore, scope_of
 from omega.evolution.reflection import with_lessons
 from omega.gateway import attachments
 from omega.memory.context import ContextRequest, build_context, onboarding_hint
@@ -52,14 +52,20 @@ def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> Prom
         project_name=project.name if project else "",
         project_instructions=project.instructions if project else "",
         personality=facts.get("personality", ""),
-        # The heartbeat checklist is the owner's business, never in anyone else's prompt.
-        checklist=read_checklist(deps.paths.heartbeat) if turn.role == "owner" else "",
+        # The heartbeat checklist is the owner's business, never in anyone else's prompt, nor
+        # in a group room's, whose answer everyone in the room reads.
+        checklist=read_checklist(deps.paths.heartbeat) if _owner_alone(message, turn) else "",
         sandbox_mode=deps.config.sandbox.mode,
         workspace=str(person_workspace(deps, message, turn.role)),
         timezone=zone,
         language=turn.language,
         onboarding=onboarding_hint(facts),
     )
+
+
+def _owner_alone(message: IncomingMessage, turn: Turn) -> bool:
+    """Whether only the owner reads this turn's answer: the owner, not in a group room."""
+    return turn.role == "owner" and not message.is_group
 
 
 def skill_texts(skills: list[Skill]) -> tuple[tuple[str, str, str], ...]:
@@ -92,26 +98,29 @@ async def turn_context(
     their MCP servers, the tools this person may use, their folder and images. `skills` is
     the catalog as listed for this message (listed now when not given)."""
     scope = scope_of(message.channel, message.sender_id)
+    # What memory learned from this person's own turns (skill lessons, learnings of tool use)
+    # may hold what they said in private: in a group room only the global ones are recalled.
+    memory_scope = GLOBAL if message.is_group else scope
     listed = deps.skills.skills() if skills is None else skills
     found = [
         s
         for s in match_triggers(listed, message.text)
         if s.available and s.visible_to(f"person:{scope}")
     ]
-    owner = turn.role == "owner"
+    owner = _owner_alone(message, turn)
     situation = _situation(deps, message, turn)
 
     def gather() -> tuple[list[Skill], PromptParts, Context]:
         """Everything memory adds to this turn, in one trip to the database thread."""
         store = deps.store
-        matched = _guarded("load lessons", found, with_lessons, store, found, scope)
+        matched = _guarded("load lessons", found, with_lessons, store, found, memory_scope)
         advisory = _guarded("quant advisory", "", _quant_advisory, store) if owner else ""
         parts = compose_prompt_parts(
             deps.prompts,
             dataclasses.replace(
                 situation,
                 skill_instructions=skill_texts(matched),
-                # The quant signal is the owner's: never in anyone else's prompt.
+                # The quant signal is the owner's: never in anyone else's prompt (nor a room's).
                 extra=(f"{origin_label('Omega, quant engine')} {advisory}",)
                 if advisory and owner
                 else (),
@@ -119,7 +128,7 @@ async def turn_context(
         )
         no_learnings: list[str] = []
         recent = ProposalStore(store).recent_learnings
-        learnings = _guarded("load learnings", no_learnings, recent, scope, 5)
+        learnings = _guarded("load learnings", no_learnings, recent, memory_scope, 5)
         request = ContextRequest(
             message=message,
             system_prompt=parts.text,

@@ -16,6 +16,10 @@ IDENTITY_KEYS = ("preferred_name", "name", "pronouns", "age", "occupation")
 CONTEXT_KEYS = ("timezone", "location", "city", "country", "preferred_language", "interests")
 # Bookkeeping facts the model does not need to see as profile.
 INTERNAL_KEYS = frozenset({"welcomed", "active_project", "personality"})
+# What a group room's prompt may show of the speaker's profile: how to address them, in which
+# language, at what hour. Every other fact (a diagnosis told in private, where they live, a key
+# the summarizer made up) stays out of a prompt whose answer the whole room reads.
+ROOM_KEYS = frozenset({"preferred_name", "name", "pronouns", "preferred_language", "timezone"})
 MAX_RECALL_CHARS = 300
 
 
@@ -44,6 +48,11 @@ def profile_lines(facts: dict[str, str]) -> list[str]:
     ordered += [k for k in CONTEXT_KEYS if k in shown]
     ordered += [k for k in shown if k not in ordered]
     return [f"- {key}: {shown[key]}" for key in ordered]
+
+
+def room_facts(facts: dict[str, str]) -> dict[str, str]:
+    """The facts a group room may see: only the ROOM_KEYS (any other key is left out)."""
+    return {key: value for key, value in facts.items() if key in ROOM_KEYS}
 
 
 def onboarding_hint(facts: dict[str, str]) -> str:
@@ -93,7 +102,8 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
             ),
             request.max_history_chars,
         )
-        profile = profile_lines(request.facts)
+        # In a room only who they are: what they told Omega in private stays private.
+        profile = profile_lines(room_facts(request.facts) if message.is_group else request.facts)
         if profile:
             sections.append(
                 "[from: memory, this person] What you know about them:\n" + "\n".join(profile)

@@ -8,7 +8,9 @@ and voice notes are downloaded before `submit`, so their bytes are in the inbox 
 
 Edited messages are ignored on purpose (only `message` updates are asked for): the first
 version has already been answered, and answering an edit again would surprise more often than
-it helps.
+it helps. A forwarded message is someone else's words: its text comes after a
+`[Forwarded from "<name>"]:` label, so it reads as a quotation and is never taken as a command
+of the person who forwarded it.
 
 With `[channel.telegram] webhook_url` set, Telegram POSTs the updates instead (webhook.py):
 the same `_incoming` and the same inbox ids, on every replica, and no polling.
@@ -28,7 +30,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
-from telegram import Bot, Message, Update
+from telegram import (
+    Bot,
+    Message,
+    MessageOrigin,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+    Update,
+)
 from telegram.constants import ChatAction, ChatType, MessageEntityType, ParseMode
 from telegram.error import BadRequest, InvalidToken, RetryAfter, TelegramError
 
@@ -40,7 +51,7 @@ from omega.channels.telegram.webhook import Refused, WebhookReceiver, delete_web
 from omega.channels.text import split_text, utf16_len
 from omega.config.channels import TelegramConfig
 from omega.errors import OmegaError
-from omega.text import scrub
+from omega.text import literal, scrub
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -53,6 +64,7 @@ SEND_ATTEMPTS = 3  # a send refused with 429 is retried after `retry_after` this
 SUBMIT_ATTEMPTS = 3  # an update whose submit keeps failing is skipped after this many tries
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own getFile limit
 QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
+NAME_CHARS = 60  # how much of an author's name (a quote's, a forward's) reaches the context
 
 T = TypeVar("T")
 
@@ -227,7 +239,10 @@ class TelegramChannel:
         if not text and not attachments and not notes:
             return None  # joins, leaves, pins, stickers...
         user = message.from_user
-        parts = [*notes, self._quote(message), text]
+        # A forwarded message is someone else's words, never the sender's own: it reads as a
+        # quotation, and the label in front keeps a forwarded "/approve_person ..." from ever
+        # being taken as the sender's command.
+        parts = [self._forwarded(message.forward_origin), *notes, self._quote(message), text]
         incoming = IncomingMessage(
             channel=NAME,
             sender_id=str(user.id),
@@ -256,8 +271,30 @@ class TelegramChannel:
         if author is not None and author.id == self.bot_id:
             who = "you"
         else:
-            who = author.full_name if author is not None else "someone"
+            who = literal(author.full_name, NAME_CHARS) if author is not None else "someone"
         return f'[In reply to {who}: "{quoted}"]'
+
+    def _forwarded(self, origin: MessageOrigin | None) -> str:
+        """`[Forwarded from "<name>"]:` for a forwarded message ("" for one that is not): the
+        original author's name as Telegram gives it, quoted as untrusted text."""
+        if origin is None:
+            return ""
+        name = ""
+        if isinstance(origin, MessageOriginUser):
+            if origin.sender_user.id == self.bot_id:
+                return "[Forwarded from you]:"
+            name = origin.sender_user.full_name or origin.sender_user.username or ""
+        elif isinstance(origin, MessageOriginHiddenUser):
+            name = origin.sender_user_name
+        elif isinstance(origin, MessageOriginChat):
+            name = origin.sender_chat.effective_name or ""
+        elif isinstance(origin, MessageOriginChannel):
+            name = origin.chat.effective_name or ""
+        signature = getattr(origin, "author_signature", None)
+        if signature:
+            name = f"{name} ({signature})" if name else signature
+        who = literal(name, NAME_CHARS) if name else "someone"
+        return f"[Forwarded from {who}]:"
 
     def _addressed(self, message: Message) -> bool:
         """In a group: mentioned (@username), replied to, or a command for this bot."""
