@@ -9,7 +9,9 @@ here. Inside, modules import each other directly.
 - signals: what a proposal's code and config would do, parsed; hosts: network destinations in
   every spelling; disguise: destinations and secrets built at run time or encoded
 - assess: category and risk from what a proposal says it does; legibility: whether the rules
-  can read it, and whether it speaks to its judge
+  can read it, and whether it speaks to its judge; machine, machine_words: what they cannot
+  vouch for as harmless (commands, code, paths, files, deleting, network attacks, credential
+  stores), which the owner decides
 - lexicon, lexicon_more: the names the content signal looks for; normalize: text with the
   usual disguises undone
 

@@ -1,22 +1,27 @@
 """The skill gate: every proposal is checked in code before anything is registered.
 
-Name format and conflicts, description length, inputs that really are a JSON Schema, trigger
-phrases that would not fire on every message. Forbidden categories are judged by four signals:
+Name format and conflicts (names matched whole), description length, inputs that really are a
+JSON Schema, trigger phrases that would not fire on every message (one phrase each: no `|`, line
+break or control character). Forbidden categories are judged by four signals:
 the model's own label, the keyword rules (assess.py), what the content would do as parsed
 (signals.py: hosts in every notation, files, APIs) and the fixed-rubric model judgement
 (judge.py, passed in). Before the judge counts, the code must read the proposal (reading.py):
 a language and script it has rules for, no destination built at run time, encoded or disguised;
-otherwise the owner decides, in every mode. A proposal that speaks to its reviewer is refused.
-Any signal saying a forbidden category is there rejects, in every mode; any signal unsure (or
-the judge unavailable) leaves the owner to decide. Only `autonomous` mode with
-`require_manual_approval = false` ever approves, and only when the judge and every signal agree
-(all clean, readable, low risk, no warnings) and the proposal is not from another person's gap.
+otherwise the owner decides, in every mode. It must also understand it as harmless: a command
+or code, a path or file, deleting, network scanning or attacks, a credential store or an
+opaque blob (machine.py) makes it at least medium risk, so the owner decides. A proposal that
+speaks to its reviewer is refused. Any signal saying a forbidden category is there rejects, in
+every mode; any signal unsure (or the judge unavailable) leaves the owner to decide. Only
+`autonomous` mode with `require_manual_approval = false` ever approves, and only when the judge
+and every signal agree (all clean, readable, low risk, no warnings) and the proposal is not
+from another person's gap.
 This module stays pure; judge.gate_proposal is the async gate.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -31,8 +36,9 @@ from omega.evolution.gate.signals import Finding, Judgement, content_findings
 
 Action = Literal["approve", "reject", "manual_review"]
 CATEGORIES = ("system", "file", "network", "application", "communication", "data", "other")
-SKILL_NAME = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
-TOOL_NAME = re.compile(r"^[a-z][a-z0-9_]{1,63}$")
+# Matched whole (fullmatch): with `match` and `$`, "helper-2\n" would pass.
+SKILL_NAME = re.compile(r"[a-z][a-z0-9-]{1,63}")
+TOOL_NAME = re.compile(r"[a-z][a-z0-9_]{1,63}")
 MIN_DESCRIPTION, MAX_DESCRIPTION = 10, 500
 # Words so common that a trigger made of them fires on nearly every message.
 STOPWORDS = frozenset(
@@ -130,11 +136,14 @@ def check_proposal(
     ]
     warnings += [f"content: {c} ({s}: {why})" for c in sorted(seen) for s, why in seen[c]]
     warnings += [f"unreadable: {why}; the owner decides" for why in reading.unreadable]
+    warnings += [
+        f"not vouched for as harmless: {why}; the owner decides" for why in reading.machine
+    ]
     risk = stricter(claimed, keywords.risk)
     private_hosts = set(facts.hosts) - set(facts.public)
     if forbidden or seen:
         risk = "high"
-    elif uncertain or private_hosts or facts.files or reading.unreadable:
+    elif uncertain or private_hosts or facts.files or reading.unreadable or reading.machine:
         risk = stricter(risk, "medium")
     if RISK.get(risk, 3) > RISK.get(policy.max_risk_level, 2):
         warnings.append(f"risk {risk!r} exceeds the policy's {policy.max_risk_level!r}")
@@ -188,7 +197,7 @@ def _shape_errors(spec: dict[str, Any], kind: str, existing: Collection[str]) ->
     errors: list[str] = []
     name = spec.get("name")
     pattern = SKILL_NAME if kind == "skill" else TOOL_NAME
-    if not isinstance(name, str) or not pattern.match(name):
+    if not isinstance(name, str) or not pattern.fullmatch(name):
         style = "kebab-case" if kind == "skill" else "snake_case"
         errors.append(f"name {name!r} is not a valid {kind} name ({style}, 2-64 chars)")
     elif name.casefold() in {n.casefold() for n in existing}:
@@ -232,15 +241,31 @@ def _combine(
 
 
 def _trigger_errors(triggers: object) -> list[str]:
-    """Trigger phrases must be specific: no stopwords alone, at least 3 characters."""
+    """Trigger phrases must be specific: no stopwords alone, at least 3 characters, and one
+    phrase each: no `|` (SKILL.md joins the phrases with it, and the loader splits on it, so
+    "markdown table|a|i" would load as three triggers, two of them matching almost every
+    message), no line break or other control or format character."""
     if not isinstance(triggers, list):
         return ["trigger_phrases must be a list of strings"]
     errors = []
     for trigger in triggers:
-        words = " ".join(str(trigger).casefold().split())
+        if not isinstance(trigger, str):
+            errors.append(f"trigger {trigger!r} is not a string")
+            continue
+        if bad := sorted({c for c in trigger if c == "|" or _control(c)}):
+            errors.append(f"trigger {trigger!r} holds {', '.join(map(repr, bad))}: one phrase each")
+            continue
+        words = " ".join(trigger.casefold().split())
         if len(words) < MIN_TRIGGER or all(w in STOPWORDS for w in words.split()):
             errors.append(f"trigger {words!r} would match almost every message")
     return errors
+
+
+def _control(char: str) -> bool:
+    """A line break, control, format (zero-width, bidi), private-use or unassigned character
+    (a space of any width is not one)."""
+    category = unicodedata.category(char)
+    return category[0] == "C" or category in ("Zl", "Zp")
 
 
 def _schema_errors(inputs: object) -> list[str]:

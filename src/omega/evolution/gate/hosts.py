@@ -34,7 +34,7 @@ _NUMERIC = re.compile(
     r"(?<![\w.:/-])((?:0x[0-9a-f]+|\d+)(?:\.(?:0x[0-9a-f]+|\d+)){0,3})(?![\w.-]*\w)", re.I
 )
 _IPV6 = re.compile(r"(?<![\w:])\[?((?:[0-9a-f]{0,4}:){2,7}[0-9a-f.]{1,15})\]?(?![\w:])", re.I)
-_LOCAL = re.compile(r"^(localhost|[\w.-]+\.(local|localhost|internal|lan|home\.arpa))$")
+_LOCAL = re.compile(r"localhost|[\w.-]+\.(local|localhost|internal|lan|home\.arpa)")
 _NETWORK_WORDS = re.compile(
     r"\b(curl|wget|nc|ncat|netcat|socket|connect|http|https|ftp|ping|ssh|scp|rsync|telnet|"
     r"requests|fetch|urlopen|post|host|ip|server|send|upload|nslookup|dig)\b",
@@ -139,7 +139,7 @@ def destinations(text: str) -> Destinations:
         filelike = len(labels) == 2 and labels[-1] in FILE_SUFFIXES
         if not strict and filelike and not _TOWARDS.search(before):
             return
-        if _LOCAL.match(host) or _loopback(host):
+        if _LOCAL.fullmatch(host) or _loopback(host):
             if why:  # not leaving the machine, but spelled not to be read
                 local_disguises.append(why)
             return

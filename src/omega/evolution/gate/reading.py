@@ -2,9 +2,10 @@
 
 Parsed facts (signals.py), keyword rules (assess.py), what the rules cannot read (a language
 or script without rules, a destination built at run time, encoded or disguised: legibility.py,
-disguise.py, hosts.py), whether the proposal speaks to its reviewer, and whether it explains
-rather than does ("how to choose a strong password" is not credential access: it names no
-one's secrets, reaches no host, file or API and sends nothing).
+disguise.py, hosts.py), what they cannot vouch for as harmless (commands, code, paths, files,
+deleting, network attacks, credential stores: machine.py), whether the proposal speaks to its
+reviewer, and whether it explains rather than does ("how to choose a strong password" is not
+credential access: it names no one's secrets, reaches no host, file or API and sends nothing).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 from omega.evolution.gate.assess import Assessment, assess
 from omega.evolution.gate.legibility import addresses_judge, unreadable
 from omega.evolution.gate.lexicon_more import EXPLAIN_VERBS, OWNED_SECRET
+from omega.evolution.gate.machine import machine_signs
 from omega.evolution.gate.normalize import fold
 from omega.evolution.gate.signals import Facts, extract, sources
 
@@ -36,15 +38,18 @@ class Reading:
     unreadable: tuple[str, ...]  # why the rules cannot vouch for it (the owner decides)
     steering: str | None  # the words with which it addresses its reviewer, if any
     explaining: bool
+    machine: tuple[str, ...] = ()  # what the rules cannot vouch for (the owner decides)
 
     @property
     def clean(self) -> bool:
-        """Readable, and nothing the rules found: no category, host, file, API or act."""
+        """Readable, and nothing the rules found or could not vouch for: no category, host,
+        file, API, command, path or other sign of the machine."""
         facts = self.facts
         unexplained_hosts = set(facts.hosts) - set(facts.public)
         return not (
             self.unreadable
             or self.steering
+            or self.machine
             or self.keywords.categories
             or unexplained_hosts
             or facts.webhooks
@@ -58,6 +63,7 @@ class Reading:
             "unreadable": list(self.unreadable),
             "steering": self.steering,
             "explaining": self.explaining,
+            "machine": list(self.machine),
             "public_api_hosts": list(self.facts.public),
         }
 
@@ -78,7 +84,8 @@ def _read(canonical: str) -> Reading:
     keywords = assess(spec, facts.public, explaining)
     texts = [raw, fold(raw), *(str(v) for v in spec.values() if isinstance(v, str))]
     reasons = [*unreadable(spec, raw), *(f"destination: {why}" for why in facts.hidden)]
-    return Reading(facts, keywords, tuple(reasons), addresses_judge(texts), explaining)
+    machine = machine_signs(spec, facts.public)
+    return Reading(facts, keywords, tuple(reasons), addresses_judge(texts), explaining, machine)
 
 
 def _explains(spec: dict[str, Any], raw: str, facts: Facts) -> bool:
