@@ -102,7 +102,7 @@ def test_claude_writes_nothing_under_home(tmp_path: Path) -> None:
 
 
 def test_the_launcher_refuses_to_run_unconfined(tmp_path: Path) -> None:
-    from omega.sandbox.launch import EXIT_REFUSED
+    from omega.sandbox.reaper import EXIT_REFUSED
     from omega.sandbox.runner import LAUNCHER
 
     marker = tmp_path / "ran"
