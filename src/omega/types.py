@@ -184,8 +184,9 @@ class Context:
     # inside this conversation, so nothing said in private reaches a room.
     group: bool = False
     mcp_servers: tuple[McpServer, ...] = ()  # attached for this call (matching skills)
-    # Tools only where a person is being answered (replies, plan steps, action tasks): every
-    # background call (planning, summaries, facts, heartbeat, introspection, analysis) has none.
+    # Tools only where a person is being answered (replies, plan steps, action tasks) who may
+    # call one: every background call (planning, summaries, facts, heartbeat, introspection,
+    # analysis) has none, nor has a guest's answer (turn_context).
     use_tools: bool = False
     # Which tools this person may call (None: all of them, for the owner); see
     # turn.privileges. Non-owners get no shell and no writes unless configured.

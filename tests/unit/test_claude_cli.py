@@ -81,6 +81,33 @@ def test_read_only_access_never_gets_bash_or_writes(allowed: list[str]) -> None:
     assert "--strict-mcp-config" in mode.args()
 
 
+FILES = ("Read", "Glob", "Grep")
+WEB = ("WebFetch", "WebSearch")
+
+
+@pytest.mark.parametrize(
+    ("allowed", "expected"),
+    [
+        (frozenset(), ()),
+        (frozenset({"search_memory", "mcp"}), ()),
+        (frozenset({"read_file"}), FILES),
+        (frozenset({"list_files", "search_memory"}), FILES),
+        (frozenset({"fetch_url"}), WEB),
+        (frozenset({"read_file", "fetch_url"}), (*FILES, *WEB)),
+        (None, (*FILES, *WEB)),
+    ],
+)
+def test_read_only_tools_are_those_the_persons_own_tools_stand_for(
+    allowed: frozenset[str] | None, expected: tuple[str, ...]
+) -> None:
+    mode = tool_mode(ClaudeCodeConfig(), ENFORCED, access="read_only", allowed=allowed)
+    assert mode.tools == expected
+    assert mode.allowed == tuple(t for t in WEB if t in expected)
+    args = mode.args()
+    assert args[args.index("--tools") + 1] == ",".join(expected)
+    assert ("--allowedTools" in args) == bool(set(WEB) & set(expected))
+
+
 def test_background_flags_are_lean() -> None:
     args = background_args(Path("/h/system.md"))
     assert args[args.index("--tools") + 1] == ""

@@ -36,10 +36,10 @@ from omega.tools.builtin import (
     MAX_FETCH_BYTES,
     MAX_READ_BYTES,
     MAX_SHELL_OUTPUT,
-    html_to_text,
     tool_environment,
 )
 from omega.tools.context import reset_current_deps, set_current_deps
+from omega.tools.html_text import html_to_text
 from omega.tools.mcp import enter_available, mcp_toolsets, tool_prefix
 from omega.types import ChatMessage, Context, McpServer
 from tests.fakes.openai_server import FakeOpenAI, Step

@@ -166,6 +166,10 @@ async def turn_context(
     if tools is None or "mcp" in tools:
         context.mcp_servers = tuple(server for skill in matched for server in skill.mcp_servers)
     context.allowed_tools = tools
+    # Someone who may call no tool (a guest; a person or group whose `[auth]` tools are empty)
+    # gets a call without any: no provider's own tools either (the claude CLI's WebFetch could
+    # carry what memory holds about them to anyone's server).
+    context.use_tools = tools is None or bool(tools)
     # What comes after this prefix (the turn's part, facts, recall, history) changes per turn.
     if context.system_prompt.startswith(parts.stable):
         context.stable_prefix = parts.stable

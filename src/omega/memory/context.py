@@ -159,5 +159,5 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         channel=message.channel,
         thread=conversation,
         group=message.is_group,
-        use_tools=True,  # a person is being answered
+        use_tools=True,  # a person is being answered (turn_context: unless they may call none)
     )

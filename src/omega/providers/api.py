@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from omega.logs import redact_url
 from omega.providers import lean_api, prices
 from omega.providers.api_models import OPENAI_COMPATIBLE, Endpoint, build_model, missing_sdk
-from omega.providers.base import salvage_tool_calls, salvage_usage
+from omega.providers.base import ProviderError, salvage_tool_calls, salvage_usage
 from omega.providers.direct import (
     final_text,
     first_request,
@@ -237,6 +237,7 @@ class ApiProvider:
         from pydantic_ai.toolsets import AbstractToolset, CombinedToolset
         from pydantic_ai.usage import RunUsage, UsageLimits
 
+        from omega.sandbox.folders import UnsafeFolderError, confined_folder
         from omega.tools.mcp import default_sandbox, start_servers
         from omega.tools.wrappers import RecordingToolset
 
@@ -312,10 +313,15 @@ class ApiProvider:
                             own = own.filtered(lambda _ctx, tool: tool.name in allowed)
                         toolsets.append(own)
                     # A matching skill's MCP servers, watched, for this call only, in the
-                    # person's own folder (cwd and the sandbox's workspace).
+                    # person's own real folder (cwd, workspace; `people/x -> ..` is refused).
                     sandbox = self.sandbox or default_sandbox()
-                    if context.workspace:
-                        sandbox = sandbox.for_workspace(Path(context.workspace))
+                    if context.workspace and context.mcp_servers:
+                        folder = Path(context.workspace)
+                        try:
+                            folder = confined_folder(sandbox.workspace, folder)
+                        except UnsafeFolderError as exc:
+                            raise ProviderError(f"{self.name}: {exc}") from None
+                        sandbox = sandbox.for_workspace(folder)
                     toolsets += await start_servers(stack, context.mcp_servers, sandbox, deadline)
                 recorder = RecordingToolset(
                     CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS, timeout_secs=deadline

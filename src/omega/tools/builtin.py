@@ -10,9 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
-import html
 import os
-import re
 import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -21,9 +19,12 @@ from typing import TYPE_CHECKING
 from omega.config.safety import SandboxSection
 from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
 from omega.sandbox import Sandbox
+from omega.sandbox.folders import UnsafeFolderError, confined_folder
+from omega.sandbox.reaper import ABORT_SIGNAL
 from omega.tools import safe_fs
 from omega.tools.context import FailedOutput, ToolError, current_deps
 from omega.tools.fetch import fetch
+from omega.tools.html_text import html_to_text
 from omega.tools.registry import ToolRegistry
 
 if TYPE_CHECKING:
@@ -34,6 +35,8 @@ MAX_WRITE_BYTES = 2_000_000
 MAX_LIST_ENTRIES = 500
 MAX_SHELL_OUTPUT = 16_000
 MAX_SHELL_TIMEOUT = 600
+# How long a command's launcher gets to kill what the command started before its group is.
+STOP_GRACE_SECS = 2.0
 MAX_FETCH_BYTES = 100_000
 FETCH_TIMEOUT_SECS = 15.0
 MAX_RECALL_CHARS = 500
@@ -106,14 +109,15 @@ class BuiltinTools:
 
     def current_workspace(self) -> Path:
         """The folder of the person being answered: their own under the workspace, or the
-        workspace itself (the owner's). A run's folder outside the workspace is refused."""
+        workspace itself (the owner's). A person's folder that is not a real directory there,
+        reached without a symlink (`people/x -> ..` would be the owner's), is refused."""
         given = current_deps().workspace
         if not given:
             return self.workspace
-        folder = Path(given)
-        if not folder.resolve().is_relative_to(self.workspace.resolve()):
-            raise ToolError("refused: this person's folder is outside the workspace")
-        return folder
+        try:
+            return confined_folder(self.workspace, Path(given))
+        except UnsafeFolderError as exc:
+            raise ToolError(f"refused: {exc}") from None
 
     def root(self) -> Path:
         """The person's workspace folder (created owner-only if missing), symlinks resolved;
@@ -262,15 +266,14 @@ class BuiltinTools:
         try:
             await asyncio.wait_for(drain(), timeout)
         except TimeoutError:
-            _kill_group(process)
+            await _stop(process)
             output = _output(buffer, total)
             raise ToolError(
                 f"timed out after {timeout}s; the command was killed. Output so far:\n{output}"
             ) from None
         finally:
             if process.returncode is None:  # cancelled or timed out: leave nothing running
-                _kill_group(process)
-                await process.wait()
+                await _stop(process)
         text = f"exit code {process.returncode}\n{_output(buffer, total)}"
         # A command that fails is a failed tool call in the records (the critic and
         # introspection learn from them); the model reads the same text either way.
@@ -335,6 +338,21 @@ def _refused(path: str, exc: OSError) -> ToolError:
     return ToolError(f"refused: {path!r} {why}")
 
 
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """End a command and everything it started: the launcher is asked first (it kills its
+    descendants, `setsid` ones included, which the process group does not hold), then the
+    group is SIGKILLed and the launcher reaped."""
+    if process.returncode is None:  # not reaped yet: its pid is still its own
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(process.pid, ABORT_SIGNAL)
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(process.wait(), STOP_GRACE_SECS)
+    finally:  # even when cancelled meanwhile
+        _kill_group(process)
+    await process.wait()
+
+
 def _kill_group(process: asyncio.subprocess.Process) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
         os.killpg(process.pid, signal.SIGKILL)
@@ -345,23 +363,6 @@ def _output(buffer: bytearray, total: int) -> str:
     if total > len(buffer):
         return _truncated(text, len(buffer), total, "bytes of output")
     return text
-
-
-# Each pattern is linear in the page: an unclosed script or comment runs to the end (\Z)
-# rather than being looked for again from every later "<", and a tag holds no "<" (a page
-# of "<<<<" or "<!--<!--" once took a CPU-second per 10 KB, after fetch_url's time cap).
-_DROP_RE = re.compile(r"<(script|style|noscript|template|svg)\b.*?(?:</\1\s*>|\Z)", re.S | re.I)
-_COMMENT_RE = re.compile(r"<!--.*?(?:-->|\Z)", re.S)
-_BREAK_RE = re.compile(r"<(?:br|/p|/div|/li|/tr|/h[1-6]|/title|hr)\b[^<>]*>", re.I)
-_TAG_RE = re.compile(r"<[^<>]+>")
-
-
-def html_to_text(page: str) -> str:
-    """HTML reduced crudely to readable text: scripts and tags dropped, entities decoded."""
-    text = _COMMENT_RE.sub(" ", _DROP_RE.sub(" ", page))
-    text = _TAG_RE.sub(" ", _BREAK_RE.sub("\n", text))
-    lines = (" ".join(line.split()) for line in html.unescape(text).splitlines())
-    return "\n".join(line for line in lines if line)
 
 
 def builtin_registry(

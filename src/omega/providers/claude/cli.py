@@ -7,6 +7,9 @@ Tools: with the OS sandbox enforced, the CLI runs in `bypassPermissions` mode an
 what confines it (as root the CLI wants IS_SANDBOX=1, said only then). Where the sandbox is not
 enforced, the CLI's own `acceptEdits` mode keeps it to the workspace: edits and simple commands
 there, any other program refused. A configured `allowed_tools` means exactly those tools.
+Someone other than the owner who may not run commands or write gets the read-only tools their
+`[auth] people_tools` / `group_tools` stand for (READ_ONLY_NEEDS), and someone with no tool at
+all (a guest) an answering call without tools, like a background call's `--tools ""`.
 """
 
 from __future__ import annotations
@@ -30,6 +33,15 @@ DEFAULT_TOOLS = ("Bash", "Read", "Write", "Edit", "Glob", "Grep", "WebFetch", "W
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep", "WebFetch", "WebSearch")
 # Pre-approved where the CLI would otherwise ask (nobody can answer a prompt under `-p`).
 WEB_TOOLS = ("WebFetch", "WebSearch")
+# For a person other than the owner, each of the CLI's read-only tools is offered only when
+# `[auth] people_tools` / `group_tools` gives them one of these tools of Omega's own.
+READ_ONLY_NEEDS: dict[str, frozenset[str]] = {
+    "Read": frozenset({"read_file", "list_files"}),
+    "Glob": frozenset({"read_file", "list_files"}),
+    "Grep": frozenset({"read_file", "list_files"}),
+    "WebFetch": frozenset({"fetch_url"}),
+    "WebSearch": frozenset({"fetch_url"}),
+}
 MIN_VERSION = (2, 1, 0)  # --tools, --system-prompt, --strict-mcp-config, --no-session-persistence
 TESTED_VERSION = "2.1.197"  # the version the contract tests pin (tests/integration)
 BACKGROUND_SYSTEM_PROMPT = "You are a helpful assistant. Answer the request."
@@ -216,15 +228,24 @@ def tool_mode(
     *,
     root: bool | None = None,
     access: ToolAccess = "full",
+    allowed: frozenset[str] | None = None,
 ) -> ToolMode:
-    """The tool mode of an answering call for this configuration, sandbox and person."""
+    """The tool mode of an answering call for this configuration, sandbox and person.
+
+    `allowed` is the person's own tools (Context.allowed_tools; None: every one): read-only,
+    they get the CLI's file reading (Read, Glob, Grep) only with read_file or list_files and
+    its web tools (WebFetch, WebSearch) only with fetch_url, so none without any."""
     if root is None:
         root = running_as_root()
     configured = [r for r in config.allowed_tools if r.strip()]
     builtin = [_base_name(r) for r in configured if not r.startswith("mcp__")]
     if access == "read_only":
         pool = builtin if configured else list(DEFAULT_TOOLS)
-        tools = tuple(t for t in READ_ONLY_TOOLS if t in pool)
+        tools = tuple(
+            t
+            for t in READ_ONLY_TOOLS
+            if t in pool and (allowed is None or READ_ONLY_NEEDS[t] & allowed)
+        )
         return ToolMode(
             "read-only",
             "default",

@@ -61,6 +61,7 @@ from omega.providers.claude.stream import (
     StreamParser,
 )
 from omega.sandbox import Sandbox
+from omega.sandbox.folders import UnsafeFolderError, confined_folder
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -185,8 +186,14 @@ class ClaudeCodeProvider:
 
     def tool_mode(self, context: Context | None = None) -> ToolMode:
         """The tools and permission mode an answering call gets here (for this person)."""
-        access = context.tool_access if context is not None else "full"
-        return tool_mode(self._config, self._sandbox.status, access=access)
+        if context is None:
+            return tool_mode(self._config, self._sandbox.status)
+        return tool_mode(
+            self._config,
+            self._sandbox.status,
+            access=context.tool_access,
+            allowed=context.allowed_tools,
+        )
 
     def sees_images(self) -> bool:
         """The CLI's Read tool shows the model an image file named in the prompt."""
@@ -275,14 +282,13 @@ class ClaudeCodeProvider:
         )
 
     def _folder(self, context: Context) -> Path:
-        """Where this call runs: the person's own folder inside the workspace, else the
-        workspace (the owner's)."""
+        """Where this call runs: the person's own folder inside the workspace (a real
+        directory reached without a symlink, else refused), else the workspace (the owner's)."""
         if context.workspace:
-            folder = Path(context.workspace)
-            if folder.resolve().is_relative_to(self._workspace.resolve()):
-                return folder
-            log.warning("claude-code: folder %s is outside the workspace; refused", folder)
-            raise ProviderError("this person's folder is outside the workspace")
+            try:
+                return confined_folder(self._workspace, Path(context.workspace))
+            except UnsafeFolderError as exc:
+                raise ProviderError(f"claude-code: {exc}") from None
         return self._workspace
 
     async def _complete(
