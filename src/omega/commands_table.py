@@ -31,7 +31,10 @@ HELP: dict[str, str] = {
     "resolve <id>": "mark a limitation resolved (owner only)",
     "merge <id> <into>": "merge a limitation into the one it repeats (owner only)",
     "proposals [id]": "proposals; with an id, everything approving it would load (owner only)",
-    "approve <id> [notes]": "approve a proposal (owner only)",
+    "approve <id> [sha256] [notes]": (
+        "approve a proposal; one that pins a tool file needs the sha256 /proposals <id> "
+        "showed (owner only)"
+    ),
     "reject <id> <reason>": "reject a proposal (owner only)",
     "fragments [id|deactivate <id>|reactivate <id>]": (
         "prompt fragments promoted from reviews: list, show, switch off or on (owner only)"

@@ -117,7 +117,7 @@ def test_human_tool_is_offered_only_once_approved(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
     from omega.app import bootstrap
-    from omega.evolution.proposals import ProposalStore, approve
+    from omega.evolution.proposals import ProposalStore, approve, review_files
     from omega.memory import Store
 
     runtime = bootstrap(isolated_env)
@@ -137,7 +137,10 @@ def test_human_tool_is_offered_only_once_approved(
     run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
     names = [t["function"]["name"] for t in fake_openai.requests[-1].body.get("tools", [])]
     assert "shout" not in names and "sneaky" not in names
-    approve(store, runtime.paths, runtime.config, filed.proposal.id, "", "owner")
+    [shown] = review_files(runtime.paths, filed.proposal)  # what the owner reviewed
+    approve(
+        store, runtime.paths, runtime.config, filed.proposal.id, "", "owner", sha256=shown.sha256
+    )
     store.close()
     run_omega("chat", "--jsonl", env=openai_env(fake_openai), stdin=jsonl({"text": "hi"}))
     names = [t["function"]["name"] for t in fake_openai.requests[-1].body.get("tools", [])]

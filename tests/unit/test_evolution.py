@@ -17,7 +17,14 @@ from omega.evolution.gaps import LimitationStore
 from omega.evolution.gate import Policy
 from omega.evolution.gate.gate import GateDecision, check_proposal
 from omega.evolution.gate.signals import Judgement
-from omega.evolution.proposals import ProposalStore, ReviewError, approve, reject, validated_json
+from omega.evolution.proposals import (
+    ProposalStore,
+    ReviewError,
+    approve,
+    reject,
+    review_files,
+    validated_json,
+)
 from omega.evolution.reflection import maybe_introspect
 from omega.evolution.reflection.critic import average_satisfaction, review_tools, tool_effectiveness
 from omega.evolution.reflection.introspection import timeline
@@ -262,7 +269,10 @@ def test_human_tools_load_only_when_the_owner_pinned_them(isolated_env: Path) ->
         gate={},
     )
     assert load_human_tools(store, runtime.paths.home, runtime.paths.tools) == {}
-    approve(store, runtime.paths, runtime.config, filed.proposal.id, "", "owner")
+    [shown] = review_files(runtime.paths, filed.proposal)  # what the owner reviewed
+    approve(
+        store, runtime.paths, runtime.config, filed.proposal.id, "", "owner", sha256=shown.sha256
+    )
     tools = load_human_tools(store, runtime.paths.home, runtime.paths.tools)
     assert list(tools) == ["shout"]
     assert tools["shout"]("hi") == "HI"

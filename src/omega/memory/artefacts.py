@@ -109,9 +109,13 @@ class ArtefactStore:
         origin: Origin,
         by: str,
         proposal_id: int | None = None,
+        digest: str = "",
     ) -> Pin:
-        """Pin what `path` holds now (replacing an earlier pin of that path), and audit it."""
-        digest = artefact_digest(path)
+        """Pin what `path` holds now (replacing an earlier pin of that path), and audit it.
+        With `digest` (of content the caller read once and checked, or wrote itself) that
+        digest is pinned instead of reading the path again: a file swapped in since then does
+        not match the pin and never loads."""
+        digest = digest or artefact_digest(path)
         if not digest:
             raise FileNotFoundError(f"nothing to pin at {path}")
         rel = self.relative(path)

@@ -78,7 +78,9 @@ async def resolve(request: Request) -> Response:
 
 
 async def approve(request: Request) -> Response:
-    """Approve a proposal (with notes; `promote` also makes the notes a prompt fragment)."""
+    """Approve a proposal (with notes; `promote` also makes the notes a prompt fragment). The
+    form carries the sha256 of the tool file the page showed (`sha256`): a file swapped since
+    the page was rendered is refused, as on every surface."""
     ctx = ctx_of(request)
     form = await _form(request)
     proposal_id = int(request.path_params["proposal_id"])
@@ -92,6 +94,7 @@ async def approve(request: Request) -> Response:
             form.get("note", ""),
             BY,
             promote_notes=form.get("promote", "") == "1",
+            sha256=form.get("sha256", ""),
         )
     except ReviewError as exc:
         text = f"Not done: {exc}."

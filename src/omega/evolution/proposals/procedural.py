@@ -1,9 +1,12 @@
 """Procedural memory: proposals with their goal, evidence, gate decision and review; rejected
 ones are remembered with their reasons so the same thing is not proposed again (judged by
-similarity of name, description and instructions, whatever the new name or kind), and similar
-pending ones merge instead of piling up, but only with the same person's evidence: a gap seen
-with one person never lends its words to a proposal shown as another's. Learnings and skill
-lessons are scoped to a person."""
+similarity of name, description and instructions, whatever the new name or kind; a lesson by
+its skill and its text), and similar pending ones merge instead of piling up, but only with the
+same person's evidence: a gap seen with one person never lends its words to a proposal shown as
+another's. A rejection holds back a new proposal only when the owner made it or it came from
+the same scope (a person's gate-rejected proposal never suppresses the owner's or anyone
+else's), and the owner hears of the first proposal it holds back. Learnings and skill lessons
+are scoped to a person."""
 
 from __future__ import annotations
 
@@ -13,8 +16,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from omega.evolution.meaning import same_meaning
+from omega.memory.audit import AuditEntry
 from omega.memory.db import utc_now
 from omega.memory.store import Store
+from omega.text import literal
 
 Kind = Literal["skill", "tool", "lesson"]
 GLOBAL = "*"  # the scope of what everyone's prompts may recall (set only by the owner)
@@ -23,6 +28,7 @@ FRAGMENT_RUN_KINDS = ("introspection_evaluation", "limitation_analysis")
 ALL_RUNS = "*"
 _MAX_ID = 2**63  # SQLite's integers; a larger id names no row (and cannot be bound)
 _FROM_PROPOSAL = re.compile(r"^proposal:(\d+)\b")
+GATE = "gate"  # the reviewer name of the gate's own decisions; the owner's start with "owner"
 
 
 @dataclass(frozen=True)
@@ -76,6 +82,33 @@ def similar_specs(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 def _family(kind: str) -> str:
     return "lesson" if kind == "lesson" else "capability"
+
+
+def _alike(kind: str, a: dict[str, Any], b: dict[str, Any]) -> bool:
+    """Whether two proposals of one family are the same idea. Every lesson of a skill has the
+    same name and description (`<skill>-lesson`), so lessons are alike only when they are for
+    the same skill and their texts say the same thing."""
+    if _family(kind) != "lesson":
+        return similar_specs(a, b)
+    if str(a.get("skill", "")) != str(b.get("skill", "")):
+        return False
+    text_a, text_b = str(a.get("content") or ""), str(b.get("content") or "")
+    return " ".join(text_a.lower().split()) == " ".join(text_b.lower().split()) or same_meaning(
+        text_a, text_b
+    )
+
+
+def owner_decided(proposal: Proposal) -> bool:
+    """Whether the owner (any surface: `owner (cli)`, `owner (web)`, `owner (<channel>:<id>)`)
+    made the decision on a proposal, rather than the gate."""
+    return proposal.reviewed_by == "owner" or proposal.reviewed_by.startswith("owner ")
+
+
+def rejection_counts(rejected: Proposal, scope: str) -> bool:
+    """Whether an earlier rejection holds back a similar new proposal of `scope`: when the
+    owner rejected it, or it came from the same scope. A gate rejection of one person's
+    proposal says nothing about the owner's or another person's idea."""
+    return owner_decided(rejected) or rejected.scope == scope
 
 
 def scope_of(channel: str, sender_id: str) -> str:
@@ -150,15 +183,16 @@ class ProposalStore:
     ) -> Filed:
         """Store a new proposal, or merge it into a similar pending one of the same `scope`
         (whose private evidence it carries), or refuse it when a similar one was rejected
-        before (the earlier rejection is returned)."""
+        before by the owner or from the same scope (the earlier rejection is returned, counted
+        as seen again, and the owner is told the first time it holds one back)."""
         alike = [
             p
             for p in self.find()
-            if _family(p.kind) == _family(kind) and similar_specs(p.spec, spec)
+            if _family(p.kind) == _family(kind) and _alike(kind, p.spec, spec)
         ]
         for existing in alike:
-            if existing.status == "rejected":
-                return Filed(existing, "previously_rejected")
+            if existing.status == "rejected" and rejection_counts(existing, scope):
+                return Filed(self._held_back(existing, kind, spec, scope), "previously_rejected")
         for existing in alike:
             # Evidence is merged only within one person's scope: across people it would show
             # one person's words in a proposal filed as another's.
@@ -196,6 +230,46 @@ class ProposalStore:
         stored = self.get(new_id)
         assert stored is not None
         return Filed(stored, "new")
+
+    def _held_back(
+        self, rejected: Proposal, kind: str, spec: dict[str, Any], scope: str
+    ) -> Proposal:
+        """Count a proposal held back by an earlier rejection on that rejection and audit it;
+        the first time a rejection holds one back, keep an alert for the owner naming it
+        (later ones are counted and audited only: a person repeating a rejected idea cannot
+        flood the owner). The rejection as it is now."""
+        name = literal(str(spec.get("name", "")))
+        who = "you" if owner_decided(rejected) else f"the {rejected.reviewed_by or GATE}"
+        whose = f"a gap seen with {literal(scope)}" if scope else "your or Omega's own gap"
+        subject = f"#{rejected.id} {rejected.name}"
+        with self.store.transaction() as conn:
+            conn.execute(
+                "UPDATE proposals SET times_seen = times_seen + 1 WHERE id = ?", (rejected.id,)
+            )
+            told = conn.execute(
+                "SELECT 1 FROM audit_log WHERE event = 'proposal:held_back' AND input_text = ? "
+                "LIMIT 1",
+                (subject,),
+            ).fetchone()
+            self.store.audit(
+                AuditEntry(
+                    channel="evolution",
+                    sender_id=scope or "owner",
+                    status="denied",
+                    event="proposal:held_back",
+                    input_text=subject,
+                    detail=f"new {kind} proposal {name} from {scope or 'the owner'}; "
+                    f"rejected by {rejected.reviewed_by}: {rejected.reviewer_notes}",
+                )
+            )
+            if told is None:
+                self.store.keep_owner_alert(
+                    f"🧩 A {kind} proposal {name} (from {whose}) was not filed: it is like "
+                    f"#{rejected.id} {literal(rejected.name)}, which {who} rejected: "
+                    f"{literal(rejected.reviewer_notes, 300)}. See it with /proposals "
+                    f"{rejected.id}; later ones like it are only counted there."
+                )
+        return self.get(rejected.id) or rejected
 
     def get(self, proposal_id: int) -> Proposal | None:
         """One proposal by id."""

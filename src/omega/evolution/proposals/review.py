@@ -1,8 +1,10 @@
 """What an approval would load, shown in full before the owner decides.
 
 For a skill: the SKILL.md the approval writes. For a tool: the file in $OMEGA_HOME/tools/ the
-approval would pin (its whole content and sha256), or a note that there is none. For a lesson:
-the lesson and the skill it joins. Each file says whether it already exists.
+approval would pin (its whole content and sha256), or a note that there is none, and the command
+that approves exactly that content (the approval names its sha256, so a file swapped after the
+review is refused). For a lesson: the lesson and the skill it joins. Each file says whether it
+already exists.
 """
 
 from __future__ import annotations
@@ -17,16 +19,32 @@ from omega.evolution.proposals.procedural import Proposal
 from omega.memory.artefacts import MAX_FILE_BYTES, file_digest
 from omega.paths import OmegaPaths
 
+# The fewest hex characters of a reviewed sha256 an approval accepts: 64 bits, which no one
+# who plants two files in tools/ can make a second one match by trying.
+DIGEST_CHARS = 16
+
 
 @dataclass(frozen=True)
 class ReviewFile:
-    """One file an approval would write or load."""
+    """One file an approval would write or load; `confirm`: the approval pins it as it is on
+    disk, so it must name its sha256 (`approve_command`)."""
 
     path: Path
     exists: bool
     sha256: str
     content: str
     note: str
+    confirm: bool = False
+
+
+def approve_command(proposal_id: int, digest: str) -> str:
+    """How the owner approves a proposal whose review showed `digest` (its first DIGEST_CHARS
+    hex characters), in chat and from the shell."""
+    short = digest[:DIGEST_CHARS]
+    return (
+        f"/approve {proposal_id} {short} [notes] in chat, or "
+        f"`omega proposals approve {proposal_id} --sha256 {short}`"
+    )
 
 
 def skill_markdown(spec: dict[str, object]) -> str:
@@ -77,9 +95,9 @@ def review_files(paths: OmegaPaths, proposal: Proposal) -> list[ReviewFile]:
         content = data[:MAX_FILE_BYTES].decode("utf-8", errors="replace")
         note = (
             "EXISTS ALREADY and was not written by the owner through Omega: approving pins "
-            "exactly this content and Omega will run it"
+            "exactly this content (by the sha256 the approval names) and Omega will run it"
         )
-        return [ReviewFile(path, True, file_digest(data), content, note)]
+        return [ReviewFile(path, True, file_digest(data), content, note, confirm=True)]
     return []
 
 
@@ -110,4 +128,8 @@ def render_review(paths: OmegaPaths, proposal: Proposal) -> str:
         if item.content:
             lines.append(item.content.rstrip("\n"))
             lines.append(f"--- end of {item.path.name}")
+        if item.confirm and proposal.status == "pending":
+            lines.append(
+                "To approve exactly this content: " + approve_command(proposal.id, item.sha256)
+            )
     return "\n".join(lines)
