@@ -13,6 +13,7 @@ from omega.turn import (
     Outbox,
     PipelineDeps,
     Turn,
+    external_reads,
     marker_context,
 )
 from omega.types import (
@@ -70,15 +71,25 @@ async def cannot_yet(
     plan: Plan,
     out: Outbox,
     started: float,
+    earlier: str = "",
 ) -> str:
     """An honest answer when the planner found that no tool or skill can do this; the gap
     becomes a limitation, whoever asked (the owner's is alerted at once, anyone else's is
-    rate-limited per person and told in the daily digest), then a proposal."""
+    rate-limited per person and told in the daily digest), then a proposal. `earlier`: what
+    the conversation's earlier turns read, which the planner's prompt carried (the gap is then
+    not the owner's words)."""
     log.warning("requires a new skill: %s (%s)", plan.missing_capability, plan.reason)
     new_id = None
     try:
         limitation, created = await raise_limitation(
-            marker_context(deps, message, turn, out, cause="planner"),
+            marker_context(
+                deps,
+                message,
+                turn,
+                out,
+                cause="planner",
+                external=external_reads((), message, earlier),
+            ),
             plan.missing_capability,
             plan.reason,
             "",

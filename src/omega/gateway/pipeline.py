@@ -24,6 +24,7 @@ from omega.gateway import attachments, ingress, learning, voice
 from omega.gateway.commands import OWNER_ONLY, CommandContext, parse_command, run_command
 from omega.gateway.delivery import conclude, deliver_answer
 from omega.gateway.language import detect_language
+from omega.gateway.persons import NOT_FOR_GUESTS, as_person, command_refusal
 from omega.gateway.planning import plan_message, routing_enabled
 from omega.gateway.routing import DIRECT
 from omega.gateway.sanitize import sanitize
@@ -35,18 +36,20 @@ from omega.markers.registry import parse_markers
 from omega.memory.access import GrantRole
 from omega.providers.base import ProviderError, friendly_error
 from omega.turn import (
+    ATTACHMENT_NOTE,
+    OWNER_COMMANDS,
     Outbox,
     PipelineDeps,
     Turn,
     ask_provider,
     audit_message,
     db_call,
+    earlier_reads,
     elapsed_ms,
     external_reads,
     load_granted_turn,
     make_turn,
     marker_context,
-    may_run_command,
     models_for,
     person_workspace,
     usage_fields,
@@ -60,7 +63,6 @@ __all__ = ["handle_message", "respond"]
 
 log = logging.getLogger(__name__)
 
-
 # ---- stages ---------------------------------------------------------------------------------
 
 
@@ -70,9 +72,6 @@ def _sanitized(message: IncomingMessage) -> IncomingMessage:
         return message
     log.warning("sanitized input from %s: %s", message.sender_id, "; ".join(result.warnings))
     return dataclasses.replace(message, text=result.text)
-
-
-ATTACHMENT_NOTE = "[Attached file: "
 
 
 def _with_attachment_notes(message: IncomingMessage, saved: list[str]) -> IncomingMessage:
@@ -185,26 +184,6 @@ async def handle_message(deps: PipelineDeps, message: IncomingMessage, out: Outb
         attachments.cleanup(saved, deps.paths.workspace)
 
 
-async def as_person(deps: PipelineDeps, message: IncomingMessage) -> IncomingMessage:
-    """The message keyed by its sender's person (memory, tasks, folder), its channel id kept
-    for rights and its replies still going to the channel id (identities, store.person_of)."""
-    if message.origin_id:
-        return message
-    person = await db_call(
-        deps,
-        "resolve identity",
-        message.sender_id,
-        deps.store.person_of,
-        message.channel,
-        message.sender_id,
-    )
-    if person == message.sender_id:
-        return message
-    return dataclasses.replace(
-        message, sender_id=person, origin_id=message.sender_id, reply_target=message.target
-    )
-
-
 async def _answer(
     deps: PipelineDeps,
     message: IncomingMessage,
@@ -243,17 +222,18 @@ async def _answer(
                 message.conversation,
             )
         try:
-            if may_run_command(turn.role, command.name):
+            refusal = await command_refusal(deps, message, turn.role, command.name)
+            if refusal is None:
                 text = await run_command(command, ctx)
             else:
-                text = OWNER_ONLY
+                text = OWNER_ONLY if command.name in OWNER_COMMANDS else NOT_FOR_GUESTS
                 await audit_message(
                     deps,
                     message,
                     input_text=message.text[:500],
                     status="denied",
                     event="command_refused",
-                    detail=f"/{command.name} is the owner's; role: {turn.role}",
+                    detail=refusal,
                 )
         except Exception:
             log.exception("command /%s failed", command.name)
@@ -310,6 +290,8 @@ async def _respond(
     kind: OutgoingKind,
 ) -> str | None:
     images_before = await asyncio.to_thread(attachments.snapshot_images, folder)
+    # What earlier turns read: the history carries it into this prompt too (issue 37).
+    earlier = await earlier_reads(deps, message)
     fast, complex_model = models_for(deps.provider.name, deps.config)
     plan = DIRECT
     try:
@@ -326,11 +308,11 @@ async def _respond(
             context.model = complex_model
             async with _showing_activity(deps, message, turn.language, out):
                 text = await execute_steps(
-                    deps, message, turn, context, plan, out, started, images_before
+                    deps, message, turn, context, plan, out, started, images_before, earlier
                 )
             return text
         if plan.kind == "requires_new_skill":
-            return await learning.cannot_yet(deps, message, turn, plan, out, started)
+            return await learning.cannot_yet(deps, message, turn, plan, out, started, earlier)
     except ProviderError as exc:
         log.error(
             "provider error for %s/%s (%s): %s", message.channel, message.sender_id, cause, exc
@@ -361,8 +343,8 @@ async def _respond(
     if message.is_group and parsed.has("SILENT") and not parsed.text:
         log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
         return None
-    # What the reply read decides whose words its lessons and gaps are (issue 37).
-    read = external_reads(reply.tool_calls, message)
+    # What the reply's prompt carried decides whose words its lessons and gaps are (issue 37).
+    read = external_reads(reply.tool_calls, message, earlier)
     outcome = await apply_markers(
         parsed,
         marker_context(deps, message, turn, out, cause=cause, external=read),

@@ -46,9 +46,11 @@ async def execute_steps(
     out: Outbox,
     started: float,
     images_before: dict[Path, int] | None = None,
+    earlier: str = "",
 ) -> str:
     """Carry out a plan step by step: fresh call per step with what earlier steps found,
-    up to three attempts each, markers applied per step, progress after each, then a summary."""
+    up to three attempts each, markers applied per step, progress after each, then a summary.
+    `earlier`: what the conversation's earlier turns read (turn.earlier_reads)."""
     total = len(plan.steps)
     listing = "\n".join(f"{i}. {step.do}" for i, step in enumerate(plan.steps, 1))
     language = turn.language
@@ -98,7 +100,7 @@ async def execute_steps(
             continue
         parsed = parse_markers(reply.text)
         calls.extend(reply.tool_calls)
-        read = external_reads(calls, message)
+        read = external_reads(calls, message, earlier)
         await apply_markers(
             parsed,
             marker_context(deps, message, turn, out, cause="step", external=read),

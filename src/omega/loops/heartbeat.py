@@ -1,5 +1,12 @@
 """The heartbeat: a periodic check of HEARTBEAT.md, silent when all is well; the gaps its
-self-audit reports are analysed into proposals like every other gap."""
+self-audit reports are analysed into proposals like every other gap.
+
+Its prompt quotes recent conversations and open gaps. When any of that is not the owner's own
+words nor Omega's (another person's conversation, one of the owner's that read a page or a
+tool's result, a gap a person, a page or a model reported), or its own tool calls read any,
+the reply's markers act as a reply that read external content (MarkerContext.external): its
+lessons become proposals, and markers whose effect outlives it (a checklist line, an action
+task, a self-healing step) are refused and told to the owner (ARCHITECTURE §12a)."""
 
 from __future__ import annotations
 
@@ -9,13 +16,15 @@ import re
 from datetime import datetime
 
 from omega.checklist import read_checklist
-from omega.evolution.gaps import LimitationStore, analyse_gap
+from omega.config import Config
+from omega.evolution.gaps import LimitationStore, analyse_gap, own_words
 from omega.hours import within_active_hours
 from omega.markers.handlers import apply_markers
 from omega.markers.registry import parse_markers
 from omega.memory.audit import AuditEntry
 from omega.memory.context import profile_lines
 from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
+from omega.memory.store import Store
 from omega.memory.wakeups import CONFIG
 from omega.owner import OWNER, owner_addresses, owner_alert
 from omega.providers import chain_names
@@ -31,13 +40,19 @@ from omega.turn import (
     PromptSituation,
     ask_provider,
     compose_system_prompt,
+    external_reads,
+    reads_in,
     record_audit,
+    role_of,
     usage_fields,
 )
 from omega.types import ChatMessage, Context, IncomingMessage
 
 log = logging.getLogger(__name__)
 SUMMARY_CHARS = 500
+RECENT_SUMMARIES = 3
+OTHERS = "other people's conversations"
+OTHERS_GAPS = "gaps not reported by the owner"
 
 HEARTBEAT_PROMPT = """\
 This is your scheduled heartbeat check. Go through the owner's checklist below and decide
@@ -63,6 +78,32 @@ Flag at once anything that does not add up: output that does not match expectati
 cannot back with evidence, tools failing silently."""
 
 
+def recent_activity(
+    store: Store, config: Config, limit: int = RECENT_SUMMARIES
+) -> tuple[list[tuple[str, str]], list[str]]:
+    """The latest conversation summaries across everyone, newest first, as (created_at,
+    summary), and what of them is not the owner's own words: another person's conversation
+    (OTHERS), or one of the owner's that read external content (turn.reads_in). Fails closed: a
+    conversation it cannot place is another person's. Call on the store's thread."""
+    rows = store.query(
+        "SELECT s.created_at, s.summary, s.conversation_id, c.channel, c.sender_id "
+        "FROM summaries s LEFT JOIN conversations c ON c.id = s.conversation_id "
+        "ORDER BY s.created_at DESC LIMIT ?",
+        (limit,),
+    )
+    foreign: list[str] = []
+    for row in rows:
+        channel, sender = str(row["channel"] or ""), str(row["sender_id"] or "")
+        speaker = IncomingMessage(channel, sender, "", assurance="stored")
+        if not channel or role_of(config, speaker, store.granted_role(channel, sender)) != "owner":
+            foreign.append(OTHERS)
+            continue
+        read = reads_in(store, str(row["conversation_id"]))
+        if read:
+            foreign.append(f"what the owner's conversations read ({read})")
+    return [(str(row["created_at"]), str(row["summary"])) for row in rows], foreign
+
+
 def is_heartbeat_ok(text: str) -> bool:
     """A reply meaning 'all fine': HEARTBEAT_OK however it was formatted."""
     cleaned = re.sub(r"[*_`~\s.!]+", " ", text).strip().upper()
@@ -82,10 +123,12 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     owner = addresses[0][1] if addresses else ""
     store = deps.store
     facts = await store.call(store.facts, owner) if owner else {}
-    summaries = await store.call(store.all_recent_summaries, 3)
+    summaries, foreign = await store.call(recent_activity, store, deps.config)
     zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
     prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())
     limitations = await store.call(LimitationStore(store).list, "open")
+    if any(not own_words(item.reported_by) for item in limitations):
+        foreign.append(OTHERS_GAPS)
     prompt += "\n\n" + SELF_AUDIT
     sandbox = probe(deps.config.sandbox.mode)
     prompt += f"\nOS sandbox of your commands: {sandbox.describe()}."
@@ -137,6 +180,9 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
         )
         return None
     parsed = parse_markers(reply.text)
+    read = external_reads(reply.tool_calls)  # a provider with tools of its own read something
+    if read:
+        foreign.append(read)
     message = IncomingMessage(
         channel=OWNER, sender_id=owner or OWNER, text="heartbeat", reply_target=OWNER
     )
@@ -154,6 +200,8 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
             notify=out.send,
             cause="heartbeat",
             role="owner",  # the heartbeat is Omega auditing itself for the owner
+            # ...on a prompt that may quote words that are neither the owner's nor Omega's.
+            external=", ".join(dict.fromkeys(foreign)),
         ),
     )
     suppressed = parsed.has("HEARTBEAT_OK") or is_heartbeat_ok(parsed.text) or not parsed.text

@@ -10,7 +10,8 @@ from omega.checklist import add_item, remove_items
 from omega.evolution.gaps import raise_limitation, resolve_limitation
 from omega.evolution.heal import self_heal, self_heal_resolved
 from omega.evolution.reflection import skill_improve
-from omega.markers.notices import unmet_of_raw
+from omega.markers.notices import REFUSED, unmet_of_raw
+from omega.markers.provenance import EXTERNAL_BARRED, refuse_external
 from omega.markers.registry import PLACEHOLDER_REASON, MarkerEvent, ParseResult
 from omega.memory.state import HEARTBEAT_INTERVAL, SETTINGS
 from omega.memory.tasks import Task, TaskLookupError
@@ -292,11 +293,17 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
         if reason != PLACEHOLDER_REASON:  # syntax explained in prose promised nothing
             outcome.unmet.append(unmet_of_raw(raw))
     refused: list[str] = []
+    barred: list[MarkerEvent] = []
     for event in _permitted(result.events, ctx, refused):
         handler = HANDLERS.get(event.name)
         if handler is None:
             if event.name not in CALLER_HANDLED:
                 log.warning("marker %s has no handler in this version; stripped", event.name)
+            continue
+        if ctx.external and event.name in EXTERNAL_BARRED:
+            barred.append(event)
+            outcome.failed.append(f"{event.name}: written after reading {ctx.external}")
+            outcome.unmet.append((f"{REFUSED}{event.name}", event.value))
             continue
         try:
             await handler(event, ctx, outcome)
@@ -318,6 +325,8 @@ async def apply_markers(result: ParseResult, ctx: MarkerContext) -> MarkerOutcom
     if refused:
         outcome.failed.extend(refused)
         await _audit_refused(ctx, refused)
+    if barred:
+        await refuse_external(ctx, barred)
     if outcome.applied:
         log.info("markers applied: %s", "; ".join(outcome.applied))
     return outcome

@@ -10,6 +10,10 @@ _TASK_EDITS = frozenset({"CANCEL_TASK", "UPDATE_TASK"})
 # Omega's own bookkeeping, promised to nobody: a failure is in the log and audit only.
 _INTERNAL = frozenset({"LIMITATION", "SELF_HEAL", "SELF_HEAL_RESOLVED", "SILENT", "HEARTBEAT_OK"})
 MAX_WHAT_CHARS = 80
+# Before a marker's name in MarkerOutcome.unmet: refused because the reply read text nobody here
+# wrote (provenance.EXTERNAL_BARRED). Said as not done, whatever its kind: neither its time nor its
+# task was the trouble, and a self-healing step the owner would not hear of otherwise.
+REFUSED = "refused:"
 
 
 def unmet_of_raw(raw: str) -> tuple[str, str]:
@@ -27,9 +31,11 @@ def unmet_notice(unmet: list[tuple[str, str]], language: str) -> str:
     """One line per marker that did not act ('' when all did), in `language`."""
     lines: list[str] = []
     for name, what in unmet:
-        if name in _INTERNAL:
+        if name.startswith(REFUSED):
+            line = i18n.message("marker_failed_other", language, what=name.removeprefix(REFUSED))
+        elif name in _INTERNAL:
             continue
-        if name in _SCHEDULING:
+        elif name in _SCHEDULING:
             line = i18n.message("marker_failed_schedule", language, what=_short(what) or name)
         elif name in _TASK_EDITS:
             line = i18n.message("marker_failed_task", language, what=_short(what) or name)

@@ -40,14 +40,18 @@ if TYPE_CHECKING:
     )
     from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
     from omega.turn.effects import (
+        ATTACHMENT_NOTE,
         OWN_TEXT_TOOLS,
         MarkerContext,
         MarkerOutcome,
         Notify,
         audit_change,
+        conversation_reads,
+        earlier_reads,
         external_reads,
         marker_context,
         owner_message,
+        reads_in,
     )
     from omega.turn.load import load_granted_turn, load_turn, make_turn, person_workspace
     from omega.turn.privileges import (
@@ -86,6 +90,7 @@ if TYPE_CHECKING:
     from omega.turn.state import RuntimeState
 
 __all__ = [
+    "ATTACHMENT_NOTE",
     "BACKGROUND_SHARE",
     "GROUP_RULES",
     "OWNER_COMMANDS",
@@ -113,10 +118,12 @@ __all__ = [
     "check_auth",
     "compose_prompt_parts",
     "compose_system_prompt",
+    "conversation_reads",
     "creator_role",
     "db_call",
     "dm_policies",
     "dm_policy",
+    "earlier_reads",
     "elapsed_ms",
     "external_reads",
     "granted_role",
@@ -136,6 +143,7 @@ __all__ = [
     "owner_message",
     "person_folder",
     "person_workspace",
+    "reads_in",
     "record_audit",
     "role_of",
     "tells_strangers",
@@ -146,6 +154,7 @@ __all__ = [
 __getattr__ = loader(
     __name__,
     {
+        "ATTACHMENT_NOTE": "effects",
         "BACKGROUND_SHARE": "spend",
         "GROUP_RULES": "prompt",
         "MarkerContext": "effects",
@@ -181,7 +190,10 @@ __getattr__ = loader(
         "creator_role": "privileges",
         "db_call": "records",
         "elapsed_ms": "records",
+        "conversation_reads": "effects",
+        "earlier_reads": "effects",
         "external_reads": "effects",
+        "reads_in": "effects",
         "origin_label": "prompt",
         "is_owner": "auth",
         "load_granted_turn": "load",

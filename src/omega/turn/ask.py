@@ -146,7 +146,9 @@ def _chain_bound(deps: PipelineDeps) -> float:
 async def _record_tool_calls(
     deps: PipelineDeps, context: Context, agent: str, calls: Sequence[ToolCall]
 ) -> None:
-    """Every tool call the provider made goes into the tool_calls table."""
+    """Every tool call the provider made goes into the tool_calls table; one answering a person
+    is recorded in the conversation their exchange is kept in (opened now on a first turn), so
+    later turns, whose history carries what it read, know it (turn.effects.reads_in)."""
     if not calls:
         return
     if not context.use_tools:
@@ -157,7 +159,9 @@ async def _record_tool_calls(
             deps,
             "find conversation",
             None,
-            deps.store.active_conversation_id,
+            deps.store.active_conversation
+            if context.use_tools
+            else deps.store.active_conversation_id,
             context.channel,
             context.sender_id,
             context.thread,

@@ -29,16 +29,84 @@ Notify = Callable[[OutgoingMessage], Awaitable[None]]
 # text nobody here wrote, and its turn counts as one that read external content.
 OWN_TEXT_TOOLS = frozenset({"list_files", "write_file", "search_memory"})
 ATTACHED = "attached file"
+# How a message names a file attached to it, in the text kept in its conversation.
+ATTACHMENT_NOTE = "[Attached file: "
+# How many of the latest tool calls are read to find a conversation's: a conversation older
+# than all of them may have older ones, and counts as having read external content (fails
+# closed), so the check costs the same however long the table grows.
+RECENT_CALLS = 2000
+UNCHECKED = "tool results too old to check"
+UNREADABLE = "earlier turns (memory unreadable)"
 
 
-def external_reads(calls: Iterable[ToolCall], message: IncomingMessage | None = None) -> str:
+def external_reads(
+    calls: Iterable[ToolCall], message: IncomingMessage | None = None, earlier: str = ""
+) -> str:
     """What external content a turn read ("" when none): the names of its tool calls that
-    may have returned text nobody here wrote, and an attached file. Fails closed: a tool it
+    may have returned text nobody here wrote, and an attached file; with `earlier`, what the
+    earlier turns its history carries read (`conversation_reads`). Fails closed: a tool it
     does not know counts."""
-    names = [call.name for call in calls if call.name not in OWN_TEXT_TOOLS]
+    names = [name for name in earlier.split(", ") if name]
+    names += [call.name for call in calls if call.name not in OWN_TEXT_TOOLS]
     if message is not None and message.attachments:
         names.append(ATTACHED)
     return ", ".join(dict.fromkeys(names))
+
+
+def reads_in(store: Store, conversation_id: str) -> str:
+    """What external content a conversation read ("" when none): the names of the tool calls
+    recorded in it that may have returned text nobody here wrote (as `external_reads`), and an
+    attached file. A conversation started before the latest RECENT_CALLS tool calls counts as
+    having read some (UNCHECKED). Call on the store's thread."""
+    top = store.query("SELECT MAX(id) AS top FROM tool_calls")
+    floor = int(top[0]["top"] or 0) - RECENT_CALLS if top else 0
+    rows = store.query(
+        "SELECT DISTINCT tool FROM tool_calls WHERE id > ? AND conversation_id = ? ORDER BY tool",
+        (floor, conversation_id),
+    )
+    names = [str(row["tool"]) for row in rows if row["tool"] not in OWN_TEXT_TOOLS]
+    if floor > 0:  # calls older than the window: were any of them this conversation's?
+        older = store.query(
+            "SELECT created_at FROM tool_calls WHERE id <= ? ORDER BY id DESC LIMIT 1", (floor,)
+        )
+        started = store.query(
+            "SELECT started_at FROM conversations WHERE id = ?", (conversation_id,)
+        )
+        if not started or (older and str(older[0]["created_at"]) >= str(started[0]["started_at"])):
+            names.append(UNCHECKED)
+    attached = store.query(
+        "SELECT 1 FROM messages WHERE conversation_id = ? AND role = 'user' AND content LIKE ? "
+        "LIMIT 1",
+        (conversation_id, f"{ATTACHMENT_NOTE}%"),
+    )
+    if attached:
+        names.append(ATTACHED)
+    return ", ".join(dict.fromkeys(names))
+
+
+def conversation_reads(store: Store, channel: str, sender_id: str, thread: str = "") -> str:
+    """What external content the conversation a message continues has read in its earlier
+    turns (`reads_in`; "" when there is none yet): its history carries what they returned into
+    this turn's prompt. Every tool call of a turn answering someone is recorded in the
+    conversation its exchange is kept in (turn.ask). Call on the store's thread."""
+    conversation = store.active_conversation_id(channel, sender_id, thread)
+    return reads_in(store, conversation) if conversation else ""
+
+
+async def earlier_reads(deps: PipelineDeps, message: IncomingMessage) -> str:
+    """`conversation_reads` of the conversation `message` continues, asked before its turn
+    calls the provider. Fails closed: memory it cannot read counts as external (UNREADABLE)."""
+    try:
+        return await deps.store.call(
+            conversation_reads,
+            deps.store,
+            message.channel,
+            message.sender_id,
+            message.conversation,
+        )
+    except Exception:
+        log.exception("could not read what the conversation read; counted as external")
+        return UNREADABLE
 
 
 @dataclass
@@ -59,8 +127,10 @@ class MarkerContext:
     role: Role = "stranger"
     # The pipeline, for what needs a provider (the gate's model judge of lesson proposals).
     deps: PipelineDeps | None = None
-    # What external content the turn read before writing these markers (external_reads):
-    # "" when none. Such a turn's lessons and gaps are not the owner's words (issue 37).
+    # What external content the reply's prompt carried (external_reads: this turn's reads and
+    # its conversation's; the heartbeat's: others' words): "" when none. Such a reply's lessons
+    # and gaps are not the owner's words (issue 37), and markers whose effect outlives it are
+    # refused (markers.provenance.EXTERNAL_BARRED).
     external: str = ""
 
     @property

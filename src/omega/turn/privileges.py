@@ -9,6 +9,11 @@ Rights never travel: a role is always worked out from the sender's own channel i
 the person an identity is linked to (a link joins memory, never authority). A task keeps the
 role its creator had; editing or cancelling it needs at least that role, and an action never
 runs with more.
+
+Memory does not travel to a sender nobody proved either: a guest is never the person a link
+joins their channel id to (gateway.persons.as_person keys them by their own channel id), and a
+guest's commands only read (GUEST_READS) or change what is theirs alone (GUEST_OWN), and these
+only while no other channel id shares their person.
 """
 
 from __future__ import annotations
@@ -75,6 +80,16 @@ OWNER_COMMANDS = frozenset(
     }
 )
 
+# What a guest (a sender their channel cannot prove: anyone may write as them) may run: commands
+# that only read (the answer goes to the address they named, never to a forger), and those that
+# change only the asker's own settings and conversation. Not /cancel or /rerun (tasks, actions
+# that act), not /project (a guest may not activate projects: PROJECT_ACTIVATE is a person's),
+# not /merge or any owner's command.
+GUEST_READS = frozenset(
+    {"help", "uptime", "memory", "history", "facts", "tasks", "skills", "projects"}
+)
+GUEST_OWN = frozenset({"forget", "language", "personality", "quiet", "purge"})
+
 
 def role_of(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> Role:
     """The role the turn answering `message` runs with; `granted` is what memory.db gives the
@@ -130,9 +145,16 @@ def may_use_marker(role: Role, name: str) -> bool:
     return at_least(role, MARKER_ROLES.get(name, "owner"))
 
 
-def may_run_command(role: Role, name: str) -> bool:
-    """Whether someone of this role may run chat command /`name`."""
-    return role == "owner" or (name not in OWNER_COMMANDS and role != "stranger")
+def may_run_command(role: Role, name: str, *, shared: bool = False) -> bool:
+    """Whether someone of this role may run chat command /`name`; `shared`: the person the
+    command acts on is shared with another channel id (a link), which a guest never changes."""
+    if role == "owner":
+        return True
+    if role == "stranger" or name in OWNER_COMMANDS:
+        return False
+    if role == "guest":
+        return name in GUEST_READS or (name in GUEST_OWN and not shared)
+    return True
 
 
 def allowed_tools(config: Config, role: Role) -> frozenset[str] | None:

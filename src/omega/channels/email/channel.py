@@ -10,10 +10,12 @@ answers once.
 Who a mail is from is read strictly from its one From field and proven (or refuted) by the
 receiving server's topmost Authentication-Results (identity.py, authres.py); the reply always
 goes to that From, never to Reply-To. A mail is parsed off the event loop, after caps that
-keep it linear (limits.py); one past a cap or without a readable sender is refused unread:
-never submitted, audited (at most once a `[limits] denial_every_secs` per kind of refusal),
-and passed like any other (cursor saved, \\Seen). A sender's thread is written to the state
-file only once the gateway admitted the mail (state.py)."""
+keep it linear (limits.py); one past a cap, without a readable sender or with a repeated
+field a DKIM signature may cover (a Subject added above a replayed, signed one: mail.py) is
+refused unread: never submitted, never answered, audited (at most once a `[limits]
+denial_every_secs` per kind of refusal), and passed like any other (cursor saved, \\Seen).
+A sender's thread is written to the state file only once the gateway admitted the mail
+(state.py)."""
 
 from __future__ import annotations
 

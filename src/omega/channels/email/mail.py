@@ -5,7 +5,13 @@ Pure functions over the standard library.
 A received mail is parsed with the `compat32` policy: the structure only, in linear time once
 limits.py's caps hold; the few headers Omega reads are read here, strictly, instead of by the
 `email.headerregistry` parser, whose cost some hostile headers make quadratic (or deeper
-than the recursion limit)."""
+than the recursion limit).
+
+A mail with two of a field that a DKIM signature may cover and that Omega reads or a reader
+trusts (Subject, Message-ID, In-Reply-To, References, To, Cc, Date, Reply-To, Sender; From in
+identity.py) is refused unread: a verifier checks the bottom-most instance of a signed field,
+so a field added above a replayed, signed mail would keep `dkim=pass` while a reader of the
+topmost one reads the addition (RFC 6376 §5.4.2)."""
 
 from __future__ import annotations
 
@@ -24,11 +30,24 @@ from omega.channels.email.limits import Refusal, after_parsing, before_parsing
 from omega.channels.email.text import html_to_text, strip_quoted
 from omega.types import Assurance, Attachment
 
-__all__ = ["Received", "Thread", "build_mail", "parse_mail", "reply_subject"]
+__all__ = ["SINGLE_FIELDS", "Received", "Thread", "build_mail", "parse_mail", "reply_subject"]
 
 MAX_SUBJECT_CHARS = 998  # RFC 5322's line length: longer subjects are cut
 MAX_REFERENCES = 50  # the newest ids of a thread kept from References/In-Reply-To
 MAX_ID_CHARS = 998
+# Fields a mail may hold at most once (RFC 5322 §3.6); a mail with two of one is refused before
+# any of them is read (a second Sender already by identity.sender_of).
+SINGLE_FIELDS = (
+    "Subject",
+    "Message-ID",
+    "In-Reply-To",
+    "References",
+    "To",
+    "Cc",
+    "Date",
+    "Reply-To",
+    "Sender",
+)
 
 
 @dataclass
@@ -46,7 +65,8 @@ class Received:
     # How the receiving server vouched for the From, and why (authres.py).
     assurance: Assurance = "unverified"
     assurance_detail: str = ""
-    # Why the mail is refused unread (past a cap, or no single plain From): never submitted.
+    # Why the mail is refused unread (past a cap, no single plain From, a repeated field):
+    # never submitted.
     refusal: Refusal | None = None
 
 
@@ -69,6 +89,9 @@ def parse_mail(raw: bytes, authserv_id: str = "") -> Received:
     sender = sender_of(msg)
     if isinstance(sender, Refusal):
         return _refused(sender)
+    refusal = _repeated_field(msg)
+    if refusal is not None:
+        return _refused(refusal)
     assurance, detail = assurance_of(msg, sender, authserv_id)
     references = _ids(_raw(msg, "References"))
     for ident in _ids(_raw(msg, "In-Reply-To")):
@@ -89,8 +112,22 @@ def parse_mail(raw: bytes, authserv_id: str = "") -> Received:
     )
 
 
+def _repeated_field(msg: Message) -> Refusal | None:
+    """Why the mail is refused when it holds one of SINGLE_FIELDS more than once; None when
+    each is there at most once."""
+    counts: dict[str, int] = {}
+    for key, _ in msg.raw_items():
+        name = key.strip().lower()
+        counts[name] = counts.get(name, 0) + 1
+    for field_name in SINGLE_FIELDS:
+        if counts.get(field_name.lower(), 0) > 1:
+            return Refusal("field_repeated", f"the mail has more than one {field_name} field")
+    return None
+
+
 def _raw(msg: Message, name: str) -> str:
-    """The first `name` field's value as written, unfolded ("" when there is none)."""
+    """The first `name` field's value as written, unfolded ("" when there is none); a field in
+    SINGLE_FIELDS is there once at most by now (`_repeated_field`)."""
     wanted = name.lower()
     for key, value in msg.raw_items():
         if key.strip().lower() == wanted:

@@ -22,6 +22,7 @@ from omega.lazy import loader
 if TYPE_CHECKING:
     from omega.evolution.gaps.analysis import propose, submit
     from omega.evolution.gaps.digest import digest_loop
+    from omega.evolution.gaps.gap import own_words
     from omega.evolution.gaps.gap_analysis import analyse_gap
     from omega.evolution.gaps.integrity import report_refusals
     from omega.evolution.gaps.limitations import (
@@ -38,6 +39,7 @@ __all__ = [
     "analyse_gap",
     "digest_loop",
     "merge_limitations",
+    "own_words",
     "propose",
     "raise_limitation",
     "report_refusals",
@@ -54,6 +56,7 @@ __getattr__ = loader(
         "analyse_gap": "gap_analysis",
         "digest_loop": "digest",
         "merge_limitations": "merging",
+        "own_words": "gap",
         "propose": "analysis",
         "raise_limitation": "limitations",
         "report_refusals": "integrity",

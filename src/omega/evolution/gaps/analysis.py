@@ -8,7 +8,7 @@ import logging
 from typing import Any
 
 from omega.evolution import gate  # its lexicons (~0.2 s of regexes) load on first use
-from omega.evolution.gaps.gap import EXTERNAL_REPORTED, OWNER_REPORTED, PERSON
+from omega.evolution.gaps.gap import OWNER_REPORTED, own_words
 from omega.evolution.proposals import Filed, ProposalStore, approve, validated_json, write_scaffold
 from omega.memory.audit import AuditEntry
 from omega.owner import owner_alert
@@ -91,8 +91,10 @@ async def propose(
     says whose words the gap is: only OWNER_REPORTED's go in as they are; anyone else's, or
     words of unknown source (the default), are quoted in the prompt and the evidence. `scope`
     says whose private evidence the proposal carries (evolution.procedural); `evidence` adds
-    quoted lines the owner may open in the review (never in an alert or a prompt). A gap from
-    another person or from external content is never approved by the gate alone."""
+    quoted lines the owner may open in the review (never in an alert or a prompt). A gap whose
+    words are not the owner's own or Omega's deterministic code's (`gap.own_words`: another
+    person's, external content's, a model's that read others' words) is never approved by the
+    gate alone."""
     store = deps.store
     repo = ProposalStore(store)
     fast, _ = models_for(deps.provider.name, deps.config)
@@ -144,7 +146,9 @@ async def propose(
         source=source,
         evidence=[f"limitation: {fields['title']} — {fields['description']}", *evidence],
         scope=scope,
-        hold=bool(scope) or words.startswith(PERSON) or words == EXTERNAL_REPORTED,
+        # Held for the owner unless its words are the owner's own or Omega's deterministic
+        # code's (gap.OWN_WORDS): a person's, external content's, the heartbeat's, any other.
+        hold=bool(scope) or not own_words(words),
     )
 
 
@@ -222,7 +226,8 @@ async def submit(
         except (OSError, ValueError) as exc:
             log.warning("no scaffold for proposal #%d: %s", proposal.id, exc)
     if decision.action == "approve" and (hold or scope):
-        # Born of another person's words or of external content: only the owner approves.
+        # Not the owner's own words nor Omega's code's (a person's, a page's, a model's that
+        # read them): only the owner approves.
         log.info("proposal #%d held for the owner: not the owner's own gap", proposal.id)
     if decision.action == "approve" and not (hold or scope):
         summary = await store.call(

@@ -66,6 +66,23 @@ CHECKS: dict[str, str] = {  # sources whose words are Omega's own check's, whoev
     "introspection": "introspection",
     "heartbeat": "heartbeat",
 }
+VOICE_REPORTED = "voice stage"
+# Whose words a gap may carry and still be acted on with nobody reviewing them (the gate's
+# approval alone, in autonomous mode; the owner-role heartbeat that quotes it): the owner's own
+# (a turn answering the owner that read nothing external), and text Omega's deterministic code
+# writes from a template: the tool critic's (a failing tool's name and its errors' shape, never
+# their words) and the voice stage's (fixed sentences). Every other value is held for the owner,
+# failing closed: a person's (person:...), EXTERNAL_REPORTED, the heartbeat's and introspection's
+# (a model that read other people's conversations or tools' results), an integrity check's (it
+# quotes an MCP server's own words, a file's name), and "" (before sources were kept) or any
+# value not listed here.
+OWN_WORDS: frozenset[str] = frozenset({OWNER_REPORTED, CHECKS["critic"], VOICE_REPORTED})
+
+
+def own_words(reported_by: str) -> bool:
+    """Whether a gap's words are the owner's own or Omega's deterministic code's (OWN_WORDS):
+    the only ones acted on without the owner's review."""
+    return reported_by in OWN_WORDS
 
 
 def person_key(ctx: MarkerContext) -> str:
@@ -84,7 +101,7 @@ def reporter(ctx: MarkerContext, source: Source) -> str:
     if ctx.role == "owner":
         return OWNER_REPORTED
     if source == "voice":  # its text is Omega's own; only who sent the voice note is theirs
-        return "voice stage"
+        return VOICE_REPORTED
     return person_key(ctx)
 
 
