@@ -101,3 +101,16 @@ def literal(value: str, limit: int = LITERAL_CHARS) -> str:
         kept.append(piece)
         used += len(piece)
     return '"' + "".join(kept) + '…"'
+
+
+MAX_ROW_ID = 2**63 - 1  # the largest integer SQLite and PostgreSQL's BIGINT store
+
+
+def row_id(text: str) -> int | None:
+    """A row id a person wrote ("12"): its value, or None when it is not one (not decimal
+    digits, 0, or past what a database stores, which no row has and no query can bind)."""
+    text = text.strip()
+    if not text.isdecimal() or len(text) > 19:
+        return None
+    value = int(text)
+    return value if 0 < value <= MAX_ROW_ID else None

@@ -10,6 +10,8 @@ import json
 from contextlib import closing
 from pathlib import Path
 
+import pytest
+
 from omega.evolution.meaning import possibly_same_meaning, same_meaning
 from omega.evolution.meaning.similarity import similarity
 from tests.conftest import jsonl, openai_env, run_omega
@@ -138,3 +140,22 @@ def test_resolving_someone_elses_gap_quotes_its_words_in_the_owners_reply(
         assert f'mallory] "{planted}' in reply, reply  # quoted, under the label of its source
         assert f"] {planted}" not in reply and f": {planted}" not in reply, reply
     assert resolved.startswith("Resolved [1]")
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("limitations", "merge", "99999999999999999999", "1"),
+        ("proposals", "show", "9223372036854775808"),
+        ("proposals", "approve", "99999999999999999999"),
+        ("fragments", "show", "99999999999999999999"),
+    ],
+)
+def test_an_id_past_any_row_is_a_clear_error_not_a_traceback(
+    isolated_env: Path, argv: tuple[str, ...]
+) -> None:
+    """SQLite stores integers up to 2**63 - 1: a larger id once crashed the command with
+    OverflowError."""
+    done = run_omega(*argv)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and "9223372036854775807" in done.stderr

@@ -202,6 +202,11 @@ def test_resolution_deletes_the_state_and_tells_the_owner(ctx: MarkerContext) ->
 @example(verb="/proposals", args="³")
 @example(verb="/approve", args="¹ fine")
 @example(verb="/resolve", args="٣")  # an Arabic-Indic three: a number, as int() reads it
+@example(verb="/resolve", args="9223372036854775808")  # past SQLite's integers: it crashed
+@example(verb="/merge", args="1 99999999999999999999")
+@example(verb="/proposals", args="9223372036854775808")
+@example(verb="/approve", args="9223372036854775808 fine")
+@example(verb="/reject", args="99999999999999999999 no")
 @given(
     verb=st.sampled_from(["/merge", "/resolve", "/proposals", "/approve", "/reject"]),
     args=st.text(

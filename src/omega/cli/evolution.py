@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from omega.cli.support import fail, load_runtime, open_store
+from omega.text import MAX_ROW_ID
 
 proposals_app = typer.Typer(
     help="Proposed skills, tools and lessons, and their review.", no_args_is_help=True
@@ -52,7 +53,9 @@ def proposals_list(
 
 
 @proposals_app.command("show")
-def proposals_show(proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")]) -> None:
+def proposals_show(
+    proposal_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The proposal's id.")],
+) -> None:
     """Everything about one proposal, with the full content and sha256 of every file
     approving it would write or load, and whether that file already exists."""
     from omega.evolution.proposals import ProposalStore, render_review
@@ -70,7 +73,7 @@ def proposals_show(proposal_id: Annotated[int, typer.Argument(help="The proposal
 
 @proposals_app.command("approve")
 def proposals_approve(
-    proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")],
+    proposal_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The proposal's id.")],
     note: Annotated[str, typer.Option("--note", help="Review notes.")] = "",
     promote: Annotated[
         bool,
@@ -78,9 +81,18 @@ def proposals_approve(
             "--promote", help="Also make the notes a prompt fragment for later evaluations."
         ),
     ] = False,
+    sha256: Annotated[
+        str,
+        typer.Option(
+            "--sha256",
+            help="The sha256 `omega proposals show` gave for the tool file this approval pins "
+            "(its first 16 hex characters are enough); needed when that file exists.",
+        ),
+    ] = "",
 ) -> None:
-    """Approve a proposal: a skill's SKILL.md is written and pinned; a tool's spec is recorded
-    (and its file pinned if it exists: see `omega proposals show` first)."""
+    """Approve a proposal: a skill's SKILL.md is written and pinned; a tool's spec is recorded.
+    A tool file that already exists is pinned only as `omega proposals show` showed it: give
+    its sha256 with --sha256; if the file changed since, nothing is approved."""
     from omega.evolution.proposals import ReviewError, approve
 
     runtime = load_runtime()
@@ -95,6 +107,7 @@ def proposals_approve(
                 note,
                 "owner (cli)",
                 promote_notes=promote,
+                sha256=sha256,
             )
         )
     except ReviewError as exc:
@@ -105,7 +118,7 @@ def proposals_approve(
 
 @proposals_app.command("reject")
 def proposals_reject(
-    proposal_id: Annotated[int, typer.Argument(help="The proposal's id.")],
+    proposal_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The proposal's id.")],
     reason: Annotated[str, typer.Argument(help="Why (remembered, so it is not proposed again).")],
 ) -> None:
     """Reject a proposal, with the reason."""

@@ -9,6 +9,7 @@ import typer
 from omega.cli.support import fail as _fail
 from omega.cli.support import load_runtime as _runtime
 from omega.cli.support import open_store as _open_store
+from omega.text import MAX_ROW_ID
 
 limitations_app = typer.Typer(help="What Omega knows it cannot do yet.", no_args_is_help=True)
 
@@ -77,8 +78,13 @@ def limitations_resolve(
 
 @limitations_app.command("merge")
 def limitations_merge(
-    merged: Annotated[int, typer.Argument(help="The limitation that is a repeat (its id).")],
-    into: Annotated[int, typer.Argument(help="The one it repeats (its id): it stays open.")],
+    merged: Annotated[
+        int, typer.Argument(min=1, max=MAX_ROW_ID, help="The limitation that is a repeat (its id).")
+    ],
+    into: Annotated[
+        int,
+        typer.Argument(min=1, max=MAX_ROW_ID, help="The one it repeats (its id): it stays open."),
+    ],
 ) -> None:
     """Merge two open limitations that are one gap: the first's sightings count for the
     second, and the first is resolved as merged."""

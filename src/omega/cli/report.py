@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from omega.cli.support import fail, load_runtime, open_store
+from omega.text import MAX_ROW_ID
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -216,7 +217,9 @@ def fragments_list(
 
 
 @fragments_app.command("show")
-def fragments_show(fragment_id: Annotated[int, typer.Argument(help="The fragment's id.")]) -> None:
+def fragments_show(
+    fragment_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The fragment's id.")],
+) -> None:
     """One fragment: its text, provenance, the runs it feeds and its audited changes."""
     from omega.evolution.proposals import ProposalStore, describe_fragment, fragment_history
 
@@ -249,7 +252,7 @@ def _change(fragment_id: int, active: bool) -> None:
 
 @fragments_app.command("deactivate")
 def fragments_deactivate(
-    fragment_id: Annotated[int, typer.Argument(help="The fragment's id.")],
+    fragment_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The fragment's id.")],
 ) -> None:
     """Stop injecting a fragment into prompts (audited; reactivate brings it back)."""
     _change(fragment_id, False)
@@ -257,7 +260,7 @@ def fragments_deactivate(
 
 @fragments_app.command("reactivate")
 def fragments_reactivate(
-    fragment_id: Annotated[int, typer.Argument(help="The fragment's id.")],
+    fragment_id: Annotated[int, typer.Argument(min=1, max=MAX_ROW_ID, help="The fragment's id.")],
 ) -> None:
     """Inject a deactivated fragment again (audited)."""
     _change(fragment_id, True)

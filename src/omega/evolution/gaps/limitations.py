@@ -27,7 +27,7 @@ from omega.evolution.gaps.gap import (
 from omega.memory.audit import AuditEntry
 from omega.memory.db import to_db_time, utc_now
 from omega.memory.store import Store
-from omega.text import neutralized, quote_untrusted
+from omega.text import neutralized, quote_untrusted, row_id
 from omega.turn import MarkerContext, audit_change, owner_message
 
 log = logging.getLogger(__name__)
@@ -269,7 +269,11 @@ class LimitationStore:
 
     def resolve(self, key: str, resolution: str = "", by: str = "owner") -> Limitation | None:
         """Mark an open limitation (by id or title) resolved; None if there is no such one."""
-        found = self.get(int(key)) if key.strip().isdecimal() else self.by_title(key)
+        number = row_id(key)
+        if key.strip().isdecimal():  # an id (one past any row's: none), never a title
+            found = self.get(number) if number is not None else None
+        else:
+            found = self.by_title(key)
         if found is None or found.status != "open":
             return None
         with self.store.transaction() as conn:

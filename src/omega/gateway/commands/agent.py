@@ -28,6 +28,7 @@ from omega.ops.selfcheck import CheckContext, run_checks, summary
 from omega.providers import chain_names
 from omega.providers.claude.cli import describe_tools
 from omega.sandbox import probe
+from omega.text import row_id
 from omega.tools.mcp_status import status_lines as mcp_status_lines
 from omega.turn import is_owner
 
@@ -125,15 +126,15 @@ def _resolve(ctx: CommandContext, args: str) -> str:
 def _merge(ctx: CommandContext, args: str) -> str:
     if not _owner(ctx):
         return OWNER_ONLY
-    ids = args.split()
-    if len(ids) != 2 or not all(i.isdecimal() for i in ids):
+    ids = [row_id(i) for i in args.split()]
+    if len(ids) != 2 or ids[0] is None or ids[1] is None:
         return "Usage: /merge <limitation id> <id of the one it repeats>"
     try:
         kept = merge_limitations(
             ctx.store,
             ctx.paths.heartbeat,
-            int(ids[0]),
-            int(ids[1]),
+            ids[0],
+            ids[1],
             channel=ctx.message.channel,
             sender_id=ctx.message.sender_id,
             request=f"/merge {args}",
@@ -145,7 +146,8 @@ def _merge(ctx: CommandContext, args: str) -> str:
 
 def _proposals(ctx: CommandContext, args: str) -> str:
     if args.strip().isdecimal():
-        proposal = ProposalStore(ctx.store).get(int(args.strip()))
+        found = row_id(args)
+        proposal = ProposalStore(ctx.store).get(found) if found is not None else None
         if proposal is None:
             return f"No proposal #{args.strip()}."
         return render_review(ctx.paths, proposal)
@@ -160,17 +162,34 @@ def _proposals(ctx: CommandContext, args: str) -> str:
     return "Proposals:\n" + "\n".join(lines)
 
 
+# The sha256 the review showed, as the word after the id of /approve (at least 16 hex digits).
+_SHA256 = re.compile(r"[0-9a-fA-F]{16,64}")
+
+
 def _review(ctx: CommandContext, args: str, approving: bool) -> str:
     if not _owner(ctx):
         return OWNER_ONLY
     key, _, notes = args.partition(" ")
-    if not key.isdecimal():
-        return "Usage: /approve <id> [notes]" if approving else "Usage: /reject <id> <reason>"
+    number = row_id(key)
+    if number is None:
+        if approving:
+            return "Usage: /approve <id> [sha256 from /proposals <id>] [notes]"
+        return "Usage: /reject <id> <reason>"
     who = f"owner ({ctx.message.channel}:{ctx.message.sender_id})"
     try:
         if approving:
-            return approve(ctx.store, ctx.paths, ctx.config, int(key), notes, who)
-        return reject(ctx.store, int(key), notes, who)
+            first, _, rest = notes.strip().partition(" ")
+            digest = first if _SHA256.fullmatch(first) else ""
+            return approve(
+                ctx.store,
+                ctx.paths,
+                ctx.config,
+                number,
+                rest if digest else notes,
+                who,
+                sha256=digest,
+            )
+        return reject(ctx.store, number, notes, who)
     except ReviewError as exc:
         return f"Not done: {exc}."
 
