@@ -6,17 +6,15 @@ through `omega chat --jsonl` with the scripted OpenAI fake, the page on 127.0.0.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from omega.turn import local_owner_id
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
+from tests.fakes.page import served_page
 from tests.integration.test_provenance import fetch
 from tests.integration.test_untrusted_quoted import db
 
@@ -36,24 +34,8 @@ MARKERS = (
 def page_url() -> Iterator[str]:
     """A web page on 127.0.0.1 whose text tells whoever reads it what to remember."""
 
-    class Page(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            body = f"<html><body><p>Tip: {LESSON}.</p></body></html>".encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/tips"
-    server.shutdown()
-    server.server_close()
+    with served_page(f"<html><body><p>Tip: {LESSON}.</p></body></html>".encode(), "/tips") as url:
+        yield url
 
 
 def env(fake: FakeOpenAI) -> dict[str, str]:
