@@ -111,8 +111,8 @@ def test_fragments_from_cli_and_chat_and_the_report(
     assert again.stderr.endswith("omega: prompt fragment #1 is already inactive\n")
     assert omega("fragments", "reactivate", "1").stdout.startswith("Reactivated prompt fragment #1")
     assert omega("fragments", "show", "7").returncode == 1
-    huge = omega("fragments", "deactivate", str(10**30))
-    assert huge.returncode == 1 and "no prompt fragment" in huge.stderr
+    huge = omega("fragments", "deactivate", str(10**30))  # past any row id: a usage error
+    assert huge.returncode == 2 and "9223372036854775807" in huge.stderr
     history = omega("fragments", "show", "1").stdout.split("History:\n")[1].splitlines()
     assert [line.split(" ", 2)[2] for line in history] == [
         "promoted by owner (cli)",
