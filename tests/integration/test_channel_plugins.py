@@ -101,16 +101,32 @@ def _write_line(fifo: Path, data: Mapping[str, object], timeout: float = 20) -> 
 
 
 def _outbox(path: Path, count: int, timeout: float = 20) -> list[dict[str, str]]:
-    """The first `count` lines the channel appended to its outbox."""
+    """The first `count` lines the channel appended to its outbox, leaving out the "Taking a
+    moment..." nudges a slow (loaded) machine adds after 15 s."""
+    deadline = time.monotonic() + timeout
+    lines: list[dict[str, str]] = []
+    while time.monotonic() < deadline:
+        if path.exists():
+            every = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
+            lines = [line for line in every if line.get("kind") != "status"]
+            if len(lines) >= count:
+                return lines
+        time.sleep(0.1)
+    raise AssertionError(f"fewer than {count} lines in the outbox: {lines}")
+
+
+def _outbox_until(path: Path, text: str, timeout: float = 60) -> list[dict[str, str]]:
+    """Every line in the outbox once one carries `text` (a welcome, or a nudge on a loaded
+    machine, may come before it)."""
     deadline = time.monotonic() + timeout
     lines: list[dict[str, str]] = []
     while time.monotonic() < deadline:
         if path.exists():
             lines = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x]
-            if len(lines) >= count:
+            if any(line["text"] == text for line in lines):
                 return lines
         time.sleep(0.1)
-    raise AssertionError(f"fewer than {count} lines in the outbox: {lines}")
+    raise AssertionError(f"no {text!r} in the outbox: {lines}")
 
 
 def test_omega_start_runs_an_installed_channel_plugin_and_reports_a_broken_one(

@@ -18,7 +18,7 @@ from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.smtp_server import SmtpSink
 from tests.integration.terminal_session import Answer, run_in_terminal
-from tests.integration.test_channel_plugins import _outbox, _write_line
+from tests.integration.test_channel_plugins import _outbox_until, _write_line
 from tests.integration.test_channel_plugins import plugins_dir as plugins_dir  # the fixture
 from tests.integration.test_email_channel import (
     AUTHSERV,
@@ -216,8 +216,9 @@ def test_init_on_a_terminal_adds_an_email_channel_and_a_plugin_that_omega_start_
         )
         _answers(smtp, "<m1@ex.org>", "Dinner is at eight.", home)
         _write_line(inbox, {"id": "f1", "from": "ana", "text": "hi there"})
-        lines = _outbox(outbox, 1)
-        assert any(line["text"] == "Hello Ana, from the FIFO." for line in lines)
+        lines = _outbox_until(outbox, "Hello Ana, from the FIFO.")
+        kinds = [line["kind"] for line in lines if line["to"] == "ana"]
+        assert [kind for kind in kinds if kind != "status"] == ["welcome", "reply"]
         status = run_omega("status", env=env)
         rows = {line.split()[0]: line for line in status.stdout.splitlines() if line.strip()}
         assert "plug-in, omega@example.org, running" in rows["email"]  # its own report
