@@ -39,6 +39,9 @@ HELP: dict[str, str] = {
     "fragments [id|deactivate <id>|reactivate <id>]": (
         "prompt fragments promoted from reviews: list, show, switch off or on (owner only)"
     ),
+    "confirm <code>": (
+        "do what I refused after reading others' text, exactly as my alert quoted it (owner only)"
+    ),
     "selfheal [clear]": "self-healing state; clear an escalation (owner only)",
     "whatsapp [phone]": "pair WhatsApp by QR code, or by a code for that phone (owner only)",
     "pending": "strangers waiting to be approved (owner only)",

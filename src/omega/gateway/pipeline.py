@@ -30,6 +30,7 @@ from omega.gateway.routing import DIRECT
 from omega.gateway.sanitize import sanitize
 from omega.gateway.steps import execute_steps
 from omega.gateway.turn_context import turn_context
+from omega.markers.confirm import confirm_refused
 from omega.markers.handlers import apply_markers
 from omega.markers.notices import unmet_notice
 from omega.markers.registry import parse_markers
@@ -223,7 +224,9 @@ async def _answer(
             )
         try:
             refusal = await command_refusal(deps, message, turn.role, command.name)
-            if refusal is None:
+            if refusal is None and command.name == "confirm":  # acts as a reply's markers do
+                text = await confirm_refused(deps, message, turn.role, out, command.args)
+            elif refusal is None:
                 text = await run_command(command, ctx)
             else:
                 text = OWNER_ONLY if command.name in OWNER_COMMANDS else NOT_FOR_GUESTS

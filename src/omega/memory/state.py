@@ -55,6 +55,24 @@ class State(Database):
         with self._tx() as conn:
             conn.execute("DELETE FROM state WHERE scope = ? AND key = ?", (scope, key))
 
+    def state_take(self, scope: str, key: str) -> Any:
+        """The value kept under (scope, key), forgotten in the same transaction: of two replicas
+        taking it at once only one gets it (a one-time code is used once). None when there is
+        none, or another took it first."""
+        with self._tx() as conn:
+            rows = conn.execute(
+                "SELECT value FROM state WHERE scope = ? AND key = ?", (scope, key)
+            ).fetchall()
+            if not rows:
+                return None
+            gone = conn.execute("DELETE FROM state WHERE scope = ? AND key = ?", (scope, key))
+            if gone.rowcount != 1:  # taken by a transaction that committed after our read
+                return None
+        try:
+            return json.loads(rows[0][0])
+        except ValueError:
+            return None
+
     def state_keys(self, scope: str) -> list[str]:
         """The keys kept in `scope`."""
         rows = self._query("SELECT key FROM state WHERE scope = ? ORDER BY key", (scope,))

@@ -77,6 +77,7 @@ OWNER_COMMANDS = frozenset(
         "pending",
         "approve_person",
         "deny_person",
+        "confirm",
     }
 )
 
