@@ -202,6 +202,9 @@ class Context:
     # while nothing changes (rules, platform, markers, sandbox); providers that cache prompts
     # mark it. "" when unknown: the whole prompt is then one piece.
     stable_prefix: str = ""
+    # Earlier conversations whose summary or messages memory put in system_prompt: what they
+    # read (a page, a tool's result) is in this prompt too (turn.earlier_reads).
+    recalled_from: tuple[str, ...] = ()
 
     @property
     def prompt(self) -> str:

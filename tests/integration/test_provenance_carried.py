@@ -82,7 +82,7 @@ def test_markers_in_the_reply_that_read_a_page_are_refused_and_told(
         assert f"did not happen: {name}." in str(reply["text"])
 
 
-def test_a_page_read_in_an_earlier_turn_still_counts_until_a_new_conversation(
+def test_a_page_read_in_an_earlier_turn_still_counts_and_in_a_conversation_recalling_it(
     fake_openai: FakeOpenAI, isolated_env: Path, page_url: str
 ) -> None:
     fake_openai.script = [
@@ -101,17 +101,13 @@ def test_a_page_read_in_an_earlier_turn_still_counts_until_a_new_conversation(
     assert [call["conversation_id"]] == [row["conversation_id"] for row in conversations]
     assert_refused(isolated_env, result.events, "fetch_url")
 
-    # A new conversation carries no page: the owner's own reply acts as before.
+    # A new conversation recalls the old one's summary, made from the page: refused again,
+    # named so (tests/integration/test_provenance_recalled.py: and one that read nothing acts).
     fake_openai.script = [Step(match="remember", text=MARKERS.replace("SELF_HEAL", "-"))]
     lines = [{"text": "/forget"}, {"text": "remember this"}]
     result = run_omega("chat", "--jsonl", env=env(fake_openai), stdin=jsonl(*lines), timeout=120)
     assert result.returncode == 0, result.stderr
-    [lesson] = db(isolated_env, "SELECT text, scope, source FROM skill_lessons")
-    assert (lesson["text"], lesson["scope"], lesson["source"]) == (LESSON, "*", "owner")
-    assert CHECK in (isolated_env / "HEARTBEAT.md").read_text()
-    [task] = db(isolated_env, "SELECT task_type, creator_role, description FROM scheduled_tasks")
-    assert (task["task_type"], task["creator_role"], task["description"]) == (
-        "action",
-        "owner",
-        ACTION,
-    )
+    assert db(isolated_env, "SELECT * FROM scheduled_tasks") == []
+    refusals = db(isolated_env, "SELECT detail FROM audit_log WHERE event = 'marker_refused'")
+    assert len(refusals) == 2
+    assert "fetch_url (in an earlier conversation memory recalled)" in refusals[1]["detail"]

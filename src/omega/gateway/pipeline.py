@@ -293,14 +293,15 @@ async def _respond(
     kind: OutgoingKind,
 ) -> str | None:
     images_before = await asyncio.to_thread(attachments.snapshot_images, folder)
-    # What earlier turns read: the history carries it into this prompt too (issue 37).
-    earlier = await earlier_reads(deps, message)
     fast, complex_model = models_for(deps.provider.name, deps.config)
     plan = DIRECT
     try:
         async with _showing_activity(deps, message, turn.language, out):
             listed = deps.skills.skills()  # once per message: the context and the planner
             context = await turn_context(deps, message, turn, listed)
+            # What earlier turns read, and the earlier conversations memory recalled: the
+            # prompt carries it too (issue 37).
+            earlier = await earlier_reads(deps, message, context.recalled_from)
             if cause == "reply" and routing_enabled(deps):
                 plan = await plan_message(deps, message, turn, context, fast, listed)
             if plan.kind == "direct":

@@ -1,7 +1,10 @@
 """The summarizer: idle conversations become a short summary plus validated facts, then close.
 
 A summary the provider cannot make now leaves its conversation open: that is the queue (in the
-store, so another replica or the next start makes it), never a placeholder in its place."""
+store, so another replica or the next start makes it), never a placeholder in its place.
+Facts are a person's for good and carry no origin: of a conversation that read a page or a
+tool's result, they come from the person's own lines alone (ARCHITECTURE §12a). Its summary
+keeps its conversation, whose reads a later prompt recalling it carries (turn.earlier_reads)."""
 
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import re
 
 from omega.errors import OmegaError
 from omega.providers.base import RETRY_LATER_KINDS, ProviderError
-from omega.turn import PipelineDeps, ask_provider
+from omega.turn import PipelineDeps, ask_provider, reads_in
 from omega.types import ChatMessage, Context
 
 log = logging.getLogger(__name__)
@@ -102,7 +105,15 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
     if not summary:
         summary = f"({len(messages)} messages, summary unavailable)"
     try:
-        facts = parse_facts(await _ask(deps, FACTS_PROMPT, text, "facts"))
+        read = await store.call(reads_in, store, conversation_id)
+    except Exception:
+        log.exception("could not read what %s read; counted as external", conversation_id[:8])
+        read = "unknown"
+    if read:  # text nobody here wrote states no fact about the person
+        log.info("facts of %s from the person's lines only (read %s)", conversation_id[:8], read)
+        text = transcript([m for m in messages if m.role == "user"])
+    try:
+        facts = parse_facts(await _ask(deps, FACTS_PROMPT, text, "facts")) if text else {}
     except ProviderError as exc:
         log.warning("fact extraction for %s failed: %s", conversation_id[:8], exc)
         facts = {}

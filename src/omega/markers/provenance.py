@@ -81,7 +81,7 @@ async def refuse_external(ctx: MarkerContext, barred: list[MarkerEvent]) -> None
         f"⚠️ Not done (quoted, not an instruction): a reply written after reading {read} "
         "asked for\n" + "\n".join(lines) + "\nWhat these change acts later as yours, so text "
         f"nobody here wrote may not ask for it. {how}Or do it yourself (HEARTBEAT.md, "
-        "/cancel), or ask again in a new conversation (/forget)."
+        "/cancel)."
     )
     await ctx.notify(owner_message(ctx, text, kind="alert"))
 

@@ -95,6 +95,7 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
     within = (message.channel, conversation) if message.is_group else None
     history: list[ChatMessage] = []
     sections = [request.system_prompt]
+    recalled_from: list[str] = []
     if store is not None:
         history = fit_history(
             store.recent_messages(
@@ -108,12 +109,13 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
             sections.append(
                 "[from: memory, this person] What you know about them:\n" + "\n".join(profile)
             )
-        summaries = store.recent_summaries(message.sender_id, 3, within)
+        summaries = store.recent_summaries_of(message.sender_id, 3, within)
         if summaries:
             sections.append(
                 "[from: memory, this person] Earlier conversations:\n"
-                + "\n".join(f"- {s}" for s in summaries)
+                + "\n".join(f"- {s}" for _, s in summaries)
             )
+            recalled_from += [conversation_id for conversation_id, _ in summaries]
         current = store.active_conversation_id(message.channel, message.sender_id, conversation)
         recalled = store.search_messages(
             message.sender_id,
@@ -130,6 +132,7 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
             sections.append(
                 "[from: memory, this person] Related things said before:\n" + "\n".join(lines)
             )
+            recalled_from += [r.conversation_id for r in recalled]
         tasks = store.pending_tasks(message.sender_id)
         if message.is_group:  # only those made in this room, to be answered in it
             tasks = [t for t in tasks if t.answers_at(message.channel, message.target)]
@@ -160,4 +163,5 @@ def build_context(store: Store | None, request: ContextRequest) -> Context:
         thread=conversation,
         group=message.is_group,
         use_tools=True,  # a person is being answered (turn_context: unless they may call none)
+        recalled_from=tuple(dict.fromkeys(recalled_from)),
     )

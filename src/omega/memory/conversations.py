@@ -291,13 +291,20 @@ class Conversations(Database):
     ) -> list[str]:
         """The sender's latest conversation summaries, newest first; with `within`, only
         those of the conversations of that (channel, thread)."""
+        return [summary for _, summary in self.recent_summaries_of(sender_id, limit, within)]
+
+    def recent_summaries_of(
+        self, sender_id: str, limit: int = 3, within: Within | None = None
+    ) -> list[tuple[str, str]]:
+        """`recent_summaries` as (conversation id, summary): whose reads a prompt carrying
+        them carries too."""
         inside, place = _within("conversation_id", within)
         rows = self._query(
-            f"SELECT summary FROM summaries WHERE sender_id = ?{inside} "
+            f"SELECT conversation_id, summary FROM summaries WHERE sender_id = ?{inside} "
             "ORDER BY created_at DESC LIMIT ?",
             (sender_id, *place, limit),
         )
-        return [row["summary"] for row in rows]
+        return [(str(row["conversation_id"]), str(row["summary"])) for row in rows]
 
     def close_active_conversation(
         self, channel: str, sender_id: str, thread: str = ""

@@ -37,6 +37,7 @@ ATTACHMENT_NOTE = "[Attached file: "
 RECENT_CALLS = 2000
 UNCHECKED = "tool results too old to check"
 UNREADABLE = "earlier turns (memory unreadable)"
+RECALLED = "(in an earlier conversation memory recalled)"
 
 
 def external_reads(
@@ -53,49 +54,65 @@ def external_reads(
     return ", ".join(dict.fromkeys(names))
 
 
-def reads_in(store: Store, conversation_id: str) -> str:
-    """What external content a conversation read ("" when none): the names of the tool calls
-    recorded in it that may have returned text nobody here wrote (as `external_reads`), and an
-    attached file. A conversation started before the latest RECENT_CALLS tool calls counts as
-    having read some (UNCHECKED). Call on the store's thread."""
+def reads_in(store: Store, *conversation_ids: str) -> str:
+    """What external content these conversations read ("" when none): the names of the tool
+    calls recorded in them that may have returned text nobody here wrote (as
+    `external_reads`), and an attached file. A conversation started before the latest
+    RECENT_CALLS tool calls counts as having read some (UNCHECKED), as does one that is not
+    there. The same four queries however many conversations. Call on the store's thread."""
+    if not conversation_ids:
+        return ""
+    among = f"conversation_id IN ({', '.join('?' * len(conversation_ids))})"
     top = store.query("SELECT MAX(id) AS top FROM tool_calls")
     floor = int(top[0]["top"] or 0) - RECENT_CALLS if top else 0
     rows = store.query(
-        "SELECT DISTINCT tool FROM tool_calls WHERE id > ? AND conversation_id = ? ORDER BY tool",
-        (floor, conversation_id),
+        f"SELECT DISTINCT tool FROM tool_calls WHERE id > ? AND {among} ORDER BY tool",
+        (floor, *conversation_ids),
     )
     names = [str(row["tool"]) for row in rows if row["tool"] not in OWN_TEXT_TOOLS]
-    if floor > 0:  # calls older than the window: were any of them this conversation's?
+    if floor > 0:  # calls older than the window: were any of them these conversations'?
         older = store.query(
             "SELECT created_at FROM tool_calls WHERE id <= ? ORDER BY id DESC LIMIT 1", (floor,)
         )
         started = store.query(
-            "SELECT started_at FROM conversations WHERE id = ?", (conversation_id,)
+            f"SELECT COUNT(*) AS n, MIN(started_at) AS first FROM conversations WHERE "
+            f"{among.replace('conversation_id', 'id')}",
+            conversation_ids,
         )
-        if not started or (older and str(older[0]["created_at"]) >= str(started[0]["started_at"])):
+        known = bool(started) and int(started[0]["n"]) == len(set(conversation_ids))
+        if not known or (older and str(older[0]["created_at"]) >= str(started[0]["first"])):
             names.append(UNCHECKED)
     attached = store.query(
-        "SELECT 1 FROM messages WHERE conversation_id = ? AND role = 'user' AND content LIKE ? "
-        "LIMIT 1",
-        (conversation_id, f"{ATTACHMENT_NOTE}%"),
+        f"SELECT 1 FROM messages WHERE {among} AND role = 'user' AND content LIKE ? LIMIT 1",
+        (*conversation_ids, f"{ATTACHMENT_NOTE}%"),
     )
     if attached:
         names.append(ATTACHED)
     return ", ".join(dict.fromkeys(names))
 
 
-def conversation_reads(store: Store, channel: str, sender_id: str, thread: str = "") -> str:
+def conversation_reads(
+    store: Store, channel: str, sender_id: str, thread: str = "", recalled: tuple[str, ...] = ()
+) -> str:
     """What external content the conversation a message continues has read in its earlier
     turns (`reads_in`; "" when there is none yet): its history carries what they returned into
     this turn's prompt. Every tool call of a turn answering someone is recorded in the
-    conversation its exchange is kept in (turn.ask). Call on the store's thread."""
+    conversation its exchange is kept in (turn.ask). With `recalled`, the earlier
+    conversations whose summary or messages memory put in the prompt (Context.recalled_from):
+    what they read is carried too. Call on the store's thread."""
     conversation = store.active_conversation_id(channel, sender_id, thread)
-    return reads_in(store, conversation) if conversation else ""
+    here = reads_in(store, conversation) if conversation else ""
+    before = reads_in(store, *[c for c in recalled if c != conversation])
+    named = [f"{name} {RECALLED}" for name in before.split(", ") if name]
+    return ", ".join(part for part in (here, *named) if part)
 
 
-async def earlier_reads(deps: PipelineDeps, message: IncomingMessage) -> str:
-    """`conversation_reads` of the conversation `message` continues, asked before its turn
-    calls the provider. Fails closed: memory it cannot read counts as external (UNREADABLE)."""
+async def earlier_reads(
+    deps: PipelineDeps, message: IncomingMessage, recalled: tuple[str, ...] = ()
+) -> str:
+    """`conversation_reads` of the conversation `message` continues and of those its prompt
+    recalled, asked before its turn calls the provider. Fails closed: memory it cannot read
+    counts as external (UNREADABLE)."""
     try:
         return await deps.store.call(
             conversation_reads,
@@ -103,6 +120,7 @@ async def earlier_reads(deps: PipelineDeps, message: IncomingMessage) -> str:
             message.channel,
             message.sender_id,
             message.conversation,
+            recalled,
         )
     except Exception:
         log.exception("could not read what the conversation read; counted as external")
