@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 Kind = Literal["skill", "tool"]
 Origin = Literal["owner", "approved"]
 MAX_FILE_BYTES = 1_000_000
+LARGE = b"large file, sha256 "  # how a folder's digest names a file over MAX_FILE_BYTES
 
 
 def file_digest(data: bytes) -> str:
@@ -42,10 +43,29 @@ def folder_files(folder: Path) -> dict[str, bytes]:
             found[relative] = b"symlink:" + str(path.readlink()).encode()
         elif path.is_file():
             try:
-                found[relative] = path.read_bytes()[:MAX_FILE_BYTES]
+                found[relative] = _pinned_bytes(path)
             except OSError:
                 found[relative] = b"unreadable"
     return found
+
+
+def _pinned_bytes(path: Path) -> bytes:
+    """A file's bytes as pinned: the file itself, or for one over MAX_FILE_BYTES (a program a
+    skill runs, say) the sha256 of all of it, read in blocks: a byte changed anywhere in it
+    changes the folder's digest, and memory stays bounded."""
+    with path.open("rb") as handle:
+        head = handle.read(MAX_FILE_BYTES + 1)
+        if len(head) <= MAX_FILE_BYTES:
+            return head
+        whole = hashlib.sha256(head)
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            whole.update(block)
+    return LARGE + whole.hexdigest().encode()
+
+
+def pinned_form(data: bytes) -> bytes:
+    """What a folder's digest takes of a file holding `data` (as `folder_files` reads it)."""
+    return data if len(data) <= MAX_FILE_BYTES else LARGE + file_digest(data).encode()
 
 
 def files_digest(files: dict[str, bytes]) -> str:

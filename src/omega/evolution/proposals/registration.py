@@ -35,7 +35,12 @@ from omega.evolution.proposals.procedural import (
 )
 from omega.evolution.proposals.review import DIGEST_CHARS, approve_command, skill_markdown
 from omega.evolution.proposals.scaffold import scaffold_text
-from omega.memory.artefacts import MAX_FILE_BYTES, ArtefactStore, file_digest, files_digest
+from omega.memory.artefacts import (
+    ArtefactStore,
+    file_digest,
+    files_digest,
+    pinned_form,
+)
 from omega.memory.audit import AuditEntry, AuditStatus
 from omega.memory.store import Store
 from omega.paths import OmegaPaths, write_private
@@ -257,7 +262,7 @@ def _register(
             by=by,
             proposal_id=proposal.id,
             # What this approval wrote, not what the folder holds by the time it is hashed.
-            digest=files_digest({target.name: text.encode()[:MAX_FILE_BYTES]}),
+            digest=files_digest({target.name: pinned_form(text.encode())}),
         )
         diff = "".join(
             difflib.unified_diff(
