@@ -3,7 +3,9 @@ memory adds in one trip to the database thread, matched skills and their MCP ser
 tools, folder and images of this turn.
 
 Every block of the prompt carries its origin (omega.turn.prompt): the rules first, then the
-data. A skill the gate approved from one person's gap reaches only that person's prompts."""
+data. A skill the gate approved from one person's gap reaches only that person's prompts, and
+only in their own chat: a group room's prompt, read by the whole room's answer, holds no
+person's personality, project, own skills, lessons or learnings."""
 
 from __future__ import annotations
 
@@ -42,16 +44,18 @@ T = TypeVar("T")
 def _situation(deps: PipelineDeps, message: IncomingMessage, turn: Turn) -> PromptSituation:
     """The person's standing situation; the turn's skills and signals are added to it later."""
     facts, zone = turn.facts, turn.zone
-    project = (
-        deps.projects.get(facts.get("active_project", "")) if facts.get("active_project") else None
-    )
+    # What a person set for Omega in their own chat (how to talk to them, the project they
+    # activated) shapes their answers only: a group room's answer is read by everyone in it.
+    wishes: dict[str, str] = {} if message.is_group else facts
+    active = wishes.get("active_project", "")
+    project = deps.projects.get(active) if active else None
     return PromptSituation(
         channel=message.channel,
         platform_hint=deps.state.platform_hints.get(message.channel, ""),
         is_group=message.is_group,
         project_name=project.name if project else "",
         project_instructions=project.instructions if project else "",
-        personality=facts.get("personality", ""),
+        personality=wishes.get("personality", ""),
         # The heartbeat checklist is the owner's business, never in anyone else's prompt, nor
         # in a group room's, whose answer everyone in the room reads.
         checklist=read_checklist(deps.paths.heartbeat) if _owner_alone(message, turn) else "",
@@ -99,13 +103,14 @@ async def turn_context(
     the catalog as listed for this message (listed now when not given)."""
     scope = scope_of(message.channel, message.sender_id)
     # What memory learned from this person's own turns (skill lessons, learnings of tool use)
-    # may hold what they said in private: in a group room only the global ones are recalled.
+    # may hold what they said in private: in a group room only the global ones are recalled,
+    # and so only the skills meant for everyone (not one born of this person's own gap): a
+    # room is no one person, and visible_to("") holds only for a skill without an audience.
     memory_scope = GLOBAL if message.is_group else scope
+    reader = "" if message.is_group else f"person:{scope}"
     listed = deps.skills.skills() if skills is None else skills
     found = [
-        s
-        for s in match_triggers(listed, message.text)
-        if s.available and s.visible_to(f"person:{scope}")
+        s for s in match_triggers(listed, message.text) if s.available and s.visible_to(reader)
     ]
     owner = _owner_alone(message, turn)
     situation = _situation(deps, message, turn)
