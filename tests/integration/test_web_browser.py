@@ -14,6 +14,7 @@ from __future__ import annotations
 import base64
 import os
 import shutil
+import socket
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, FilePayload, Page, expect, sync_playwright
 
+from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -169,6 +171,41 @@ def test_login_chat_live_events_and_history(
     hello = [r for r in fake_openai.requests if "hello omega" in r.last_user_text]
     assert hello
     assert _db(running.home, "SELECT COUNT(*) FROM messages WHERE channel = 'web'")[0][0] >= 6
+
+
+def test_alerts_kept_while_no_page_was_open_arrive_when_the_chat_opens(
+    browser: Browser, fake_openai: FakeOpenAI, isolated_env: Path, tmp_path: Path
+) -> None:
+    """The event stream (a GET) delivers nothing kept; the chat's script asks for the kept
+    alerts with a POST once its stream is open, and they arrive on the page."""
+    kept = "Kept while no page was open: the disk is almost full"
+    seed(isolated_env)
+    store = Store(isolated_env / "memory.db")
+    try:
+        store.keep_owner_alert(kept, "alert")
+    finally:
+        store.close()
+    ready = tmp_path / "notify.sock"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(ready))
+        notify.settimeout(60)
+        running = RunningWeb(isolated_env, openai_env(fake_openai, NOTIFY_SOCKET=str(ready)))
+        try:
+            assert notify.recv(64) == b"READY=1"  # the start's own delivery is over
+            sql = "SELECT status, channel FROM owner_alerts"
+            assert _db(running.home, sql) == [("pending", "")]
+            page = _logged_in(browser, running)  # the overview: no chat, nothing delivered
+            assert _db(running.home, sql) == [("pending", "")]
+            page.goto(running.base + "/chat")
+            expect(page.locator(".line.out.kind-alert", has_text=kept)).to_be_visible()
+            assert _db(running.home, sql) == [("delivered", "web")]
+            page.reload()  # shown again from the history, not delivered twice
+            expect(page.locator("#chat[data-connected='1']")).to_have_count(1)
+            expect(page.locator(".line.out.kind-alert", has_text=kept)).to_have_count(1)
+        finally:
+            code, err = running.terminate()
+    assert code == 0, err
+    assert "Traceback" not in err
 
 
 def test_dashboard_decisions_and_screenshots(

@@ -42,6 +42,7 @@ GET_ROUTES = [
 ]
 POST_ROUTES = [
     "/chat/send",
+    "/chat/alerts",
     "/limitations/1/resolve",
     "/proposals/1/approve",
     "/proposals/2/reject",

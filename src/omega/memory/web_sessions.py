@@ -64,6 +64,20 @@ class WebSessions(Database):
             )
             return True
 
+    def web_session_peek(self, session_id: str, max_idle_s: float) -> tuple[str, bool] | None:
+        """Read only: the CSRF token of the live session `session_id` and whether its use is
+        due to be noted again (last noted over SEEN_EVERY ago); None for no session or an
+        expired one. A made-up cookie costs a read, never a write (`web_session` writes)."""
+        rows = self._query(
+            "SELECT csrf, last_seen FROM web_sessions WHERE id_digest = ?", (digest(session_id),)
+        )
+        if not rows:
+            return None
+        idle = datetime.now(UTC) - from_db_time(str(rows[0]["last_seen"]))
+        if idle > timedelta(seconds=max_idle_s):
+            return None
+        return str(rows[0]["csrf"]), idle > SEEN_EVERY
+
     def web_session(self, session_id: str, max_idle_s: float) -> str | None:
         """The CSRF token of the live session `session_id` (its use noted), or None; sessions
         idle longer than `max_idle_s` are deleted."""

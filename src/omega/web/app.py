@@ -73,7 +73,7 @@ register_url_convertor("id", IdConvertor())
 
 
 def build_app(ctx: WebContext) -> Guard:
-    """The ASGI app: every route behind the Guard (session, POST-only changes, CSRF)."""
+    """The ASGI app: every route behind the Guard (Host, session, POST-only changes, CSRF)."""
     from omega.web import actions, chat, pages
 
     routes = [
@@ -81,6 +81,7 @@ def build_app(ctx: WebContext) -> Guard:
         Route("/chat", chat.page),
         Route("/chat/send", chat.send, methods=["POST"]),
         Route("/chat/events", chat.events),
+        Route("/chat/alerts", chat.alerts, methods=["POST"]),
         Route("/media/{name}", chat.media),
         Route("/limitations", pages.limitations),
         Route("/proposals", pages.proposals),
@@ -125,7 +126,8 @@ def build_app(ctx: WebContext) -> Guard:
     ]
     app = Starlette(routes=routes, exception_handlers={404: _not_found})
     app.state.ctx = ctx
-    return Guard(app, ctx.sessions, ctx.deps.config.web.public_url)
+    web = ctx.deps.config.web
+    return Guard(app, ctx.sessions, web.public_url, web.host.strip() or "127.0.0.1")
 
 
 async def _not_found(request: Request, exc: Exception) -> Response:

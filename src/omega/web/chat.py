@@ -1,12 +1,18 @@
-"""The chat page: history on load, messages sent with POST, everything else live (SSE)."""
+"""The chat page: history on load, messages sent with POST, everything else live (SSE).
+
+Reading the event stream delivers nothing kept: the alerts kept while no page was open go out
+only when the page's own script asks for them (`POST /chat/alerts`, with the session's CSRF
+token, once its stream is open), never because something fetched a URL (a foreign page's
+<img>, a prefetch).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import base64
 import binascii
-import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator
 from typing import Any
 from urllib.parse import parse_qs
@@ -21,6 +27,8 @@ from starlette.responses import (
 )
 
 from omega.web.context import ctx_of, render
+
+log = logging.getLogger(__name__)
 
 KEEPALIVE_SECS = 15.0
 MAX_TEXT = 20_000
@@ -69,12 +77,10 @@ async def send(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """Server-Sent Events: every chat line from now on, and typing indicators."""
+    """Server-Sent Events: every chat line from now on, and typing indicators. Side-effect
+    free: the alerts kept meanwhile wait for the page's `POST /chat/alerts`."""
     ctx = ctx_of(request)
     queue = ctx.channel.subscribe()
-    # The owner is here now: alerts kept while no channel reached them come to this page.
-    flush = asyncio.create_task(ctx.gateway.flush_owner_alerts())
-    flush.add_done_callback(lambda task: task.cancelled() or task.exception())
 
     async def stream() -> AsyncIterator[str]:
         try:
@@ -90,15 +96,25 @@ async def events(request: Request) -> Response:
                 yield f"event: chat\ndata: {json.dumps(item, ensure_ascii=False)}\n\n"
         finally:
             ctx.channel.unsubscribe(queue)
-            if not flush.done():
-                with contextlib.suppress(Exception):
-                    flush.cancel()
 
     return StreamingResponse(
         stream(),
         media_type="text/event-stream",
         headers={"x-accel-buffering": "no"},
     )
+
+
+async def alerts(request: Request) -> Response:
+    """The page's script, its event stream open: the owner is here, so the alerts kept while
+    no channel reached them go out now (to the first route that reaches the owner: this page
+    when it is the only one). JSON `{ok, sent}`."""
+    ctx = ctx_of(request)
+    try:
+        sent = await ctx.gateway.flush_owner_alerts()
+    except Exception:
+        log.exception("delivering kept owner alerts failed")
+        return JSONResponse({"ok": False, "error": "not delivered now"}, status_code=503)
+    return JSONResponse({"ok": True, "sent": sent})
 
 
 async def media(request: Request) -> Response:

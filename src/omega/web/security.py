@@ -7,7 +7,11 @@
 - Session: a random id in an HttpOnly, SameSite=Strict cookie; sessions live in the store
   (omega.memory.web_sessions, digests only), so a login holds on every replica serving the
   page and across restarts, and end after `[web] session_hours` without use.
-- Every request without a valid session gets 401, whatever its path (static files too).
+- A request whose `Host` is not one of the page's own addresses (omega.web.hosts: DNS
+  rebinding) gets 400 before anything else, the login link included.
+- Every request without a valid session gets 401, whatever its path (static files too). A
+  cookie that is no session costs the database a read, never a write: a malformed one not even
+  that, and only a live session's use is noted (at most once a minute).
 - Only GET and HEAD read; everything that changes state is POST, and a POST must come from
   the page itself: its Origin (or Referer) is this server's, and it carries the session's
   CSRF token (`X-CSRF-Token` header or `csrf_token` form field). Otherwise 403.
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import hmac
 import logging
+import re
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from dataclasses import dataclass
@@ -28,6 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from omega.logs import register_secret
 from omega.paths import write_private
+from omega.web.hosts import HostCheck
 
 if TYPE_CHECKING:
     from omega.memory import Store
@@ -38,6 +44,7 @@ COOKIE = "omega_session"
 CSRF_HEADER = "x-csrf-token"
 CSRF_FIELD = "csrf_token"
 MAX_BODY = 12 * 1024 * 1024  # an image plus a message; anything larger is refused (413)
+SESSION_ID = re.compile(r"[A-Za-z0-9_-]{43}")  # what secrets.token_urlsafe(32) makes
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -103,11 +110,22 @@ class Sessions:
         return session
 
     async def get(self, session_id: str) -> Session | None:
-        """The live session of this cookie value, or None (expired ones are dropped)."""
-        if not session_id:
+        """The live session of this cookie value, or None. A value that is no session costs
+        a read (a malformed one not even that), never a write: only a live session whose use
+        was last noted over a minute ago is written (its use noted, expired ones dropped)."""
+        if not SESSION_ID.fullmatch(session_id):
             return None
-        csrf = await self.store.call(self.store.web_session, session_id, self.max_idle)
-        return Session(session_id, csrf) if csrf is not None else None
+        store = self.store
+        found = await store.call(store.web_session_peek, session_id, self.max_idle)
+        if found is None:
+            return None
+        csrf, stale = found
+        if stale:
+            fresh = await store.call(store.web_session, session_id, self.max_idle)
+            if fresh is None:  # logged out or expired in between
+                return None
+            csrf = fresh
+        return Session(session_id, csrf)
 
     async def logout(self, session_id: str) -> None:
         """End one session."""
@@ -157,18 +175,31 @@ async def _plain(send: Send, status: int, text: str, extra: list[tuple[bytes, by
 
 
 class Guard:
-    """ASGI middleware in front of every route: login, session, POST-only changes, CSRF."""
+    """ASGI middleware in front of every route: Host, login, session, POST-only changes, CSRF."""
 
-    def __init__(self, app: ASGIApp, sessions: Sessions, public_url: str = "") -> None:
+    def __init__(
+        self,
+        app: ASGIApp,
+        sessions: Sessions,
+        public_url: str = "",
+        bind_host: str = "127.0.0.1",
+    ) -> None:
         self.app = app
         self.sessions = sessions
+        self.hosts = HostCheck(bind_host, public_url)
         # The page's address behind a TLS proxy ([web] public_url): a POST from there is the
         # page's own (the server itself sees plain http), and the cookie is Secure.
         self.public_origin = _origin_of(public_url) if public_url else ""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Let a request through only with a valid session (and, for POST, a CSRF proof)."""
+        """Let a request through only for this page's own Host, with a valid session (and,
+        for POST, a CSRF proof)."""
         if scope["type"] != "http":  # lifespan is off; websockets are not served
+            return
+        host = _header(scope, b"host")
+        if not self.hosts.allows(host, scope.get("server")):
+            log.warning("web: refused a request for the unknown host %.80r", host)
+            await _plain(send, 400, "Unknown host: this page answers at its own address.\n", [])
             return
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
         if scope["path"] == "/" and "token" in query:

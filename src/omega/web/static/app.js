@@ -57,7 +57,17 @@
     if (e.direction === "out") { typing.hidden = true; }
     add(e);
   });
-  source.addEventListener("open", function () { chat.dataset.connected = "1"; });
+  source.addEventListener("open", function () {
+    chat.dataset.connected = "1";
+    // The owner is here: ask for the alerts kept while no page was open (a POST with the
+    // session's CSRF token; the stream itself, a GET, never delivers them). They arrive on
+    // the stream.
+    fetch("/chat/alerts", {
+      method: "POST",
+      headers: { "X-CSRF-Token": csrf },
+      credentials: "same-origin"
+    }).catch(function () { /* the next open asks again */ });
+  });
 
   function readImage(file) {
     return new Promise(function (resolve, reject) {
