@@ -186,10 +186,10 @@ ANA = Mailbox("ana@example.org")
             "mail_server",
             "dmarc=pass header.from=example.org (mx.example.org)",
         ),
-        (
+        (  # a pass naming no domain proves no From (test_email_dmarc_header_from.py)
             ["Authentication-Results: mx.example.org; dmarc=pass"],
-            "mail_server",
-            "dmarc=pass (mx.example.org)",
+            "refuted",
+            "dmarc=pass (without header.from) dkim=none (mx.example.org)",
         ),
         (
             ["Authentication-Results: mx.example.org; dkim=pass header.i=@example.org"],

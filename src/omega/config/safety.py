@@ -91,6 +91,9 @@ class LimitsSection(Section):
     # Limitations accepted from one person (not the owner) per day: new gaps and first
     # sightings of known ones together; the owner hears of them in the daily digest.
     max_limitations_per_person_per_day: Annotated[int, Field(ge=0)] = 3
+    # Lesson proposals (SKILL_IMPROVE) accepted from one person (not the owner) per day, each
+    # judged by the gate's model; the rest are refused unjudged (audited, the person told).
+    max_lessons_per_person_per_day: Annotated[int, Field(ge=0)] = 5
     # Owner alerts per hour; the rest arrive as one digest when the hour allows (kept when the
     # owner cannot be reached).
     max_owner_alerts_per_hour: Annotated[int, Field(ge=1)] = 10

@@ -4,7 +4,8 @@ header (RFC 8601), read strictly.
 Only the topmost `Authentication-Results` field counts, and only when its authserv-id is the
 one configured (`[channel.email] authserv_id`): the receiving server adds its field above every
 other, and anything below it (or with another id) may have been written by the sender. The
-From is proven by a `dmarc=pass` for its domain, or a `dkim=pass` whose signing domain
+From is proven by a `dmarc=pass` whose `header.from` names its domain (a `dmarc=pass` that
+names no domain says nothing of which From passed), or a `dkim=pass` whose signing domain
 (`header.d`, else the domain of `header.i`) is the From domain or a parent of it. SPF alone
 proves nothing about From. Every function here is linear in its input and never raises.
 """
@@ -141,8 +142,9 @@ def _proves(result: MethodResult, from_domain: str) -> bool:
     if result.result != "pass":
         return False
     if result.method == "dmarc":
-        claimed = result.props.get("header.from", "")
-        return not claimed or _domain(claimed) == _domain(from_domain)
+        # Only for the domain it names: without `header.from` the pass may be another From's.
+        claimed = _domain(result.props.get("header.from", ""))
+        return bool(claimed) and claimed == _domain(from_domain)
     if result.method == "dkim":
         signer = result.props.get("header.d") or result.props.get("header.i", "")
         return aligned(signer, from_domain)
@@ -160,7 +162,8 @@ def _summary(results: list[MethodResult]) -> str:
             unaligned = method == "dkim" and result.result == "pass"
             note = " (not aligned with the From domain)" if unaligned else ""
             if method == "dmarc" and result.result == "pass":
-                note = " (for another domain)"
+                named = bool(_domain(result.props.get("header.from", "")))
+                note = " (for another domain)" if named else " (without header.from)"
             parts.append(f"{method}={result.result[:20]}{note}")
     return " ".join(parts)
 

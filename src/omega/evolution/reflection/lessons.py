@@ -4,22 +4,28 @@ From the owner a lesson is for everyone; from anyone else, or from a turn that r
 content (a fetched page, an MCP or shell result, an attached file: turn.external_reads), it
 becomes a proposal the owner reviews like any other. A matching skill is shown to a person with
 the global lessons and their own, each labelled with its origin, so one person's words (or a
-page's) never reach another person's prompt unreviewed.
+page's) never reach another person's prompt unreviewed. Each proposal costs a call of the gate's
+model judge: another person's are taken at most `[limits] max_lessons_per_person_per_day` a day.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
+from datetime import UTC, datetime, timedelta
 
 from omega.evolution import gate  # its lexicons (~0.2 s of regexes) load on first use
 from omega.evolution.proposals import GLOBAL, ProposalStore, scope_of
+from omega.memory.db import from_db_time, to_db_time
 from omega.memory.store import Store
 from omega.skills import Skill
 from omega.text import quote_untrusted
 from omega.turn import MarkerContext, audit_change, owner_message
 
 MAX_LESSON = 500
+# The store's state scope of the daily cap: per person (key), when each of their lesson
+# proposals of the last day came (a JSON list of database times).
+LESSON_QUOTA = "lesson_proposals"
 
 
 def with_lessons(store: Store, skills: list[Skill], scope: str) -> list[Skill]:
@@ -44,6 +50,43 @@ def lesson_origin(source: str) -> str:
     return f"lesson from {source or 'an unknown source'}"
 
 
+def take_lesson_quota(store: Store, who: str, per_day: int, now: datetime | None = None) -> bool:
+    """Count one lesson proposal from `who` (a person's scope) when fewer than `per_day` came
+    from them in the last day; False, counting nothing, when that many did. One write
+    transaction: of two replicas only one takes the last one. Call on the store's thread."""
+    moment = now or datetime.now(UTC)
+    day_ago = moment - timedelta(days=1)
+    with store.transaction():
+        kept = store.state_get(LESSON_QUOTA, who)
+        stamps = [str(t) for t in kept] if isinstance(kept, list) else []
+        recent = []
+        for stamp in stamps:
+            try:
+                if from_db_time(stamp) > day_ago:
+                    recent.append(stamp)
+            except ValueError:
+                continue  # unreadable: not counted (nobody but Omega writes it)
+        if len(recent) >= per_day:
+            return False
+        store.state_put(LESSON_QUOTA, who, [*recent, to_db_time(moment)])
+    return True
+
+
+async def _within_quota(ctx: MarkerContext, skill: str, lesson: str) -> None:
+    """Count a lesson proposal from anyone but the owner against their daily cap; past it,
+    audited as denied and PermissionError (no judge is asked: the marker is not done)."""
+    if ctx.owner:
+        return
+    who = scope_of(ctx.message.channel, ctx.message.sender_id)
+    per_day = ctx.config.limits.max_lessons_per_person_per_day
+    if await ctx.store.call(take_lesson_quota, ctx.store, f"person:{who}", per_day):
+        return
+    reason = f"SKILL_IMPROVE: more than {per_day} lesson proposals a day from one person"
+    detail = f"role: {ctx.role}\n{reason}; {skill}: {lesson}"[:4000]
+    await audit_change(ctx, "marker_refused", ctx.message.text[:500], detail, status="denied")
+    raise PermissionError(f"{reason}; this one is dropped")
+
+
 async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
     """One SKILL_IMPROVE marker: a global lesson from the owner's turn that read nothing
     external, else a proposal for the owner."""
@@ -65,6 +108,7 @@ async def skill_improve(ctx: MarkerContext, name: str, lesson: str) -> str:
         "description": f"A lesson for the skill {skill.name}",
         "content": lesson,
     }
+    await _within_quota(ctx, skill.name, lesson)
     # Judged like any proposal (every signal, the model judge included), never auto-approved.
     decision = await gate.gate_lesson(ctx.deps, gate.Policy.from_config(ctx.config.evolution), spec)
     who = scope_of(ctx.message.channel, ctx.message.sender_id)
