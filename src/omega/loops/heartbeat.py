@@ -43,7 +43,7 @@ from omega.turn import (
     external_reads,
     reads_in,
     record_audit,
-    role_of,
+    stored_owner,
     usage_fields,
 )
 from omega.types import ChatMessage, Context, IncomingMessage
@@ -94,8 +94,8 @@ def recent_activity(
     foreign: list[str] = []
     for row in rows:
         channel, sender = str(row["channel"] or ""), str(row["sender_id"] or "")
-        speaker = IncomingMessage(channel, sender, "", assurance="stored")
-        if not channel or role_of(config, speaker, store.granted_role(channel, sender)) != "owner":
+        # by every channel id of that person: a link joins memory, never the owner's rights
+        if not channel or not stored_owner(store, config, channel, sender):
             foreign.append(OTHERS)
             continue
         read = reads_in(store, str(row["conversation_id"]))

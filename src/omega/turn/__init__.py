@@ -36,6 +36,7 @@ if TYPE_CHECKING:
         granted_role,
         is_owner,
         local_owner_id,
+        stored_owner,
         tells_strangers,
     )
     from omega.turn.deps import Outbox, PipelineDeps, Responder, Turn
@@ -146,6 +147,7 @@ __all__ = [
     "reads_in",
     "record_audit",
     "role_of",
+    "stored_owner",
     "tells_strangers",
     "usage_fields",
     "workspace_for",
@@ -196,6 +198,7 @@ __getattr__ = loader(
         "reads_in": "effects",
         "origin_label": "prompt",
         "is_owner": "auth",
+        "stored_owner": "auth",
         "load_granted_turn": "load",
         "load_turn": "load",
         "local_owner_id": "auth",

@@ -135,6 +135,26 @@ def is_owner(config: Config, message: IncomingMessage, granted: GrantRole | None
     return False
 
 
+def stored_owner(store: Store, config: Config, channel: str, person: str) -> bool:
+    """Whether what memory keeps for `person` on `channel` (conversations, tool calls: kept
+    under the person of the channel id that made them) is the owner's: every channel id of
+    `channel` whose person it is (identities, read now) must be a proven owner's (`is_owner`
+    with its memory.db grant), since a link joins another id's memory to a person, never the
+    owner's rights; with none, the person is the channel id itself. No channel: Omega's own
+    (a background call). Call on the store's thread."""
+    if not channel:
+        return True
+    rows = store.query(
+        "SELECT sender_id FROM identities WHERE channel = ? AND person = ? ORDER BY sender_id",
+        (channel, person),
+    )
+    for sender in [str(row["sender_id"]) for row in rows] or [person]:
+        who = IncomingMessage(channel, sender, "", assurance="stored")
+        if not is_owner(config, who, store.granted_role(channel, sender)):
+            return False
+    return True
+
+
 @dataclass(frozen=True)
 class ChannelPolicy:
     """One channel's admission as configured and granted (for `omega security audit`)."""

@@ -9,15 +9,21 @@ import json
 import logging
 from typing import Any
 
-from omega.config import Config
 from omega.evolution.gaps import submit
 from omega.evolution.proposals import LoopResult, ProposalStore, scope_of, validated_json
 from omega.evolution.reflection.critic import review_tools
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.replica import replica_name
-from omega.turn import OWN_TEXT_TOOLS, Outbox, PipelineDeps, ask_provider, models_for, role_of
-from omega.types import ChatMessage, Context, IncomingMessage, Reply
+from omega.turn import (
+    OWN_TEXT_TOOLS,
+    Outbox,
+    PipelineDeps,
+    ask_provider,
+    models_for,
+    stored_owner,
+)
+from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)
 PREVIEW = 160
@@ -172,32 +178,12 @@ async def _evaluate_all(
     return result
 
 
-def owners_calls(store: Store, config: Config, channel: str, person: str) -> bool:
-    """Whether tool calls recorded for `person` on `channel` were the owner's (or Omega's own:
-    no channel, a background call). A call is kept under the person of the channel id that
-    made it, and a link joins another id to that person, never to the owner's rights: so every
-    channel id of `channel` whose person it is (identities, read now) must be the proven
-    owner (turn.privileges.role_of, with its memory.db grant); with none, the person is the
-    channel id itself. Call on the store's thread."""
-    if not channel:
-        return True
-    rows = store.query(
-        "SELECT sender_id FROM identities WHERE channel = ? AND person = ? ORDER BY sender_id",
-        (channel, person),
-    )
-    for sender in [str(row["sender_id"]) for row in rows] or [person]:
-        who = IncomingMessage(channel, sender, "", assurance="stored")
-        if role_of(config, who, store.granted_role(channel, sender)) != "owner":
-            return False
-    return True
-
-
 async def _the_owners(deps: PipelineDeps, row: dict[str, Any]) -> bool:
     """Whether these tool calls were made answering the owner (proven when the turn ran, by
     their own channel id), or by Omega itself; not when that cannot be read (fails closed)."""
     channel, person = str(row["channel"] or ""), str(row["sender_id"] or "")
     try:
-        return await deps.store.call(owners_calls, deps.store, deps.config, channel, person)
+        return await deps.store.call(stored_owner, deps.store, deps.config, channel, person)
     except Exception:
         log.exception("could not tell whose tool calls these were (%s)", scope_of(channel, person))
         return False
