@@ -52,13 +52,7 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
     task_type = "action" if event.name == "SCHEDULE_ACTION" else "reminder"
     limits = ctx.config.limits
     if task_type == "action":
-        # An action in the past would run at once, and an action that schedules another for
-        # right now loops: actions are for later, and one made by an action waits a while.
-        if due < now - PAST_GRACE:
-            raise ValueError(f"an action cannot be scheduled in the past ({when})")
-        wait = timedelta(seconds=limits.min_action_interval_secs)
-        if ctx.cause == "action" and due < now + wait:
-            raise ValueError(f"an action task may only schedule another one {wait} ahead")
+        _check_action_due(ctx, due, now, when)
     pending = await ctx.store.call(ctx.store.pending_tasks, ctx.message.sender_id)
     if len(pending) >= limits.max_tasks_per_person:
         raise ValueError(f"{len(pending)} tasks are pending; {limits.max_tasks_per_person} at most")
@@ -80,6 +74,17 @@ async def _schedule(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) 
     )
     ctx.state.tasks_changed.set()
     out.applied.append(f"{event.name} {task_id[:8]} {'created' if created else 'exists'}")
+
+
+def _check_action_due(ctx: MarkerContext, due: datetime, now: datetime, when: str) -> None:
+    """An action in the past would run at once, and an action that schedules (or moves)
+    another for right now loops: actions are for later, and one an action sets waits a while
+    (`[limits] min_action_interval_secs`). ValueError when `due` breaks either."""
+    if due < now - PAST_GRACE:
+        raise ValueError(f"an action cannot be scheduled in the past ({when})")
+    wait = timedelta(seconds=ctx.config.limits.min_action_interval_secs)
+    if ctx.cause == "action" and due < now + wait:
+        raise ValueError(f"an action task may only schedule another one {wait} ahead")
 
 
 async def _editable_task(event: MarkerEvent, ctx: MarkerContext, prefix: str) -> Task:
@@ -119,8 +124,11 @@ async def _update(event: MarkerEvent, ctx: MarkerContext, out: MarkerOutcome) ->
         else:
             zone = resolve_timezone(current.timezone)
             when = current.anchor_local or current.due_at.astimezone(zone).replace(tzinfo=None)
-        due, anchor = plan_task(when, repeat or current.repeat, zone, datetime.now(UTC))
+        now = datetime.now(UTC)
+        due, anchor = plan_task(when, repeat or current.repeat, zone, now)
         zone_name = timezone_name(zone)
+        if current.task_type == "action":  # moved: as if scheduled now
+            _check_action_due(ctx, due, now, fields[2] or repeat)
     task = await ctx.store.call(
         ctx.store.update_task,
         sender,
