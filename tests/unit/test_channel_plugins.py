@@ -301,6 +301,44 @@ def test_what_a_plugin_delivers_goes_through_admission_pairing_and_the_inbox(
     assert health["state"] == "failed" and "the wire went down" in str(health["detail"])
 
 
+def test_a_plugin_cannot_choose_whose_memory_its_message_reads(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A message's person key is the gateway's to find from the channel id: a plug-in that
+    sets `origin_id` (the gateway's record of the channel id behind a person key) and a
+    `sender_id` of its choosing reads nobody's memory but its sender's own. (The durable inbox
+    keeps no origin_id either; the plug-in wrapper clears it first.)"""
+    (home / "config.toml").write_text(
+        "[channel.loop]\nenabled = true\nallowed_users = ['*']\n", encoding="utf-8"
+    )
+    Loop.script = [
+        IncomingMessage("loop", "111", "what do you know?", origin_id="ana", assurance="platform")
+    ]
+    monkeypatch.setattr(registry, "entry_points", lambda group: _points("loop"))
+    runtime = bootstrap(home)
+    store = Store(runtime.paths.db)
+    telegram_person = store.person_of("telegram", "111")  # Telegram's user 111, seen first
+    store.set_learned_fact(telegram_person, "diagnosis", "told in private to Omega on Telegram")
+    provider = ScriptedProvider(default="I know little.")
+
+    async def scenario() -> None:
+        service = build_service(runtime, store)
+        service.deps.provider = provider  # type: ignore[assignment]
+        stop = asyncio.Event()
+        running = asyncio.create_task(run_service(service, stop))
+        while not SENT or not SENT[0].done.is_set():
+            await asyncio.sleep(0.02)
+        stop.set()
+        await asyncio.wait_for(running, 30)
+
+    try:
+        asyncio.run(scenario())
+    finally:
+        store.close()
+    assert not any("told in private" in c.system_prompt for c in provider.contexts)
+    assert not any("told in private" in m.text for m in SENT[0].sent)
+
+
 def _documented_example() -> str:
     """The Python of docs/channels.md's minimal channel."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "channels.md").read_text("utf-8")

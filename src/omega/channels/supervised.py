@@ -54,6 +54,8 @@ class SupervisedChannel:
                 dropped: asyncio.Future[None] = asyncio.get_running_loop().create_future()
                 dropped.set_result(None)
                 return dropped
+            if message.origin_id:  # the gateway's to set (the person key's channel id)
+                message = dataclasses.replace(message, origin_id="")
             if message.verified and message.assurance != self._proof:
                 message = dataclasses.replace(
                     message,

@@ -122,7 +122,10 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     addresses = owner_addresses(deps.config)
     owner = addresses[0][1] if addresses else ""
     store = deps.store
-    facts = await store.call(store.facts, owner) if owner else {}
+    # Facts are kept under a person key, which is the raw id only for whoever was seen first
+    # with it, on any channel: the owner's are those of the owner's own (channel, id).
+    person = await store.call(store.known_person, *addresses[0]) if addresses else None
+    facts = await store.call(store.facts, person) if person else {}
     summaries, foreign = await store.call(recent_activity, store, deps.config)
     zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
     prompt = HEARTBEAT_PROMPT.format(checklist=checklist.strip())

@@ -231,6 +231,10 @@ class TelegramChannel:
             return None
         if message.chat.type == ChatType.CHANNEL or message.from_user.is_bot:
             return None
+        # Sent as a chat, not a person (a linked channel's automatic forward comes "from"
+        # Telegram's service account 777000, not a bot): nobody Omega could know.
+        if message.sender_chat is not None or message.is_automatic_forward:
+            return None
         is_group = message.chat.type in (ChatType.GROUP, ChatType.SUPERGROUP)
         if is_group and not self._addressed(message):
             return None
