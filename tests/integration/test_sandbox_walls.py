@@ -41,6 +41,7 @@ BUS_SECRET = "session-bus-secret-6161"
 PGPASS = "db.example.com:5432:*:owner:pg-secret-7171"
 CARGO = "cargo-token-secret-8181"
 DOCKER = "docker-auth-secret-9191"
+RC_KEY = "sk-from-bashrc-secret-6161"
 CONFIG_SECRET = "sk-backed-up-config-3131"
 WORKSPACE_OK = "workspace-socket-ok"
 NOTES = "ordinary-notes-rx-may-read"
@@ -204,6 +205,7 @@ def user_home() -> Iterator[Path]:
     (home / ".docker").mkdir()
     (home / ".pgpass").write_text(PGPASS + "\n")
     (home / "notes.txt").write_text(NOTES + "\n")
+    (home / ".bashrc").write_text(f"export OPENAI_API_KEY={RC_KEY}\n")  # where keys often live
     (home / ".cargo" / "credentials.toml").write_text(f'[registry]\ntoken = "{CARGO}"\n')
     (home / ".docker" / "config.json").write_text(json.dumps({"auths": {"x": DOCKER}}))
     yield home
@@ -219,6 +221,7 @@ def credential_attack(fake: FakeOpenAI, omega_home: Path, home: Path, mode: str)
     assert made.returncode == 0, made.stderr
     command = (
         f"cat {home}/.pgpass {home}/.cargo/credentials.toml {home}/.docker/config.json; "
+        f"cat {home}/.bashrc; "
         f"cat {home}/backups/omega-backup-*/config.toml; cat {home}/notes.txt"
     )
     calls = [tool_call("c", "run_shell", command=command)]
@@ -230,7 +233,7 @@ def test_rx_keeps_credential_files_and_backups_closed(
     fake_openai: FakeOpenAI, isolated_env: Path, user_home: Path
 ) -> None:
     out = credential_attack(fake_openai, isolated_env, user_home, "rx")
-    for secret in ("pg-secret-7171", CARGO, DOCKER, CONFIG_SECRET):
+    for secret in ("pg-secret-7171", CARGO, DOCKER, CONFIG_SECRET, RC_KEY):
         assert secret not in out, out
     assert NOTES in out  # the rest of $HOME stays readable in rx
     assert CONFIG_SECRET not in json.dumps([r.body for r in fake_openai.requests])
@@ -241,7 +244,7 @@ def test_the_credential_attack_is_real_in_rwx_mode(
     fake_openai: FakeOpenAI, isolated_env: Path, user_home: Path
 ) -> None:
     out = credential_attack(fake_openai, isolated_env, user_home, "rwx")
-    for secret in ("pg-secret-7171", CARGO, DOCKER, CONFIG_SECRET):
+    for secret in ("pg-secret-7171", CARGO, DOCKER, CONFIG_SECRET, RC_KEY):
         assert secret in out, out
 
 

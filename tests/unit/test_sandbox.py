@@ -65,7 +65,7 @@ def test_expand_allows_everything_beside_the_excluded_path(tmp_path: Path) -> No
 def test_sandbox_policy_reads_the_system_and_writes_only_the_workspace(layout: Layout) -> None:
     policy = build_policy("sandbox", layout, tcp_ports=[443])
     assert "/usr" in policy.read and "/etc" in policy.read and "/" not in policy.read
-    assert policy.write == (layout.workspace, layout.tmpdir)
+    assert policy.write == (layout.workspace,)  # the temp dir is inside it: no grant of its own
     assert policy.home == layout.user_home
     assert layout.omega_home in policy.exclude and "/dev" in policy.exclude
     assert policy.tcp_ports == (443,)
@@ -96,7 +96,7 @@ def test_claude_writes_nothing_under_home(tmp_path: Path) -> None:
     home = tmp_path / "user"
     sandbox = Sandbox(SandboxSection(), OmegaPaths(tmp_path / "omega"), environ={"HOME": str(home)})
     tool, claude = sandbox.policy(), sandbox.policy(profile="claude", program=sys.executable)
-    assert claude.write == tool.write == (sandbox.layout.workspace, sandbox.layout.tmpdir)
+    assert claude.write == tool.write == (sandbox.layout.workspace,)
     assert claude.files == tool.files
     assert not any(inside(p, str(home)) for p in claude.write)
 

@@ -169,12 +169,20 @@ class Ruleset:
 
     @staticmethod
     def _add_path(libc: ctypes.CDLL, ruleset_fd: int, path: str, rights: int) -> None:
+        # A place to write was a real folder when the policy was made (its path is resolved):
+        # a symlink there now was put by a command since (`.tmp -> $OMEGA_HOME`), and is
+        # never followed to grant writing where it points.
+        writes = bool(rights & ~READ)
+        flags = os.O_PATH | os.O_CLOEXEC | (os.O_NOFOLLOW if writes else 0)
         try:
-            target = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            target = os.open(path, flags)
         except OSError:
             return  # gone since the policy was computed: nothing to allow
         try:
-            if not stat.S_ISDIR(os.fstat(target).st_mode):
+            mode = os.fstat(target).st_mode
+            if stat.S_ISLNK(mode):
+                return
+            if not stat.S_ISDIR(mode):
                 rights &= FILE_RIGHTS
             if not rights:
                 return

@@ -65,8 +65,23 @@ DEVICE_FILES = (
 )
 DEVICE_RIGHTS = READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV
 # Credential files and folders under $HOME that `rx` keeps closed (the `claude` CLI too: it
-# runs with a private CLAUDE_CONFIG_DIR in the temp dir, never the owner's ~/.claude).
+# runs with a private CLAUDE_CONFIG_DIR in the temp dir, never the owner's ~/.claude); shell
+# start-up files and histories too, where API keys are often exported or typed.
 HOME_CREDENTIALS = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".bash_history",
+    ".zshrc",
+    ".zprofile",
+    ".zlogin",
+    ".zsh_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".node_repl_history",
+    ".env",
     ".ssh",
     ".gnupg",
     ".aws",
@@ -198,7 +213,7 @@ def build_policy(
     if mode == "rwx":
         return Policy(mode=mode, landlock=False, limits=dict(limits or {}))
     home = layout.user_home
-    write = [layout.workspace, layout.tmpdir]
+    write = writable_places(layout)
     files = [(RAW_DEVICES, READ_DIR), *((d, DEVICE_RIGHTS) for d in DEVICE_FILES)]
     read = ["/"] if mode == "rx" else list(SYSTEM_PATHS)
     read += [real(p) for p in extra_read]
@@ -215,6 +230,16 @@ def build_policy(
         limits=dict(limits or {}),
         unix_filter=unix_filter,
     )
+
+
+def writable_places(layout: Layout) -> list[str]:
+    """Where commands may write: the workspace, and the temp dir only when it is elsewhere.
+    Inside the workspace it needs no grant of its own, and must not have one: a command can
+    replace `.tmp` with a symlink, and a grant resolved through it would open wherever it
+    points (`$OMEGA_HOME`) to every later command."""
+    if inside(layout.tmpdir, layout.workspace):
+        return [layout.workspace]
+    return [layout.workspace, layout.tmpdir]
 
 
 def expand(root: str, rights: int, exclude: Iterable[str]) -> list[tuple[str, int]]:

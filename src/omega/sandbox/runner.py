@@ -4,9 +4,11 @@ configured mode on this system and which are missing."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
@@ -117,7 +119,8 @@ class Sandbox:
         return Layout(
             omega_home=real(self.paths.home),
             workspace=real(self.workspace),
-            tmpdir=real(self.tmpdir),
+            # never resolved through `.tmp` itself: a command may have made it a symlink
+            tmpdir=os.path.join(real(self.workspace), TMP_NAME),
             user_home="" if user_home == "/" else user_home,
             backups=tuple(self.backups()),
         )
@@ -198,8 +201,22 @@ class Sandbox:
         )
 
     def prepare(self) -> None:
-        """Create the workspace and the private temp dir (owner-only)."""
-        self.tmpdir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        """Create the workspace and the private temp dir (owner-only). A command may have put
+        something else at `.tmp` (a symlink to `$OMEGA_HOME` would become a place every later
+        command may write): it is removed and a real folder made in its place."""
+        self.workspace.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        tmp = self.tmpdir
+        try:
+            info = os.lstat(tmp)
+        except FileNotFoundError:
+            info = None
+        if info is not None and not stat.S_ISDIR(info.st_mode):  # a symlink, a file...
+            log.warning("the sandbox's temp folder was not a folder (%s): made again", tmp)
+            tmp.unlink()
+        with contextlib.suppress(FileExistsError):
+            tmp.mkdir(mode=PRIVATE_DIR_MODE)
+        if not stat.S_ISDIR(os.lstat(tmp).st_mode):  # replaced again meanwhile
+            raise OSError(f"{tmp} is not a folder")
 
     def command(
         self, argv: Sequence[str], *, profile: Profile = "tool", extra_read: Sequence[str] = ()

@@ -8,7 +8,7 @@ policy lists.
 
 from __future__ import annotations
 
-from omega.sandbox.modes import DEVICE_FILES, Layout, Mode
+from omega.sandbox.modes import DEVICE_FILES, Layout, Mode, writable_places
 
 SANDBOX_EXEC = "/usr/bin/sandbox-exec"
 
@@ -46,7 +46,7 @@ def profile(
         protected = [p for p in layout.protected() if p not in closed and p != "/dev"]
         lines.append(f"(deny file-read* file-write* {_subpaths(protected)})")
     lines.append("(deny file-write*)")
-    writable = [layout.workspace, layout.tmpdir]
+    writable = writable_places(layout)
     files = [*DEVICE_FILES, "/dev/dtracehelper"]
     readable = [p for p in [*(own or []), *(extra_read or [])] if p]
     if readable:
