@@ -9,7 +9,8 @@ Each message gets a stable inbox id (`whatsapp:<chat>:<message id>`), so a messa
 delivers again is recognised and not handled twice; its files are downloaded before `submit`,
 and it is marked read only once it is in the durable inbox. What Omega sends is remembered by
 id (a bounded set) so its own replies, which in personal mode land in the very chat it
-listens to, are never taken for new messages.
+listens to, are never taken for new messages. A forwarded message is someone else's words:
+it follows a `[Forwarded message]:` label, so it is never run as the sender's command.
 
 Pairing: with no session the client reports QR codes; each is printed in the terminal (Unicode
 half-blocks), saved as `qr.png` in the session folder and sent as a photo to whoever asked
@@ -71,6 +72,7 @@ MAX_CAPTION_UNITS = 1024
 SUBMIT_ATTEMPTS = 3
 QUOTE_CHARS = 500
 USER_SERVER = "s.whatsapp.net"
+FORWARDED = "[Forwarded message]:"  # what leads someone else's words passed on by the sender
 
 Send = Callable[[OutgoingMessage], Awaitable[None]]
 Audience = tuple[str, str]  # (channel, target) told about pairing
@@ -458,11 +460,14 @@ class WhatsAppChannel:
                 log.debug("whatsapp: read receipt failed: %s", exc)
 
     def _sender_number(self, message: WaMessage) -> str:
-        """The sender's phone number (digits): the phone-number JID when the sender is a LID."""
+        """The sender's id: the phone number (digits) of a phone-number JID, or of a LID
+        sender's phone-number alternate; any other sender (interop, Messenger, hosted, bot, a
+        LID without a number) keeps its whole `user@server`, which never equals a number."""
         for jid in (message.sender, message.sender_alt):
             if jid.endswith(f"@{USER_SERVER}"):
                 return jid_user(jid)
-        return jid_user(message.sender)
+        server = message.sender.partition("@")[2]
+        return f"{jid_user(message.sender)}@{server}" if server else message.sender
 
     async def _incoming(self, message: WaMessage) -> IncomingMessage | None:
         attachments, notes = await self._attachments(message.media)
@@ -475,7 +480,9 @@ class WhatsAppChannel:
                 quoted = quoted[:QUOTE_CHARS] + "..."
             who = "you" if jid_user(message.quoted_sender) in self._own_users() else "someone"
             quote = f'[In reply to {who}: "{quoted}"]'
-        parts = [*notes, quote, message.text]
+        # A forwarded message is someone else's words: the label in front makes it read as a
+        # quotation, and keeps a forwarded "/approve_person ..." from being the sender's command.
+        parts = [FORWARDED if message.is_forwarded else "", *notes, quote, message.text]
         incoming = IncomingMessage(
             channel=NAME,
             sender_id=self._sender_number(message),

@@ -27,7 +27,8 @@ class Media:
 
 @dataclass(frozen=True)
 class WaMessage:
-    """One received message, unwrapped. JIDs are `user@server` strings."""
+    """One received message, unwrapped. JIDs are `user@server` strings (an interop JID's user
+    part led by its integrator: `7-15551234567@interop`)."""
 
     id: str
     chat: str
@@ -42,6 +43,7 @@ class WaMessage:
     quoted_sender: str = ""  # author of the message this one replies to
     quoted_text: str = ""
     is_edit: bool = False
+    is_forwarded: bool = False  # someone else's message, passed on: never the sender's words
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,9 @@ protocol, in a Go shared library shipped in the wheel). neonize is imported only
 
 Everything WhatsApp-specific about a message is settled here: nested envelopes are unwrapped
 (`deviceSentMessage`, `ephemeralMessage`, `viewOnceMessage*`, `documentWithCaptionMessage`),
-the text is taken from whichever field carries it (conversation, extended text, caption), and
-JIDs become strings (`user@server`, without the device part).
+the text is taken from whichever field carries it (conversation, extended text, caption), a
+forward is flagged from the context info, and JIDs become strings (`user@server`, without the
+device part; an interop JID keeps its integrator, `<integrator>-<user>@interop`).
 """
 
 from __future__ import annotations
@@ -42,13 +43,29 @@ ENVELOPES = (
     "documentWithCaptionMessage",
 )
 MAX_NESTING = 8
+# Kinds of message whose `contextInfo` may say the message was forwarded.
+CONTEXT_CARRIERS = (
+    "extendedTextMessage",
+    "imageMessage",
+    "audioMessage",
+    "documentMessage",
+    "videoMessage",
+    "stickerMessage",
+    "locationMessage",
+    "contactMessage",
+)
+INTEROP_SERVER = "interop"  # third-party messengers (EU DMA), told apart by an integrator id
 
 
 def _jid_text(jid: Any) -> str:
-    """A neonize JID as `user@server` (no device, no agent)."""
+    """A neonize JID as `user@server` (no device, no agent); an interop JID's integrator
+    leads the user part (`7-15551234567@interop`), so no two networks' users share an id."""
     if jid is None or not jid.Server:
         return ""
-    return f"{jid.User}@{jid.Server}" if jid.User else str(jid.Server)
+    if not jid.User:
+        return str(jid.Server)
+    user = f"{jid.Integrator}-{jid.User}" if jid.Integrator else str(jid.User)
+    return f"{user}@{jid.Server}"
 
 
 def unwrap(message: Any) -> Any:
@@ -77,6 +94,17 @@ def _quoted_text(quoted: Any) -> str:
         if inner.HasField(name):
             return str(getattr(inner, name).caption)
     return ""
+
+
+def _forwarded(inner: Any) -> bool:
+    """Whether the message was forwarded: its context info (on whichever kind of message
+    carries one) says so, or counts how often it was passed on."""
+    for name in CONTEXT_CARRIERS:
+        if inner.HasField(name):
+            context = getattr(inner, name).contextInfo
+            if context.isForwarded or context.forwardingScore > 0:
+                return True
+    return False
 
 
 def convert(event: Any) -> WaMessage:
@@ -144,13 +172,20 @@ def convert(event: Any) -> WaMessage:
         quoted_sender=quoted_sender,
         quoted_text=quoted_text,
         is_edit=bool(event.IsEdit),
+        is_forwarded=_forwarded(inner),
     )
 
 
 def _to_jid(jid: str) -> Any:
+    """A `user@server` string (as `_jid_text` writes it) as a neonize JID."""
     from neonize.utils.jid import build_jid
 
     user, _, server = jid.partition("@")
+    integrator, dash, rest = user.partition("-")
+    if server == INTEROP_SERVER and dash and integrator.isdigit():
+        built = build_jid(rest, server)
+        built.Integrator = int(integrator)
+        return built
     return build_jid(user, server or "s.whatsapp.net")
 
 
