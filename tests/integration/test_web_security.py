@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import stat
+import time
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -133,11 +134,17 @@ def test_login_link_works_once_sets_a_strict_httponly_cookie_and_rotates(
         assert client.get(wrong, follow_redirects=False).status_code == 401
     assert running.login_link != first
     assert stat.S_IMODE(url_file.stat().st_mode) == 0o600
-    # Tokens never reach the log (the printed one is on stderr only).
+    # Tokens never reach the log, nor a stderr that is no terminal (a journal): it says where
+    # the link is instead.
     log = (running.home / "omega.log").read_text()
     token = first.split("token=")[1]
     assert token not in log
     assert running.login_link.split("token=")[1] not in log
+    deadline = time.monotonic() + 30
+    while "web page at" not in "".join(running.stderr) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    said = "".join(running.stderr)
+    assert "log in with the one-time link in" in said and token not in said
 
 
 def test_posts_need_the_page_origin_and_the_csrf_token(

@@ -206,12 +206,19 @@ def _web(ctx: ChannelContext) -> Channel:
             f"omega: warning: the web page listens on {runtime.config.web.host} "
             "([web] allow_remote = true): anyone who reaches it can try to log in\n"
         )
-    # Written to the terminal only, never to the log: the token works once, and a fresh
-    # link is always in web.url (readable by the owner alone).
-    sys.stderr.write(
-        f"omega: web page at {web.base_url} - log in with this one-time link:\n"
-        f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
-    )
+    # Written to a terminal only, never to the log: the token works once, and a fresh link is
+    # always in web.url (readable by the owner alone). Where stderr is no terminal (a systemd
+    # journal, a file others may read) only where to find it.
+    if sys.stderr.isatty():
+        sys.stderr.write(
+            f"omega: web page at {web.base_url} - log in with this one-time link:\n"
+            f"  {web.login_link}\n  (a fresh link is always in {runtime.paths.web_url})\n"
+        )
+    else:
+        sys.stderr.write(
+            f"omega: web page at {web.base_url} - log in with the one-time link in "
+            f"{runtime.paths.web_url}\n"
+        )
     ctx.products["web"] = web
     return web.channel
 
