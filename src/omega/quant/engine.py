@@ -194,6 +194,12 @@ class QuantEngine:
         """How many bars this engine (and the state it was restored from) has seen."""
         return self._s.bars
 
+    @property
+    def last_close(self) -> float:
+        """The close of the last bar processed (0.0 before the first): the price the next bar
+        is checked against, independent of that bar (quant/feed.py)."""
+        return self._s.prev_close if self._s.bars else 0.0
+
     # ---- the pipeline -------------------------------------------------------------------
 
     def process(self, bar: Bar) -> QuantSignal:

@@ -4,9 +4,10 @@ Safety, all enforced here in code:
 - paper mode unless the owner confirmed live mode (settings.py: `/quant live` then
   `/quant live confirm <code>` within two minutes); the mode is read from memory.db at every
   order, and nothing the model writes can change it;
-- a circuit breaker: the market price more than 2% away from the signal's price blocks the
-  order and counts as a failure; 3 consecutive failures (broker errors, rejections,
-  deviations) trip the breaker, which stays open until the owner resets it (/quant enable);
+- a circuit breaker: the market price more than 2% away from the signal's price, or from an
+  independent reference price (the feed's: the previous bar's close), blocks the order and
+  counts as a failure; 3 consecutive failures (broker errors, rejections, deviations) trip the
+  breaker, which stays open until the owner resets it (/quant enable);
 - a daily loss limit (realised + unrealised, as a fraction of the portfolio) and a daily
   order count limit;
 - every intent is written to memory.db *before* the broker is called, with a deterministic
@@ -209,9 +210,10 @@ class QuantExecutor:
     # ---- the one entry point -------------------------------------------------------------
 
     async def on_signal(
-        self, signal: dict[str, object], symbol: str, market_price: float
+        self, signal: dict[str, object], symbol: str, market_price: float, reference: float = 0.0
     ) -> Outcome:
-        """Decide and (maybe) place one order for `signal` (a QuantSignal.as_dict())."""
+        """Decide and (maybe) place one order for `signal` (a QuantSignal.as_dict()) at
+        `market_price`, also checked against `reference` (> 0; the feed: the previous close)."""
         settings = self.state.settings()
         mode: Mode = settings.mode
         broker = self.active_broker(mode)
@@ -255,14 +257,12 @@ class QuantExecutor:
             return self._blocked(symbol, mode, f"circuit breaker open: {b.get('reason')}")
         if signal_price <= 0 or not math.isfinite(market_price) or market_price <= 0:
             return self._blocked(symbol, mode, "no valid price")
-        deviation = abs(market_price - signal_price) / signal_price
-        if deviation > self.limits.max_deviation:
-            self._failure(f"price deviation {deviation:.2%} from the signal")
-            return self._blocked(
-                symbol,
-                mode,
-                f"price deviation {deviation:.2%} > {self.limits.max_deviation:.0%}",
-            )
+        for price, what in ((signal_price, "the signal"), (reference, "the reference price")):
+            deviation = abs(market_price - price) / price if price > 0 else 0.0
+            if deviation > self.limits.max_deviation:
+                reason = f"price deviation {deviation:.2%} from {what}"
+                self._failure(reason)
+                return self._blocked(symbol, mode, f"{reason} > {self.limits.max_deviation:.0%}")
         if self.orders_today(mode) >= self.limits.max_daily_orders:
             return self._blocked(symbol, mode, "daily order limit reached")
         pnl = self.pnl_today(symbol, mode, market_price)

@@ -6,9 +6,12 @@ implementation, `IbAsyncClient`, is a thin adapter over `ib_async` (reqRealTimeB
 - waits while /quant is disabled, and follows the symbol the owner picks;
 - restores the engine's state for that symbol from memory.db and saves it as it goes;
 - keeps the latest signal in memory.db (the owner's next message gets it as an advisory);
-- hands each signal to the guarded executor (paper unless the owner confirmed live); before
-  each bar's order, and each time round its loop, it lets the executor open or close the live
-  order connection to follow the mode the owner set;
+- hands each signal to the guarded executor (paper unless the owner confirmed live), with the
+  previous bar's close (kept in the engine's state, so across reconnects and restarts) as the
+  independent price the 2% deviation guard compares the bar with: the signal's own price is
+  this bar's close, so a bad print would otherwise pass unchecked; before each bar's order,
+  and each time round its loop, it lets the executor open or close the live order connection
+  to follow the mode the owner set;
 - reconnects after any error or disconnection with exponential backoff (1 s doubling to 60 s,
   back to 1 s after a bar arrives);
 - reports its connection (disabled, connecting, connected, disconnected with the error and
@@ -192,6 +195,7 @@ class QuantFeed:
         async for bar in client.bars(symbol):
             self._session_bars += 1
             self.bars_seen += 1
+            previous_close = engine.last_close  # the bar's own close is the signal's price
             signal = engine.process(bar)  # raises on a bad close: nothing recorded for it
             await self._report(
                 last_bar={
@@ -206,7 +210,7 @@ class QuantFeed:
             if engine.bars_processed % SAVE_STATE_EVERY == 0:
                 await self.store.call(self.state.save_engine_state, symbol, engine.to_state())
             await self._sync_mode()  # /quant live confirm or /quant paper since the last bar
-            await self.executor.on_signal(data, symbol, bar.close)
+            await self.executor.on_signal(data, symbol, bar.close, previous_close)
             current = await self.store.call(self.state.settings)
             if stop.is_set() or not current.enabled or current.symbol != symbol:
                 break

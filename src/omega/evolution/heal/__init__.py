@@ -2,7 +2,8 @@
 
 This module is the package's public face: callers outside `omega.evolution.heal` import from
 here.
-- lifecycle: a healing session's state, its checks, escalation and the owner's view
+- lifecycle: the markers' lifecycle: notices, checks, escalation and the owner's view
+- sessions: a healing session in the store, each change one transaction; the 24-hour cap
 
 Names are loaded on first use.
 """
@@ -15,11 +16,11 @@ from omega.lazy import loader
 
 if TYPE_CHECKING:
     from omega.evolution.heal.lifecycle import (
-        SelfHealStore,
         clear_escalation,
         self_heal,
         self_heal_resolved,
     )
+    from omega.evolution.heal.sessions import SelfHealStore
 
 __all__ = [
     "SelfHealStore",
@@ -31,7 +32,7 @@ __all__ = [
 __getattr__ = loader(
     __name__,
     {
-        "SelfHealStore": "lifecycle",
+        "SelfHealStore": "sessions",
         "clear_escalation": "lifecycle",
         "self_heal": "lifecycle",
         "self_heal_resolved": "lifecycle",
