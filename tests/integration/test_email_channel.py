@@ -8,6 +8,7 @@ import json
 import time
 from collections.abc import Iterator
 from email.message import EmailMessage
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
@@ -70,13 +71,15 @@ poll_secs = {poll_secs}
 
 
 def _mail(sender: str, subject: str, body: str, ident: str, *results: str, **headers: str) -> bytes:
-    """A mail; each of `results` an Authentication-Results field, topmost first."""
+    """A mail to Omega, written now; each of `results` an Authentication-Results field, topmost
+    first."""
     mail = EmailMessage()
     for result in results:
         mail["Authentication-Results"] = result
     mail["From"] = sender
-    mail["To"] = "omega@example.org"
+    mail["To"] = headers.pop("To", "omega@example.org")
     mail["Subject"] = subject
+    mail["Date"] = headers.pop("Date", formatdate(usegmt=True))
     mail["Message-ID"] = ident
     for key, value in headers.items():
         mail[key.replace("_", "-")] = value
@@ -200,6 +203,7 @@ def test_mail_is_answered_in_its_thread_strangers_are_refused_and_files_go_both_
         with_file = EmailMessage()
         with_file["Authentication-Results"] = PROVEN  # the owner's tools need a proven sender
         with_file["From"], with_file["Subject"] = "ana@example.org", "Chart"
+        with_file["To"], with_file["Date"] = "omega@example.org", formatdate(usegmt=True)
         with_file["Message-ID"] = "<m3@example.org>"
         with_file.set_content("draw a chart from the attached notes")
         with_file.add_attachment(

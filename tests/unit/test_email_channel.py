@@ -10,6 +10,7 @@ import dataclasses
 import json
 from collections.abc import Iterator
 from email.message import EmailMessage
+from email.utils import formatdate
 from pathlib import Path
 
 import pytest
@@ -283,6 +284,7 @@ def test_the_sender_is_the_from_with_the_servers_word_on_it_never_reply_to(
         "mx.example.org; dkim=pass header.d=example.org; dmarc=pass header.from=example.org"
     )
     proven["From"], proven["Reply-To"] = "Ana <ana@example.org>", "mallory@evil.example"
+    proven["To"], proven["Date"] = imap.user, formatdate(usegmt=True)
     proven["Message-ID"] = "<p@example.org>"
     proven.set_content("hi")
     imap.deliver(bytes(proven))

@@ -15,7 +15,12 @@ field a DKIM signature may cover (a Subject added above a replayed, signed one: 
 refused unread: never submitted, never answered, audited (at most once a `[limits]
 denial_every_secs` per kind of refusal), and passed like any other (cursor saved, \\Seen).
 A sender's thread is written to the state file only once the gateway admitted the mail
-(state.py)."""
+(state.py).
+
+A proven mail is proof for Omega only when addressed to it, and only once (replay.py): one
+whose To and Cc name none of Omega's addresses is refuted (a stranger's, audited by the
+gateway); a proven one seen before (its sender's Message-ID remembered), without a
+Message-ID, or without a Date within the window is refused unread as above."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import logging
 import smtplib
 import ssl
 import threading
+import time
 from email.message import EmailMessage
 from typing import TYPE_CHECKING
 
@@ -32,6 +38,7 @@ from omega.channels.email.config import EmailConfig
 from omega.channels.email.imap import ImapSession, MailboxError
 from omega.channels.email.limits import MAX_BYTES, Refusal
 from omega.channels.email.mail import Received, Thread, build_mail, parse_mail
+from omega.channels.email.replay import for_omega
 from omega.channels.email.state import MailState
 from omega.channels.health import HealthReporter
 from omega.errors import OmegaError
@@ -73,6 +80,7 @@ class EmailChannel:
         self.denial_every_secs = denial_every_secs
         self._stop = threading.Event()
         self._lock = asyncio.Lock()  # the state is saved by `run` and `send`
+        self._own = config.own_addresses()  # a proven mail must name one in To or Cc
 
     async def run(self, submit: Submit) -> None:
         """Hand every new mail to Omega until `stop`; reconnect after failures."""
@@ -134,17 +142,30 @@ class EmailChannel:
         elif mail.auto or mail.address == own:
             log.info("email channel: mail %s is automatic or Omega's own", uid)
         else:
-            await self._hand_over(ident, mail, submit)
+            await self._proven_once(ident, mail, submit)
         async with self._lock:
             self.state.last_uid = max(self.state.last_uid, uid)
             await asyncio.to_thread(self.state.save)
         await asyncio.to_thread(session.mark_seen, uid)
 
+    async def _proven_once(self, ident: str, mail: Received, submit: Submit) -> None:
+        """Hand over a readable mail: a proven one not addressed to Omega as a stranger's,
+        none that may be a replay of a proven one."""
+        checked = for_omega(mail, self._own)
+        if checked is not mail:
+            log.warning("email channel: mail %s is not addressed to Omega: a stranger's", ident)
+        mail = checked
+        refusal = self.state.seen.refusal(mail, ident, time.time())
+        if refusal is not None:
+            await self._refuse(ident, refusal)
+        else:
+            await self._hand_over(ident, mail, submit)
+
     async def _hand_over(self, ident: str, mail: Received, submit: Submit) -> None:
         """Submit one readable mail; write its thread down once the gateway admitted it."""
-        self.state.remember(
-            ident, mail.address, Thread(mail.message_id, tuple(mail.references), mail.subject)
-        )
+        proven = mail.sent if mail.assurance == "mail_server" else None
+        thread = Thread(mail.message_id, tuple(mail.references), mail.subject)
+        self.state.remember(ident, mail.address, thread, proven)
         text = mail.text
         if mail.subject and not mail.references:  # a new conversation: its subject too
             text = f"{mail.subject}\n\n{text}".strip()

@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, SecretStr, field_validator
 
+from omega.channels.email.identity import addresses_in
 from omega.channels.plugin import PluginChannelConfig
 
 # How a connection is secured: "ssl" (TLS from the first byte, ports 993/465), "starttls"
@@ -49,6 +50,11 @@ class EmailConfig(PluginChannelConfig):
     from_address: str = Field(
         "", description="Address Omega's mail comes from (Enter: the IMAP user)"
     )
+    # Other addresses whose mail lands in this mailbox (omega+home@example.org, an old
+    # address forwarded here). A proven mail counts for Omega only when its To or Cc names
+    # one of Omega's addresses: from_address, imap_user (when it is an address) and these
+    # (docs/channels/email.md: who is speaking).
+    aliases: list[str] = Field(default_factory=list, json_schema_extra={"init": False})
     # Who vouches for a sender: the authserv-id of the receiving mail server, the first word of
     # the Authentication-Results field it writes at the top of every mail (Gmail:
     # mx.google.com). Only the topmost Authentication-Results field, and only with this id, is
@@ -76,6 +82,11 @@ class EmailConfig(PluginChannelConfig):
         # The channel id is the sender's address lower-cased: the list must match it.
         return [user.strip().lower() for user in users]
 
+    @field_validator("aliases")
+    @classmethod
+    def _aliases_lower_case(cls, aliases: list[str]) -> list[str]:
+        return [alias.strip().lower() for alias in aliases if alias.strip()]
+
     @field_validator("authserv_id")
     @classmethod
     def _authserv_lower_case(cls, value: str) -> str:
@@ -94,3 +105,11 @@ class EmailConfig(PluginChannelConfig):
     def sender(self) -> str:
         """The address Omega's mail comes from."""
         return self.from_address or self.imap_user
+
+    def own_addresses(self) -> frozenset[str]:
+        """Every address of Omega's, folded as a mail's To and Cc are: from_address, imap_user
+        when it is an address, and `aliases`."""
+        found: set[str] = set()
+        for value in (self.from_address, self.imap_user, *self.aliases):
+            found.update(addresses_in(value))
+        return frozenset(found)

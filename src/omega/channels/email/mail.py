@@ -11,7 +11,10 @@ A mail with two of a field that a DKIM signature may cover and that Omega reads 
 trusts (Subject, Message-ID, In-Reply-To, References, To, Cc, Date, Reply-To, Sender; From in
 identity.py) is refused unread: a verifier checks the bottom-most instance of a signed field,
 so a field added above a replayed, signed mail would keep `dkim=pass` while a reader of the
-topmost one reads the addition (RFC 6376 §5.4.2)."""
+topmost one reads the addition (RFC 6376 §5.4.2).
+
+Who a mail is addressed to (To, Cc) and when it was written (Date) are read too: a proven mail
+is proof for Omega only when it was sent to Omega, and only once (replay.py)."""
 
 from __future__ import annotations
 
@@ -22,10 +25,10 @@ from email import policy
 from email.header import decode_header, make_header
 from email.message import EmailMessage, Message
 from email.parser import BytesParser
-from email.utils import formatdate, getaddresses
+from email.utils import formatdate, getaddresses, mktime_tz, parsedate_tz
 
 from omega.channels.email.authres import assurance_of
-from omega.channels.email.identity import sender_of
+from omega.channels.email.identity import addresses_in, sender_of
 from omega.channels.email.limits import Refusal, after_parsing, before_parsing
 from omega.channels.email.text import html_to_text, strip_quoted
 from omega.types import Assurance, Attachment
@@ -35,6 +38,7 @@ __all__ = ["SINGLE_FIELDS", "Received", "Thread", "build_mail", "parse_mail", "r
 MAX_SUBJECT_CHARS = 998  # RFC 5322's line length: longer subjects are cut
 MAX_REFERENCES = 50  # the newest ids of a thread kept from References/In-Reply-To
 MAX_ID_CHARS = 998
+MAX_DATE_CHARS = 200  # a longer Date field is unreadable
 # Fields a mail may hold at most once (RFC 5322 §3.6); a mail with two of one is refused before
 # any of them is read (a second Sender already by identity.sender_of).
 SINGLE_FIELDS = (
@@ -65,6 +69,10 @@ class Received:
     # How the receiving server vouched for the From, and why (authres.py).
     assurance: Assurance = "unverified"
     assurance_detail: str = ""
+    # The addresses its To and Cc fields name (folded), and when its Date says it was written
+    # (POSIX seconds; None when it has no readable Date): replay.py's checks of a proven mail.
+    recipients: tuple[str, ...] = ()
+    sent: float | None = None
     # Why the mail is refused unread (past a cap, no single plain From, a repeated field):
     # never submitted.
     refusal: Refusal | None = None
@@ -109,6 +117,8 @@ def parse_mail(raw: bytes, authserv_id: str = "") -> Received:
         auto=_automatic(msg, sender.address),
         assurance=assurance,
         assurance_detail=detail,
+        recipients=(*addresses_in(_raw(msg, "To")), *addresses_in(_raw(msg, "Cc"))),
+        sent=_date(_raw(msg, "Date")),
     )
 
 
@@ -133,6 +143,20 @@ def _raw(msg: Message, name: str) -> str:
         if key.strip().lower() == wanted:
             return re.sub(r"\r?\n(?=[ \t])", "", str(value)).strip()
     return ""
+
+
+def _date(value: str) -> float | None:
+    """A Date field as POSIX seconds (a zone left out is read as UTC); None when there is none
+    or it is unreadable."""
+    if not value or len(value) > MAX_DATE_CHARS:
+        return None
+    try:
+        parsed = parsedate_tz(value)
+        if parsed is None:
+            return None
+        return float(mktime_tz((*parsed[:9], parsed[9] or 0)))
+    except Exception:  # the email package raises assorted errors on junk dates
+        return None
 
 
 def _from_8bit(text: str) -> str:

@@ -8,15 +8,21 @@ its thread).
 Nothing of a mail's sender is written before the gateway admitted them: the thread of every
 mail is first kept in memory only (`remember`, the newest KEEP_RECENT), and written with the
 cursor once the durable inbox holds the mail (`admit`). A refused stranger's address and
-subject never reach the file. Every map is bounded (KEEP_THREADS, oldest dropped first)."""
+subject never reach the file. Every map is bounded (KEEP_THREADS, oldest dropped first).
+
+The Message-IDs of admitted proven mails (hashed, per sender) are kept too, to refuse a replay
+of one (replay.py). A document an Omega without them wrote is taken with its `floor` at the
+time it is read: a proven mail dated before then may have been handed over already."""
 
 from __future__ import annotations
 
+import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from omega.channels.email.mail import Thread
+from omega.channels.email.replay import Seen
 from omega.channels.state import ChannelState, read_document, write_document
 
 KEEP_THREADS = 500  # admitted mails (and their senders) whose thread is written down
@@ -35,8 +41,10 @@ class MailState:
     last_uid: int = -1  # -1: never connected (the first connection starts at the newest)
     threads: dict[str, dict[str, object]] = field(default_factory=dict)  # message id -> thread
     latest: dict[str, str] = field(default_factory=dict)  # address -> its latest message id
-    # This run's mails, admitted or not: message id -> (address, thread). Never saved.
-    recent: OrderedDict[str, tuple[str, Thread]] = field(default_factory=OrderedDict)
+    # This run's mails, admitted or not: message id -> (address, thread, the Date of a proven
+    # mail else None). Never saved.
+    recent: OrderedDict[str, tuple[str, Thread, float | None]] = field(default_factory=OrderedDict)
+    seen: Seen = field(default_factory=Seen)  # admitted proven mails' Message-IDs (replay.py)
     stored: ChannelState | None = field(default=None, compare=False)
 
     @classmethod
@@ -50,7 +58,14 @@ class MailState:
                 state.latest = {str(k): str(v) for k, v in dict(data["latest"]).items()}
         except (ValueError, KeyError, TypeError, AttributeError):
             return cls(path, stored=stored)
+        try:
+            state.seen = Seen.from_json(data["seen"])
+        except (ValueError, KeyError, TypeError, AttributeError):
+            # Written by an Omega that kept no Message-IDs (or unreadable): any proven mail
+            # dated before now may have been handed over already.
+            state.seen = Seen(floor=time.time())
         state._trim()
+        state.seen.trim(time.time())
         return state
 
     def refresh(self) -> None:
@@ -60,7 +75,7 @@ class MailState:
             return
         fresh = MailState.load(self.path, self.stored)
         self.uidvalidity, self.last_uid = fresh.uidvalidity, fresh.last_uid
-        self.threads, self.latest = fresh.threads, fresh.latest
+        self.threads, self.latest, self.seen = fresh.threads, fresh.latest, fresh.seen
 
     def save(self) -> None:
         """Keep the state in the store and this host's file (written atomically, 0600)."""
@@ -70,23 +85,29 @@ class MailState:
             "last_uid": self.last_uid,
             "threads": self.threads,
             "latest": self.latest,
+            "seen": self.seen.to_json(),
         }
         write_document(self.path, data, self.stored)
 
-    def remember(self, message_id: str, address: str, thread: Thread) -> None:
-        """Hold, in memory only, the thread of the mail Omega was given as `message_id`."""
+    def remember(
+        self, message_id: str, address: str, thread: Thread, proven_sent: float | None = None
+    ) -> None:
+        """Hold, in memory only, the thread of the mail Omega was given as `message_id`
+        (`proven_sent`: the Date of a mail the server proved, whose Message-ID `admit` keeps)."""
         self.recent.pop(message_id, None)
-        self.recent[message_id] = (address, thread)
+        self.recent[message_id] = (address, thread, proven_sent)
         while len(self.recent) > KEEP_RECENT:
             self.recent.popitem(last=False)
 
     def admit(self, message_id: str) -> bool:
-        """Write down the thread of a mail the gateway admitted (to be saved with the cursor);
-        False when this run does not hold it."""
+        """Write down the thread of a mail the gateway admitted, and the Message-ID of a proven
+        one (to be saved with the cursor); False when this run does not hold it."""
         held = self.recent.get(message_id)
         if held is None:
             return False
-        address, thread = held
+        address, thread, proven_sent = held
+        if proven_sent is not None and thread.message_id:
+            self.seen.add(address, thread.message_id, proven_sent, message_id, time.time())
         self.threads.pop(message_id, None)
         self.threads[message_id] = asdict(thread) | {"references": list(thread.references)}
         self.latest.pop(address, None)
