@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -125,6 +125,10 @@ def _insert(conn: sqlite3.Connection, entry: AuditEntry) -> None:
 class AuditLog(Database):
     """The audit log and tool calls."""
 
+    # Told, on the database thread, the cost of each provider call's row once it is written:
+    # the daily cap (turn.spend) stops counting that call's cost itself then. None: no cap.
+    cost_recorded: Callable[[float], None] | None = None
+
     def audit(self, entry: AuditEntry) -> None:
         """Append one entry to the audit log.
 
@@ -132,6 +136,8 @@ class AuditLog(Database):
         redacted (configured secrets and credential-shaped strings never reach the log)."""
         with self._tx() as conn:
             _insert(conn, entry)
+        if self.cost_recorded is not None and entry.provider and entry.cost_usd:
+            self.cost_recorded(entry.cost_usd)
 
     def spent_since(self, since: str) -> float:
         """USD spent on provider calls audited since `since` (a database time or a day,

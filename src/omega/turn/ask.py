@@ -13,11 +13,11 @@ from collections.abc import Sequence
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry, AuditStatus
-from omega.providers.base import ProviderError, Spent, salvaged
+from omega.providers.base import Provider, ProviderError, Spent, salvaged
 from omega.providers.limiter import LOAD_RETRIES, MAX_RETRY_AFTER_SECS, limited_call
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call, elapsed_ms, record_audit, usage_fields
-from omega.turn.spend import costed, costed_spent, refusal
+from omega.turn.spend import Hold, admit, costed, costed_spent
 from omega.types import Context, Reply, ToolCall
 
 log = logging.getLogger(__name__)
@@ -38,25 +38,41 @@ async def ask_provider(
     carries what it was billed for before it failed (`error.spent`). A fallback member that
     failed after being billed, before another answered, gets an audit row here."""
     event = purpose or audit_as or "exchange"
-    refused = await refusal(deps, event)
-    if refused is not None:
+    try:
+        hold = await admit(deps, event, context)  # its estimate held against the cap
+    except ProviderError as refused:
         if audit_as:
             await _audit_call(deps, context, audit_as, time.perf_counter(), None, refused)
-        raise refused
+        raise
+    try:
+        return await _ask(deps, context, audit_as, event, hold)
+    finally:
+        hold.settle()  # cut short (cancelled) before it settled: the estimate goes
+
+
+async def _ask(
+    deps: PipelineDeps, context: Context, audit_as: str, event: str, hold: Hold
+) -> Reply:
+    """`ask_provider` once the call may spend: the call, its costs settled with the cap (each
+    counted until its audit row, here or the caller's, is written), its rows and tool calls."""
     started = time.perf_counter()
     with salvaged() as cut_short:  # what a call (or fallback member) that failed left
         try:
-            reply = costed(deps, await _complete(deps, context))
+            reply = costed(deps, await _complete(deps, context, hold, event))
         except ProviderError as exc:
             exc.spent = exc.spent or costed_spent(deps, cut_short.spent)
+            hold.settle(exc.spent.usage.cost_usd if exc.spent else None)
             if audit_as:
                 await _audit_call(deps, context, audit_as, started, None, exc)
             await _record_tool_calls(deps, context, deps.provider.name, cut_short.tool_calls)
             raise
+    # A fallback member billed before it failed has an audit row of its own.
+    members = [costed_spent(deps, [spent]) for spent in cut_short.spent]
+    hold.settle(reply.usage.cost_usd, *(m.usage.cost_usd for m in members if m is not None))
     if audit_as:
         await _audit_call(deps, context, audit_as, started, reply, None)
-    for spent in cut_short.spent:  # a fallback member billed before it failed
-        await _audit_spent(deps, context, event, costed_spent(deps, [spent]), reply)
+    for member in members:
+        await _audit_spent(deps, context, event, member, reply)
     # A fallback member that failed after running tools, then the member that answered.
     await _record_tool_calls(deps, context, deps.provider.name, cut_short.tool_calls)
     await _record_tool_calls(deps, context, reply.provider, reply.tool_calls)
@@ -112,9 +128,10 @@ async def _audit_call(
     )
 
 
-async def _complete(deps: PipelineDeps, context: Context) -> Reply:
+async def _complete(deps: PipelineDeps, context: Context, hold: Hold, event: str) -> Reply:
     """The call itself, within the limit of the provider actually called and the timeout (a
-    fallback chain limits each member it calls with that member's limiter)."""
+    fallback chain limits each member it calls with that member's limiter); under a spending
+    cap, checked again once its limiter lets it through (not a chain's: its members queue)."""
     provider = deps.provider
     try:
         if getattr(provider, "limits_members", False):
@@ -123,9 +140,8 @@ async def _complete(deps: PipelineDeps, context: Context) -> Reply:
             limiter = deps.state.provider_limiter(
                 provider.name, deps.config.limits.max_concurrent_provider_calls
             )
-            reply = await limited_call(
-                limiter, provider, context, attempt_secs=deps.provider_timeout
-            )
+            asked: Provider = _Rechecked(provider, deps, hold, event) if hold.capped else provider
+            reply = await limited_call(limiter, asked, context, attempt_secs=deps.provider_timeout)
     except TimeoutError:
         raise ProviderError(
             f"{provider.name} gave no answer within {deps.provider_timeout:g}s", kind="timeout"
@@ -135,6 +151,35 @@ async def _complete(deps: PipelineDeps, context: Context) -> Reply:
     except Exception as exc:  # a provider bug is still only a friendly message for the user
         raise ProviderError(f"{provider.name} crashed: {exc!r}") from exc
     return reply
+
+
+class _Rechecked:
+    """The provider, asked only once the call may still spend (`Hold.recheck`): what it waited
+    in its limiter's queue for, other calls may have spent."""
+
+    def __init__(self, provider: Provider, deps: PipelineDeps, hold: Hold, event: str) -> None:
+        self._provider = provider
+        self._deps = deps
+        self._hold = hold
+        self._event = event
+
+    @property
+    def name(self) -> str:
+        """The provider's name."""
+        return self._provider.name
+
+    def availability(self) -> tuple[bool, str]:
+        """The provider's availability."""
+        return self._provider.availability()
+
+    async def prepare(self) -> None:
+        """The provider's preparation."""
+        await self._provider.prepare()
+
+    async def complete(self, context: Context) -> Reply:
+        """Check the cap again, then ask the provider."""
+        await self._hold.recheck(self._deps, self._event)
+        return await self._provider.complete(context)
 
 
 def _chain_bound(deps: PipelineDeps) -> float:

@@ -10,27 +10,47 @@ cost is known only once it has answered, so the call that crosses a line still c
 Every billed token counts (`costed`): a call that failed counts what it was billed for before
 it failed, and a model with no known price costs `[limits] unknown_model_usd_per_mtok`; only
 free providers (the bundled model, Ollama) count as 0.
+
+Calls in flight count too (`admit`): with a cap set, each call holds a pessimistic estimate of
+its price (`estimate`) from before it is made until it answers; then what it cost stays counted
+here until its audit row is written (the store says so: AuditLog.cost_recorded). A call is made
+only while today's audited spending, plus those answered costs, plus the other calls'
+estimates, is under its line; it is checked again once the provider's concurrency limiter lets
+it through. So within one process spending ends below the cap plus the cost of the one call
+that crossed it, as long as no call costs more than its estimate. This is per process: replicas
+sharing a PostgreSQL store see each other's spending only once audited, so each may go past the
+cap by the calls it had in flight then.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import threading
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from omega.memory.audit import FOREGROUND_KINDS, AuditEntry, call_kind
+from omega.memory.store import Store
 from omega.owner import owner_alert
 from omega.providers import prices
 from omega.providers.base import ProviderError, Spent
 from omega.turn.deps import PipelineDeps
 from omega.turn.records import db_call
-from omega.types import Reply, Usage
+from omega.types import Context, Reply, Usage
 
 log = logging.getLogger(__name__)
 
 # Background work stops at this share of the cap, leaving the rest for answering people.
 BACKGROUND_SHARE = 0.8
+# A call's estimate: its prompt at this many characters a token (counted low, so the estimate
+# errs high: English runs about four), each image at IMAGE_TOKENS, and its answer at its
+# max_tokens, or ASSUMED_OUTPUT_TOKENS when it sets none.
+CHARS_PER_TOKEN = 3
+IMAGE_TOKENS = 1600
+ASSUMED_OUTPUT_TOKENS = 4096
 
 
 @dataclass(frozen=True)
@@ -38,9 +58,10 @@ class Allowance:
     """Where today's spending stands for one kind of call."""
 
     kind: str  # the call's kind of spending (memory.audit.CALL_KINDS)
-    spent: float  # USD spent today, all calls together
+    spent: float  # USD spent today, all calls together (audited, or answered and not yet)
     cap: float  # [limits] daily_usd (0: no cap)
     stops_at: float  # where calls of this kind stop
+    held: float = 0.0  # the estimates of this process's calls in flight (held before the asker)
 
     @property
     def background(self) -> bool:
@@ -49,8 +70,8 @@ class Allowance:
 
     @property
     def allowed(self) -> bool:
-        """Whether a call of this kind may spend now."""
-        return self.cap <= 0 or self.spent < self.stops_at
+        """Whether a call of this kind may spend now (the calls in flight included)."""
+        return self.cap <= 0 or self.spent + self.held < self.stops_at
 
 
 def today() -> str:
@@ -89,29 +110,178 @@ def costed_spent(deps: PipelineDeps, spent: Sequence[Spent]) -> Spent | None:
     )
 
 
-async def allowance(deps: PipelineDeps, event: str) -> Allowance:
-    """Where today's spending stands for a provider call audited as `event`."""
+async def allowance(deps: PipelineDeps, event: str, hold: Hold | None = None) -> Allowance:
+    """Where today's spending stands for a provider call audited as `event`: the audited
+    spending and this process's answered calls not audited yet, and the estimates of its calls
+    in flight (those held before `hold`, the asking call's, when it holds one)."""
     kind = call_kind(event)
     cap = deps.config.limits.daily_usd
     stops_at = cap if kind in FOREGROUND_KINDS else cap * BACKGROUND_SHARE
     if cap <= 0:  # no cap: nothing to read
         return Allowance(kind, 0.0, cap, stops_at)
+    # Before the rows are read: a cost whose row is written meanwhile counts twice, never 0.
+    ledger = _LEDGERS.get(deps.store)
+    held, unrecorded = (0.0, 0.0) if ledger is None else ledger.held(hold.seq if hold else None)
     spent = await db_call(deps, "today's spending", 0.0, deps.store.spent_since, today())
-    return Allowance(kind, spent, cap, stops_at)
+    return Allowance(kind, spent + unrecorded, cap, stops_at, held)
 
 
-async def refusal(deps: PipelineDeps, event: str) -> ProviderError | None:
+async def refusal(deps: PipelineDeps, event: str, hold: Hold | None = None) -> ProviderError | None:
     """None when a provider call audited as `event` may spend; else the error that refuses it
-    (kind `spending_cap`, whose friendly message says so), the owner told once a day."""
-    found = await allowance(deps, event)
+    (kind `spending_cap`, whose friendly message says so), the owner told once a day when the
+    money is spent (not when only the calls in flight may reach the line)."""
+    found = await allowance(deps, event, hold)
     if found.allowed:
         return None
-    await _tell_owner_once(deps, found)
+    if found.spent >= found.stops_at:
+        await _tell_owner_once(deps, found)
+    in_flight = f" and {found.held:.4f} USD held by calls in flight" if found.held else ""
     return ProviderError(
-        f"daily spending cap: {found.spent:.4f} of {found.cap:g} USD spent today (UTC); "
-        f"{found.kind} calls stop at {found.stops_at:g} USD",
+        f"daily spending cap: {found.spent:.4f} of {found.cap:g} USD spent today (UTC)"
+        f"{in_flight}; {found.kind} calls stop at {found.stops_at:g} USD",
         kind="spending_cap",
     )
+
+
+class _Ledger:
+    """What one process counts against today's cap beyond the audit rows of its store: the
+    estimates its calls in flight hold, in the order they were held, and what its answered
+    calls cost until their audit rows are written (the store's thread says when, through
+    AuditLog.cost_recorded)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._day = ""
+        self._next = 0
+        self._holds: dict[int, float] = {}  # estimates by the order they were held in
+        self._unrecorded: list[float] = []
+
+    def held(self, before: int | None = None) -> tuple[float, float]:
+        """(the estimates held before hold `before`, or all; the costs not audited yet)."""
+        with self._lock:
+            holds = self._holds.items()
+            ahead = sum(usd for seq, usd in holds if before is None or seq < before)
+            return ahead, sum(self._unrecorded)
+
+    def hold(self, usd: float, day: str) -> int:
+        """A call of `day` holds `usd` from now; its place in the order of holds."""
+        with self._lock:
+            if day != self._day:  # yesterday's calls count in yesterday's rows, or today's
+                self._day, self._unrecorded = day, []
+            self._next += 1
+            self._holds[self._next] = usd
+            return self._next
+
+    def settle(self, seq: int, costs: Sequence[float]) -> None:
+        """Hold `seq`'s call answered, failed or was refused: its estimate goes, and `costs`,
+        what it cost, stay counted until their audit rows are written."""
+        with self._lock:
+            self._holds.pop(seq, None)
+            self._unrecorded.extend(costs)
+
+    def recorded(self, cost: float) -> None:
+        """An audit row saying a call cost `cost` was written (on the store's thread)."""
+        with self._lock:
+            if cost in self._unrecorded:
+                self._unrecorded.remove(cost)
+
+
+# One ledger per store (a process has one); the store tells its ledger of each row written.
+_LEDGERS: weakref.WeakKeyDictionary[Store, _Ledger] = weakref.WeakKeyDictionary()
+# The list prices of the models estimated, USD a token (input, output); None: not listed.
+_RATES: dict[tuple[str, str, str], tuple[float, float] | None] = {}
+
+
+class Hold:
+    """One call's claim on today's cap (`admit`): its estimate while it is in flight."""
+
+    def __init__(self, ledger: _Ledger | None = None, seq: int = 0) -> None:
+        self._ledger = ledger
+        self.seq = seq  # its place in the order of holds
+
+    @property
+    def capped(self) -> bool:
+        """Whether the call is made under a cap and still holds its estimate."""
+        return self._ledger is not None
+
+    def settle(self, *costs: float | None) -> None:
+        """The call is over: its estimate goes and `costs`, what it cost (one per audit row it
+        gets), count until their rows are written. Once; later calls do nothing."""
+        ledger, self._ledger = self._ledger, None
+        if ledger is not None:
+            ledger.settle(self.seq, [cost for cost in costs if cost])
+
+    async def recheck(self, deps: PipelineDeps, event: str) -> None:
+        """Check again once the limiter let the call through (what it waited for, calls ahead
+        of it may have spent); raise the refusal when it may no longer spend. Calls held after
+        it counted it when they were checked, so only those held before count here."""
+        if self._ledger is None:
+            return
+        refused = await refusal(deps, event, self)
+        if refused is not None:
+            raise refused
+
+
+_UNCAPPED = Hold()
+
+
+async def admit(deps: PipelineDeps, event: str, context: Context) -> Hold:
+    """Let a provider call audited as `event` spend, holding its estimate against today's cap
+    until it is settled (`Hold.settle`, by turn.ask); raise the spending cap's ProviderError
+    when it may not. With no cap, nothing is estimated or held."""
+    if deps.config.limits.daily_usd <= 0:
+        return _UNCAPPED
+    usd = await estimate(deps, context)
+    ledger = _LEDGERS.get(deps.store)
+    if ledger is None:
+        ledger = _LEDGERS[deps.store] = _Ledger()
+        deps.store.cost_recorded = ledger.recorded
+    # Held, then checked against the holds before it (with no wait between): of two calls
+    # checked at once, the later counts the earlier.
+    hold = Hold(ledger, ledger.hold(usd, today()))
+    try:
+        refused = await refusal(deps, event, hold)
+    except BaseException:
+        hold.settle()
+        raise
+    if refused is not None:
+        hold.settle()
+        raise refused
+    return hold
+
+
+async def estimate(deps: PipelineDeps, context: Context) -> float:
+    """What a call may cost at most, in USD, before it is made: its prompt (CHARS_PER_TOKEN
+    characters a token, IMAGE_TOKENS an image) and a whole answer of its max_tokens
+    (ASSUMED_OUTPUT_TOKENS when it sets none), at its model's list price, or at `[limits]
+    unknown_model_usd_per_mtok` when the model is not listed (as `costed` counts such a call);
+    0 for a free provider. A chain is priced as its first member; a call whose tools make
+    several requests, or a provider's own price above the list, may cost more."""
+    provider = deps.provider.name
+    if provider in prices.FREE_PROVIDERS:
+        return 0.0
+    chars = len(context.system_prompt) + sum(len(m.content) for m in context.messages)
+    tokens_in = chars // CHARS_PER_TOKEN + 1 + IMAGE_TOKENS * len(context.images)
+    tokens_out = context.max_tokens or ASSUMED_OUTPUT_TOKENS
+    section = getattr(deps.config.provider, provider.replace("-", "_"), None)
+    model = context.model or str(getattr(section, "model", "") or "")
+    key = (provider, model, str(getattr(section, "base_url", "") or ""))
+    if key not in _RATES:  # genai-prices is imported and searched off the loop, once
+        _RATES[key] = await asyncio.to_thread(_list_rates, *key)
+    rates = _RATES[key]
+    if rates is None:
+        return (tokens_in + tokens_out) * deps.config.limits.unknown_model_usd_per_mtok / 1e6
+    return tokens_in * rates[0] + tokens_out * rates[1]
+
+
+def _list_rates(provider: str, model: str, base_url: str) -> tuple[float, float] | None:
+    """The list price of `model`'s input and output tokens, USD a token; None if not listed."""
+    million = 1_000_000
+    found_in = prices.list_price(provider, model, Usage(input_tokens=million), base_url)
+    found_out = prices.list_price(provider, model, Usage(output_tokens=million), base_url)
+    if found_in is None or found_out is None:
+        return None
+    return found_in / million, found_out / million
 
 
 async def _tell_owner_once(deps: PipelineDeps, found: Allowance) -> None:
