@@ -18,7 +18,11 @@ _SECRET_PATTERNS = [
     re.compile(r"AIza[0-9A-Za-z_\-]{20,}"),  # Google API keys
     re.compile(r"\b\d{6,12}:[A-Za-z0-9_\-]{30,}\b"),  # Telegram bot tokens
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),  # Authorization headers
-    re.compile(r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)[^\s\"',&]{4,}"),
+    # `key = value` (a value already hidden, `***` or [REDACTED] alone, is left as it is)
+    re.compile(
+        r"(?i)((?:api[_-]?key|token|secret|password)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?!(?:\*\*\*|\[REDACTED\])(?:[\s\"',&:]|$))[^\s\"',&]{4,}"
+    ),
 ]
 
 # Credentials written into a URL (`https://user:pass@host`): the user-info part is hidden.

@@ -6,10 +6,14 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from pydantic import BaseModel, SecretBytes, SecretStr
 
 from omega.config import Config, load_config
 from omega.logs import register_secret, setup_logging
@@ -21,6 +25,40 @@ if TYPE_CHECKING:
     from omega.turn import PipelineDeps
 
 log = logging.getLogger(__name__)
+
+# Environment variables that hold a login Omega or a library it runs reads (the config's own
+# fallbacks, the claude CLI's logins, the channel plug-ins' tokens, the cloud logins the CLI is
+# handed); any other *_KEY, *_TOKEN, *_SECRET or *_PASSWORD variable is taken for a secret too
+# (`_SECRET_ENV`): these stay named so that narrowing that pattern cannot drop them.
+SECRET_ENV_VARS = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "GEMINI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "TELEGRAM_BOT_TOKEN",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CODE_OAUTH_REFRESH_TOKEN",
+        "CLAUDE_CODE_SESSION_ACCESS_TOKEN",
+        "ANTHROPIC_AUTH_TOKEN",
+        "SLACK_BOT_TOKEN",
+        "SLACK_APP_TOKEN",
+        "DISCORD_BOT_TOKEN",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "AWS_BEARER_TOKEN_BEDROCK",
+    }
+)
+_SECRET_ENV = re.compile(r"(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD)$", re.IGNORECASE)
+# Keys whose text is a secret wherever it is found: a raw table (a plug-in channel's section
+# before its plug-in validated it), a URL's query.
+_SECRET_KEY = re.compile(
+    r"pass(?:word|wd)|secret|token|credential|api_?key|(?:^|[_-])key$", re.IGNORECASE
+)
+# Schemes whose URLs carry a token as the user name alone (https://TOKEN@host); elsewhere
+# (postgresql://postgres@host) the user name is a name.
+_TOKEN_AS_USER_SCHEMES = frozenset({"http", "https", "ws", "wss"})
+_MAX_DEPTH = 32
 
 
 @dataclass
@@ -90,34 +128,67 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
     )
 
 
-def _secret_values(config: Config) -> list[str]:
-    p = config.provider
-    keys = [
-        p.anthropic.api_key,
-        p.openai.api_key,
-        p.openrouter.api_key,
-        p.gemini.api_key,
-        config.channel.telegram.bot_token,
-        config.channel.telegram.whisper_api_key,
-        config.channel.whatsapp.whisper_api_key,
-        config.voice.api_key,
-    ]
-    values = [k.get_secret_value() for k in keys]
-    # Credentials written into a provider's base_url (https://user:pass@host/v1).
-    for section in (p.anthropic, p.openai, p.ollama, p.openrouter, p.gemini):
-        try:
-            parts = urlsplit(getattr(section, "base_url", "") or "")
-        except ValueError:
-            continue
-        values += [parts.password or "", parts.username or ""]
-    values += [
-        os.environ.get(v, "")
-        for v in (
-            "ANTHROPIC_API_KEY",
-            "OPENAI_API_KEY",
-            "GEMINI_API_KEY",
-            "OPENROUTER_API_KEY",
-            "TELEGRAM_BOT_TOKEN",
-        )
-    ]
-    return [v for v in values if v]
+def _secret_values(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:
+    """Every secret the configuration and the environment hold, for the log redactor: each
+    `SecretStr` of the whole config (nested sections, lists, tables, plug-in channels' sections,
+    raw or validated), text under a secret-looking key, credentials written into any URL (a
+    provider's or [voice] base_url, the store's), and the secret-looking environment variables
+    Omega and the libraries it runs read (CLAUDE_CODE_OAUTH_TOKEN, SLACK_BOT_TOKEN, ...)."""
+    env = os.environ if environ is None else environ
+    values: list[str] = []
+    _walk(config, "", values, 0)
+    for name, value in env.items():
+        if name in SECRET_ENV_VARS or _SECRET_ENV.search(name):
+            values.append(value)
+        values += _url_credentials(value)
+    for url in (env.get("OMEGA_STORE_URL", ""), config.store.url):
+        if url.strip():
+            from omega.memory.db import location_passwords
+
+            values += location_passwords(url)
+    found: list[str] = []
+    for value in values:
+        found += [value, value.strip()]
+    return [v for v in dict.fromkeys(found) if v]
+
+
+def _walk(node: object, key: str, out: list[str], depth: int) -> None:
+    """Collect the secrets under `node` (reached by `key`) into `out`."""
+    if depth > _MAX_DEPTH:
+        return
+    if isinstance(node, SecretStr | SecretBytes):
+        secret = node.get_secret_value()
+        out.append(secret.decode(errors="replace") if isinstance(secret, bytes) else secret)
+    elif isinstance(node, BaseModel):
+        for name in type(node).model_fields:
+            _walk(getattr(node, name, None), name, out, depth + 1)
+        for name, value in (node.model_extra or {}).items():
+            _walk(value, str(name), out, depth + 1)
+    elif isinstance(node, Mapping):
+        for name, value in node.items():
+            _walk(value, str(name), out, depth + 1)
+    elif isinstance(node, list | tuple | set | frozenset):
+        for item in node:
+            _walk(item, key, out, depth + 1)
+    elif isinstance(node, str):
+        if _SECRET_KEY.search(key):
+            out.append(node)
+        out += _url_credentials(node)
+
+
+def _url_credentials(text: str) -> list[str]:
+    """The credentials a URL carries: its password (`user:pw@`), its user name when that is
+    the whole credential (`https://token@host`), and secret-looking query parameters."""
+    if "://" not in text:
+        return []
+    try:
+        parts = urlsplit(text.strip())
+        query = parse_qsl(parts.query, keep_blank_values=True)
+        password, username = parts.password or "", parts.username or ""
+    except ValueError:
+        return []
+    found = [password, unquote(password)]
+    if username and not password and parts.scheme.lower() in _TOKEN_AS_USER_SCHEMES:
+        found += [username, unquote(username)]
+    found += [value for name, value in query if _SECRET_KEY.search(name)]
+    return found

@@ -133,7 +133,8 @@ def migrate_store(
 ) -> None:
     """Copy an existing home's memory into an empty PostgreSQL database, verified table by
     table (row counts and checksums). Refused while Omega runs on this home."""
-    from omega.memory.db import redacted_location
+    from omega.logs import register_secret
+    from omega.memory.db import location_passwords, redacted_location
     from omega.memory.postgres import StoreUnavailableError, is_url
     from omega.ops.migrate_store import MigrateStoreError
     from omega.ops.migrate_store import migrate_store as copy_store
@@ -145,6 +146,8 @@ def migrate_store(
     paths = OmegaPaths(default_home())
     source_db = paths.db if source == "sqlite" else Path(source).expanduser()
     shown = redacted_location(target)
+    for password in location_passwords(target):  # an error may quote it (psycopg's do)
+        register_secret(password)
     try:
         with exclusive(paths.home):
             copied = copy_store(source_db, target)

@@ -22,9 +22,12 @@ ALLOW_ROOT_ENV = "OMEGA_ALLOW_ROOT"
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    """Print `omega: message` on stderr and exit with `code` (SystemExit: the same under typer
-    and without it)."""
-    sys.stderr.write(f"omega: {message}\n")
+    """Print `omega: message` on stderr, redacted (an error may quote a registered secret or a
+    URL's credentials), and exit with `code` (SystemExit: the same under typer and without
+    it)."""
+    from omega.logs import redact
+
+    sys.stderr.write(f"omega: {redact(message)}\n")
     raise SystemExit(code)
 
 

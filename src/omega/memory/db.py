@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, ParamSpec, TypeVar, cast
+from urllib.parse import unquote
 
+from omega.logs import redact
 from omega.memory import postgres, wakeups
 from omega.memory.migrations import migrate, schema_version
 from omega.paths import PRIVATE_FILE_MODE, touch_private
@@ -57,10 +59,69 @@ def store_location(default: Path, configured: str = "") -> Path | str:
     return chosen if chosen else default
 
 
-def redacted_location(location: Path | str) -> str:
-    """The store's location for display: a URL without its password."""
+# Where a store location writes its password: in a URL's query (`?password=pw`, also
+# sslpassword), or as a keyword of a libpq connection string (`host=h password=pw`).
+_QUERY_PASSWORD = re.compile(r"(?i)([?&](?:ssl)?password=)([^&#]*)")
+_KEYWORD_PASSWORD = re.compile(r"(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s']+)")
+_URL_SCHEME = re.compile(r"(?i)^\s*[a-z][a-z0-9+.\-]*://")
+
+
+def _userinfo_password(text: str) -> tuple[int, int] | None:
+    """Where the password of a URL's user-info part lies: after the first ':' up to the last
+    '@' before the query (`user:pw@`, `:pw@`, a raw '@' inside the password too)."""
+    scheme = _URL_SCHEME.match(text)
+    if scheme is None:
+        return None
+    start, end = scheme.end(), len(text)
+    for stop in "?#":
+        found = text.find(stop, start)
+        if found >= 0:
+            end = min(end, found)
+    at = text.rfind("@", start, end)
+    colon = text.find(":", start, at) if at >= 0 else -1
+    return (colon + 1, at) if colon >= 0 else None
+
+
+def location_passwords(location: Path | str) -> list[str]:
+    """The passwords a store location carries, in every form an error message may quote
+    them: as written, percent-decoded and as libpq reads them (psycopg's parser)."""
     text = str(location)
-    return re.sub(r"(://[^:/@]+):[^@]*@", r"\1:***@", text)
+    if isinstance(location, Path) or not text.strip():
+        return []
+    found: list[str] = []
+    if _URL_SCHEME.match(text):
+        span = _userinfo_password(text)
+        if span is not None:
+            found.append(text[span[0] : span[1]])
+        found += [m.group(2) for m in _QUERY_PASSWORD.finditer(text)]
+    else:
+        found += [m.group(2).strip("'") for m in _KEYWORD_PASSWORD.finditer(text)]
+    if _URL_SCHEME.match(text) or "=" in text:
+        with contextlib.suppress(Exception):  # psycopg missing, or a URL libpq refuses
+            from psycopg.conninfo import conninfo_to_dict
+
+            parsed = conninfo_to_dict(text)
+            found += [str(parsed.get(key) or "") for key in ("password", "sslpassword")]
+    forms = [form for value in found for form in (value, unquote(value))]
+    return [form for form in dict.fromkeys(forms) if form]
+
+
+def redacted_location(location: Path | str) -> str:
+    """The store's location for display: without its password, in whatever form the location
+    carries it (`user:pw@`, `:pw@`, `?password=`, `password=` of a connection string), and
+    with any other secret the log redactor knows hidden."""
+    text = str(location)
+    if _URL_SCHEME.match(text):
+        span = _userinfo_password(text)
+        if span is not None:
+            text = text[: span[0]] + "***" + text[span[1] :]
+        text = _QUERY_PASSWORD.sub(r"\1***", text)
+    else:
+        text = _KEYWORD_PASSWORD.sub(r"\1***", text)
+    for password in sorted(location_passwords(location), key=len, reverse=True):
+        if len(password) >= 3:
+            text = text.replace(password, "***")
+    return redact(text)
 
 
 @contextmanager

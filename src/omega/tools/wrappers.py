@@ -20,6 +20,7 @@ from pydantic_ai.tools import ToolDefinition
 from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
 
 from omega.errors import OmegaError
+from omega.logs import redact
 from omega.tools.context import (
     FailedOutput,
     ToolDeps,
@@ -164,7 +165,7 @@ class RecordingToolset(WrapperToolset[Any]):
             ok=not error,
             result_preview="" if error else preview(result),
             duration_ms=int((time.perf_counter() - started) * 1000),
-            error=error[:PREVIEW_CHARS],
+            error=redact(error)[:PREVIEW_CHARS],  # redacted whole, then cut
         )
 
     def tool_calls(self, messages: Sequence[ModelMessage]) -> tuple[ToolCall, ...]:
@@ -222,7 +223,8 @@ def _forget(task: asyncio.Future[Any]) -> None:
 
 
 def preview(value: Any) -> str:
-    """A short one-string view of a tool result for the record."""
+    """A short one-string view of a tool result for the record: redacted whole, then cut (a
+    secret the cut would split is still hidden)."""
     if isinstance(value, str):
         text = value
     else:
@@ -230,4 +232,5 @@ def preview(value: Any) -> str:
             text = json.dumps(value, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             text = repr(value)
+    text = redact(text)
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 3] + "..."

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from omega.logs import redact
 from omega.types import ToolCall
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ def _tool_result_text(content: object) -> str:
             elif isinstance(block, dict):
                 parts.append(f"[{block.get('type', 'block')}]")
         return "\n".join(parts)
-    return "" if content is None else json.dumps(content)[:PREVIEW_CHARS]
+    return "" if content is None else json.dumps(content)
 
 
 class StreamParser:
@@ -157,16 +158,17 @@ class StreamParser:
             log.debug("claude-code: tool_result for an unknown tool_use id")
             return
         name, arguments, started = pending
-        text = _tool_result_text(block.get("content"))
+        # Redacted whole, then cut: a secret the cut would split is still hidden.
+        text = redact(_tool_result_text(block.get("content")))[:PREVIEW_CHARS]
         is_error = bool(block.get("is_error"))
         self._record(
             ToolCall(
                 name=name,
                 arguments=arguments,
                 ok=not is_error,
-                result_preview=text[:PREVIEW_CHARS],
+                result_preview=text,
                 duration_ms=int((now - started) * 1000),
-                error=(text[:PREVIEW_CHARS] or "tool error") if is_error else "",
+                error=(text or "tool error") if is_error else "",
             )
         )
 
