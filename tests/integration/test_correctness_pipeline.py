@@ -20,7 +20,16 @@ from omega.loops.scheduler import Scheduler
 from omega.loops.summarizer import summarize_conversation
 from omega.owner import owner_alert
 from omega.turn import PipelineDeps, ask_provider, local_owner_id
-from omega.types import ChatMessage, Context, IncomingMessage, OutgoingMessage, Reply, ToolCall
+from omega.turn.spend import today
+from omega.types import (
+    ChatMessage,
+    Context,
+    IncomingMessage,
+    OutgoingMessage,
+    Reply,
+    ToolCall,
+    Usage,
+)
 from tests.conftest import MakeDeps, openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.outbox import Recorder
@@ -59,6 +68,15 @@ def test_silent_suppresses_only_in_groups(plain: PipelineDeps) -> None:
     assert replies(say(plain, "anyone?", group=True)) == []
     one_to_one = replies(say(plain, "are you there?"))
     assert len(one_to_one) == 1 and "SILENT" not in one_to_one[0]
+
+
+def test_a_silent_answer_is_paid_for_and_counted(plain: PipelineDeps) -> None:
+    """Nothing is said, but the call cost money: it is audited, so the daily cap counts it."""
+    plain.provider = ScriptedProvider("SILENT", usage=Usage(10, 5, cost_usd=0.25))
+    assert replies(say(plain, "anyone?", group=True)) == []
+    assert plain.store.spent_since(today()) == pytest.approx(0.25)
+    [row] = plain.store.query("SELECT detail FROM audit_log WHERE cost_usd > 0")
+    assert "SILENT" in row["detail"]
 
 
 def test_a_line_that_is_just_the_word_silent_is_text(plain: PipelineDeps) -> None:

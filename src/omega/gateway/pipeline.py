@@ -346,6 +346,19 @@ async def _respond(
     # SILENT is for groups only; in a one-to-one chat the marker goes and the rest is sent.
     if message.is_group and parsed.has("SILENT") and not parsed.text:
         log.info("SILENT reply to %s/%s suppressed", message.channel, message.sender_id)
+        # Nothing said, but the call was paid for: audited like any answer, so the daily cap
+        # (summed from the audit log) counts it.
+        await audit_message(
+            deps,
+            message,
+            status="ok",
+            input_text=message.text[:500],
+            output_text="",
+            **usage_fields(reply),
+            processing_ms=elapsed_ms(started),
+            event="exchange" if cause == "reply" else cause,
+            detail="SILENT: nothing sent",
+        )
         return None
     # What the reply's prompt carried decides whose words its lessons and gaps are (issue 37).
     read = external_reads(reply.tool_calls, message, earlier)
