@@ -26,6 +26,7 @@ from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
+from tests.integration.test_web_security import _login
 from tests.integration.web_support import RunningWeb, seed
 
 KEPT = "Kept while no page was open: the disk is almost full"
@@ -44,18 +45,6 @@ def web(
         code, err = running.terminate()
         assert code == 0, err
         assert "Traceback" not in err
-
-
-def _login(web: RunningWeb) -> tuple[httpx.Client, str]:
-    """A client logged in with the link, and the page's CSRF token."""
-    client = httpx.Client(base_url=web.base, follow_redirects=False, timeout=10)
-    response = client.get(web.login_link.removeprefix(web.base))
-    assert response.status_code == 303
-    page = client.get("/chat")
-    assert page.status_code == 200
-    match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
-    assert match
-    return client, match.group(1)
 
 
 def _rows(home: Path, sql: str) -> list[tuple[object, ...]]:
