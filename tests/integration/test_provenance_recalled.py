@@ -105,7 +105,8 @@ def test_messages_found_by_recall_bring_their_conversations_reads(isolated_env: 
         store.close_active_conversation("cli", OWNER)
         message = IncomingMessage("cli", OWNER, "the setup page, mornings: go ahead")
         context = build_context(store, ContextRequest(message, "rules", {}, "English", 10))
-        assert old in context.recalled_from and ORDER in context.system_prompt
+        assert old in context.recalled_from
+        assert "what does the setup page say" in context.system_prompt
         read = conversation_reads(store, "cli", OWNER, "", context.recalled_from)
         assert read == f"fetch_url {RECALLED}"
         assert conversation_reads(store, "cli", OWNER) == ""  # the current one read nothing

@@ -104,6 +104,18 @@ def recent_activity(
     return [(str(row["created_at"]), str(row["summary"])) for row in rows], foreign
 
 
+def owner_person(store: Store, channel: str, ident: str) -> str | None:
+    """The person key the owner's (channel, id) keeps memory under. Facts are kept by person
+    key, the bare id only for whoever was seen first with it, on any channel: an id another
+    channel's sender holds is not the owner's. Not seen yet: the bare id when nobody holds it
+    (the key it will get), else None. Call on the store's thread."""
+    known = store.known_person(channel, ident)
+    if known is not None:
+        return known
+    held = store.query("SELECT 1 FROM identities WHERE person = ? LIMIT 1", (ident,))
+    return None if held else ident
+
+
 def is_heartbeat_ok(text: str) -> bool:
     """A reply meaning 'all fine': HEARTBEAT_OK however it was formatted."""
     cleaned = re.sub(r"[*_`~\s.!]+", " ", text).strip().upper()
@@ -122,9 +134,7 @@ async def run_heartbeat(deps: PipelineDeps, out: Outbox) -> str | None:
     addresses = owner_addresses(deps.config)
     owner = addresses[0][1] if addresses else ""
     store = deps.store
-    # Facts are kept under a person key, which is the raw id only for whoever was seen first
-    # with it, on any channel: the owner's are those of the owner's own (channel, id).
-    person = await store.call(store.known_person, *addresses[0]) if addresses else None
+    person = await store.call(owner_person, store, *addresses[0]) if addresses else None
     facts = await store.call(store.facts, person) if person else {}
     summaries, foreign = await store.call(recent_activity, store, deps.config)
     zone = resolve_timezone(facts.get("timezone", ""), deps.config.omega.timezone)
