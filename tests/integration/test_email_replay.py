@@ -13,7 +13,7 @@ from collections.abc import Callable
 from email.utils import formatdate
 from pathlib import Path
 
-from tests.conftest import openai_env
+from tests.conftest import openai_env, run_omega
 from tests.fakes.imap_server import FakeImap
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.smtp_server import SmtpSink
@@ -138,3 +138,22 @@ def test_the_owners_mail_delivered_again_is_answered_once_across_a_restart(
     assert _answered(smtp, "<once@example.org>").count(PENDING) == 1
     log = (isolated_env / "omega.log").read_text(encoding="utf-8", errors="replace")
     assert f"refused mail email:{imap.uidvalidity}:3 unread: a proven mail whose Message-ID" in log
+
+
+def test_status_warns_when_no_address_of_omegas_is_known(isolated_env: Path) -> None:
+    """A proven mail must name one of Omega's addresses: with none known (imap_user a plain
+    login, no from_address or aliases) every mail would be refused, so `omega status` says so."""
+    isolated_env.mkdir(parents=True, exist_ok=True)
+    (isolated_env / "config.toml").write_text(
+        '[channel.email]\nenabled = true\nimap_host = "127.0.0.1"\nimap_user = "omega"\n'
+        'imap_password = "pw-123456"\nsmtp_host = "127.0.0.1"\n'
+        'authserv_id = "mx.example.org"\nallowed_users = ["ana@example.org"]\n',
+        encoding="utf-8",
+    )
+    status = run_omega("status")
+    assert "no address of Omega's is known" in status.stdout, status.stdout + status.stderr
+    (isolated_env / "config.toml").write_text(
+        (isolated_env / "config.toml").read_text() + 'from_address = "omega@example.org"\n',
+        encoding="utf-8",
+    )
+    assert "no address of Omega's is known" not in run_omega("status").stdout

@@ -45,6 +45,15 @@ def check_email(ctx: CheckContext) -> Check | None:
     missing = missing_settings(section)
     if missing:
         return Check("email", False, f"missing {', '.join(missing)}", FIX)
+    if section.authserv_id and not section.own_addresses():
+        return Check(
+            "email",
+            True,
+            "no address of Omega's is known (imap_user is no address): every mail is refused as "
+            "not addressed to Omega",
+            "set [channel.email] from_address (and aliases) to the addresses people write to",
+            warning=True,
+        )
     if ctx.network and (down := _unreachable(section)):
         return Check("email", False, f"cannot reach {'; '.join(down)}", "check the hosts and ports")
     report = read_health(ctx.paths.channel_health("email")) or {}
