@@ -334,3 +334,18 @@ def test_a_persons_action_task_runs_with_their_rights_not_the_owners(
     assert [t.description for t in store.due_tasks(datetime(2100, 1, 1, tzinfo=UTC))] == []
     refused = store.query("SELECT detail FROM audit_log WHERE event = 'marker_refused'")
     assert "cause: action\nrole: person" in refused[0]["detail"]
+
+
+def test_an_owner_granted_at_run_time_has_every_owner_command(
+    fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """`omega people allow --owner` gives the owner's rights: /fragments too (it asked the
+    config alone, and refused them)."""
+    granted = run_omega("people", "allow", "terminal:bea", "--owner")
+    assert granted.returncode == 0, granted.stderr
+    result = chat(fake_openai, {"text": "/fragments", "sender_id": "bea"})
+    [answer] = [str(e["text"]) for e in result.events if e.get("kind") == "command"]
+    assert answer.startswith("No prompt fragments"), answer
+    result = chat(fake_openai, {"text": "/fragments", "sender_id": "mallory"})
+    [refused] = [e["text"] for e in result.events if e.get("kind") == "command"]
+    assert refused == "Only my owner can do that."

@@ -200,7 +200,7 @@ _FRAGMENT_ID = re.compile(r"[0-9]{1,9}")  # ASCII digits, small enough for SQLit
 
 def _fragments(ctx: CommandContext, args: str) -> str:
     """List prompt fragments, show one, or switch one off or on (audited as the owner's)."""
-    if not is_owner(ctx.config, ctx.message):
+    if not _owner(ctx):  # an owner granted in memory.db too
         return OWNER_ONLY
     repo = ProposalStore(ctx.store)
     words = args.split()
