@@ -15,8 +15,16 @@ from typing import Any, cast, get_args
 from omega.markers.handlers import apply_markers
 from omega.markers.provenance import CONFIRM_SCOPE, EXTERNAL_BARRED, confirmable_until
 from omega.markers.registry import MarkerEvent, ParseResult
-from omega.memory.audit import AuditEntry
-from omega.turn import Outbox, PipelineDeps, Role, db_call, load_turn, marker_context
+from omega.memory.audit import AuditStatus
+from omega.turn import (
+    Outbox,
+    PipelineDeps,
+    Role,
+    audit_message,
+    db_call,
+    load_turn,
+    marker_context,
+)
 from omega.types import Assurance, IncomingMessage
 
 __all__ = ["USAGE", "confirm_refused"]
@@ -94,15 +102,15 @@ def _events_of(kept: list[list[str]]) -> list[MarkerEvent]:
     return events
 
 
-async def _audit(deps: PipelineDeps, message: IncomingMessage, status: str, detail: str) -> None:
+async def _audit(
+    deps: PipelineDeps, message: IncomingMessage, status: AuditStatus, detail: str
+) -> None:
     """The confirmation (or its refusal) in the audit log, under the owner who sent it."""
-    entry = AuditEntry(
-        channel=message.channel,
-        sender_id=message.sender_id,
-        sender_name=message.sender_name,
-        status="ok" if status == "ok" else "denied",
-        event="marker_confirmed",
+    await audit_message(
+        deps,
+        message,
+        status=status,
         input_text=message.text[:500],
+        event="marker_confirmed",
         detail=detail[:8000],
     )
-    await db_call(deps, "audit a confirmation", None, deps.store.audit, entry)
