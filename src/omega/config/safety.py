@@ -77,6 +77,9 @@ class LimitsSection(Section):
             "HEARTBEAT_ADD": 3,
         }
     )
+    # Tool calls one model response may ask for at once; the rest are refused unrun (the model
+    # is told). A round of 360 shell commands took 45 s and 30 s of CPU (bench/tool_round.py).
+    max_tool_calls_per_round: Annotated[int, Field(ge=1)] = 16
     # Pending tasks one person may have; repeating action tasks run at most this often.
     max_tasks_per_person: Annotated[int, Field(ge=1)] = 50
     # An action task may schedule another only this far ahead.

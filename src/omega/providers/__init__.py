@@ -126,6 +126,7 @@ def build_provider(
             timeout_secs=p.timeout_secs,
             vision=section.vision,
             max_connections=config.limits.max_concurrent_provider_calls,
+            max_tool_calls_per_round=config.limits.max_tool_calls_per_round,
         ),
         tools=tools,
         sandbox=sandbox,

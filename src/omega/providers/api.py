@@ -90,6 +90,8 @@ class ApiSettings:
     vision: bool | None = None  # None: by provider, endpoint and model (`sees_images`)
     # Sockets this provider opens at most: one pool shared by all its models and calls.
     max_connections: int = 64
+    # Tool calls one model response may ask for ([limits] max_tool_calls_per_round).
+    max_tool_calls_per_round: int = 16
 
 
 class ApiProvider:
@@ -324,7 +326,10 @@ class ApiProvider:
                         sandbox = sandbox.for_workspace(folder)
                     toolsets += await start_servers(stack, context.mcp_servers, sandbox, deadline)
                 recorder = RecordingToolset(
-                    CombinedToolset(toolsets), max_rounds=MAX_TOOL_ROUNDS, timeout_secs=deadline
+                    CombinedToolset(toolsets),
+                    max_rounds=MAX_TOOL_ROUNDS,
+                    timeout_secs=deadline,
+                    max_calls_per_round=self.settings.max_tool_calls_per_round,
                 )
                 # The tools that ran are recorded even when the answer then fails (times out).
                 stack.push(lambda failed, *_: None if failed is None else _salvage(recorder))

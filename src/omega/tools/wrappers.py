@@ -63,11 +63,18 @@ class RecordingToolset(WrapperToolset[Any]):
     """Times and records every call it runs, turns crashes into failed tool results the model
     sees, stops a call after `timeout_secs` (a failed result too, so the model can still
     answer in time), and refuses calls after `max_rounds` model requests so the model has to
-    answer. A call cut short by the whole answer's end (cancelled) is recorded as failed."""
+    answer. A call cut short by the whole answer's end (cancelled) is recorded as failed.
+    One model response may ask for at most `max_calls_per_round` calls; those past it are
+    refused unrun (a failed result each), so one reply cannot start hundreds of commands at
+    once nor send their results back in every later request (bench/tool_round.py)."""
 
     max_rounds: int = 6
     timeout_secs: float | None = None
+    max_calls_per_round: int | None = None
     records: dict[str, ToolCall] = field(default_factory=dict)
+    # Calls asked for so far by each model response (its round): counted when a call starts,
+    # before any await, so the calls of one round run concurrently still count one by one.
+    _asked: dict[int, int] = field(default_factory=dict)
 
     async def call_tool(
         self,
@@ -78,10 +85,17 @@ class RecordingToolset(WrapperToolset[Any]):
     ) -> Any:
         call_id = ctx.tool_call_id or f"{name}#{len(self.records)}"
         started = time.perf_counter()
+        round_ = self.round_of(ctx)
+        asked = self._asked[round_] = self._asked.get(round_, 0) + 1
         try:
-            if self.round_of(ctx) > self.max_rounds:
+            if round_ > self.max_rounds:
                 raise ToolFailed(
                     f"tool-call limit reached ({self.max_rounds} rounds); answer with what you have"
+                )
+            if self.max_calls_per_round is not None and asked > self.max_calls_per_round:
+                raise ToolFailed(
+                    f"tool-call limit reached ({self.max_calls_per_round} calls in one round): "
+                    "this call did not run; ask for fewer at once, or answer with what you have"
                 )
             result = await self._within_deadline(super().call_tool(name, tool_args, ctx, tool))
         except (CallDeferred, ApprovalRequired):
