@@ -1,11 +1,13 @@
-"""The 2% deviation guard against a bad print from the live feed: the signal's price is the
-bar's own close, so the feed hands the executor the previous bar's close as an independent
-price, and a bar too far from it is blocked (audited, counted by the breaker), not traded."""
+"""The 2% deviation guard against a bad print from the live feed: a bar too far from the last
+close is held back from the engine until the next bar confirms the move (quant/prints.py), and
+the executor checks each order against the previous bar's close as an independent price (the
+signal's price is the bar's own close)."""
 
 from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 
@@ -56,34 +58,69 @@ def held(store: Store) -> int:
     return int(rows[0]["quantity"]) if rows else 0
 
 
+def audited(store: Store, event: str) -> list[dict[str, object]]:
+    return [json.loads(str(e["detail"])) for e in store.audit_entries(50) if e["event"] == event]
+
+
+def engine_after(store: Store) -> dict[str, object]:
+    """What the feed saved of the engine when it stopped."""
+    saved = QuantStateStore(store).engine_state("MSFT")
+    assert saved is not None
+    return saved
+
+
 @pytest.mark.parametrize("factor", [1.10, 0.90])
-async def test_a_bad_print_from_the_feed_is_blocked_not_traded(store: Store, factor: float) -> None:
+async def test_a_bad_print_from_the_feed_is_held_back_never_traded_nor_learnt(
+    store: Store, tmp_path: Path, factor: float
+) -> None:
     bars = trending_bars(300)
     true = bars[-1].close
     bad = true * factor
-    bars += [Bar("bad", bad, bad, bad, bad, 1e7), Bar("next", true, true, true, true, 1e7)]
-    executor, paper = await feed_through(store, bars)
+    after = Bar("next", true, true, true, true, 1e7)
+    executor, paper = await feed_through(store, [*bars, Bar("bad", bad, bad, bad, bad, 1e7), after])
 
-    # The bars before traded (the guard lets ordinary bars through) ...
+    # The bars before traded (the screen lets ordinary bars through) ...
     assert paper.placed and all(o.reference_price != bad for o in paper.placed)
-    _, before = executor.decided[bars[-3].time]
+    _, before = executor.decided[bars[-1].time]
     assert before.status in {"filled", "skipped"}
-    # ... the bad print came with a directional signal that wanted an order ...
-    signal, out = executor.decided["bad"]
-    assert signal["direction"] == "Long" and signal["price"] == bad
-    assert int(str(signal["quantity"])) != held(store)
-    # ... and was blocked against the previous close, audited, counted by the breaker.
-    assert out.status == "blocked"
-    assert out.reason == "price deviation 10.00% from the reference price > 2%"
-    blocked = [
-        json.loads(str(e["detail"]))
-        for e in store.audit_entries(50)
-        if e["event"] == "quant_order_blocked"
+    # ... the bad print reached neither the executor nor the engine: held, then dropped when the
+    # next bar came back to the old level, both audited; the breaker counted nothing ...
+    assert "bad" not in executor.decided
+    assert audited(store, "quant_bar_held") == [
+        {"symbol": "MSFT", "time": "bad", "close": bad, "last": true}
     ]
-    assert {"symbol": "MSFT", "mode": "paper", "reason": out.reason} in blocked
-    assert executor.breaker()["failures"] == 1
-    # Back at the true price, the position is still the one sized before the bad print.
-    assert executor.decided["next"][1].status == "skipped"
+    assert audited(store, "quant_bar_dropped") == [
+        {"symbol": "MSFT", "time": "bad", "close": bad, "last": true}
+    ]
+    assert executor.breaker()["failures"] == 0
+    # ... the next bar was decided as any other (not blocked against a bad close) ...
+    assert executor.decided["next"][1].status in {"filled", "skipped"}
+    # ... and the engine ends exactly as if the bad print had never come.
+    clean = Store(tmp_path / "clean.db")
+    try:
+        await feed_through(clean, [*bars, after])
+        assert engine_after(store) == engine_after(clean)
+    finally:
+        clean.close()
+
+
+async def test_a_real_jump_is_taken_one_bar_late_and_traded_at_the_new_level(
+    store: Store,
+) -> None:
+    bars = trending_bars(300)
+    level = bars[-1].close * 1.05
+    jump = [Bar("jump", level, level, level, level, 1e7)]
+    jump.append(Bar("again", level * 1.001, level * 1.001, level * 1.001, level * 1.001, 1e7))
+    executor, _ = await feed_through(store, [*bars, *jump])
+    # The first bar at the new level was held; the second confirmed it: the engine took both,
+    # and the executor decided the second, checked against the first (not blocked).
+    assert "jump" not in executor.decided
+    signal, out = executor.decided["again"]
+    assert out.status in {"filled", "skipped"}, out.reason
+    assert signal["price"] == level * 1.001
+    assert engine_after(store)["state"]["bars"] == len(bars) + 2  # type: ignore[index]
+    assert audited(store, "quant_bar_dropped") == []
+    assert [e["time"] for e in audited(store, "quant_bar_held")] == ["jump"]
 
 
 async def test_the_executor_checks_the_reference_price_itself(store: Store) -> None:

@@ -9,7 +9,9 @@ implementation, `IbAsyncClient`, is a thin adapter over `ib_async` (reqRealTimeB
 - hands each signal to the guarded executor (paper unless the owner confirmed live), with the
   previous bar's close (kept in the engine's state, so across reconnects and restarts) as the
   independent price the 2% deviation guard compares the bar with: the signal's own price is
-  this bar's close, so a bad print would otherwise pass unchecked; before each bar's order,
+  this bar's close, so a bad print would otherwise pass unchecked; a bar that jumps past
+  that limit is held back from the engine until the next bar confirms the move (quant/prints.py:
+  a bad print moves neither the trend, the volatility nor the last close); before each bar's order,
   and each time round its loop, it lets the executor open or close the live order connection
   to follow the mode the owner set;
 - reconnects after any error or disconnection with exponential backoff (1 s doubling to 60 s,
@@ -33,6 +35,7 @@ from omega.memory.store import Store
 from omega.quant.engine import Bar, QuantEngine, QuantParams
 from omega.quant.executor import QuantExecutor
 from omega.quant.ib import connect_ib, load_ib_async
+from omega.quant.prints import PrintScreen
 from omega.quant.settings import QuantSettings, QuantStateStore, audit_quant
 
 log = logging.getLogger(__name__)
@@ -192,28 +195,46 @@ class QuantFeed:
     async def _consume(
         self, client: IBClient, engine: QuantEngine, symbol: str, stop: asyncio.Event
     ) -> None:
-        async for bar in client.bars(symbol):
+        screen = PrintScreen(self.executor.limits.max_deviation)
+        async for received in client.bars(symbol):
             self._session_bars += 1
             self.bars_seen += 1
-            previous_close = engine.last_close  # the bar's own close is the signal's price
-            signal = engine.process(bar)  # raises on a bad close: nothing recorded for it
-            await self._report(
-                last_bar={
-                    "symbol": symbol,
-                    "time": str(bar.time),
-                    "close": signal.price,
-                    "at": time.time(),
-                }
-            )
-            data = signal.as_dict()
-            await self.store.call(self.state.save_signal, symbol, data, signal.advisory())
-            if engine.bars_processed % SAVE_STATE_EVERY == 0:
-                await self.store.call(self.state.save_engine_state, symbol, engine.to_state())
-            await self._sync_mode()  # /quant live confirm or /quant paper since the last bar
-            await self.executor.on_signal(data, symbol, bar.close, previous_close)
+            bars, dropped = screen.admit(received, engine.last_close)
+            if dropped is not None:
+                await self._audit_print("quant_bar_dropped", symbol, dropped, engine.last_close)
+            if not bars:
+                await self._audit_print("quant_bar_held", symbol, received, engine.last_close)
+            for confirmed in bars[:-1]:  # a held bar the next one confirmed: no order of its own
+                engine.process(confirmed)
+            for bar in bars[-1:]:
+                await self._step(engine, symbol, bar)
             current = await self.store.call(self.state.settings)
             if stop.is_set() or not current.enabled or current.symbol != symbol:
                 break
+
+    async def _step(self, engine: QuantEngine, symbol: str, bar: Bar) -> None:
+        """One bar through the engine: its signal stored, reported and handed to the executor."""
+        previous_close = engine.last_close  # the bar's own close is the signal's price
+        signal = engine.process(bar)  # raises on a bad close: nothing recorded for it
+        await self._report(
+            last_bar={
+                "symbol": symbol,
+                "time": str(bar.time),
+                "close": signal.price,
+                "at": time.time(),
+            }
+        )
+        data = signal.as_dict()
+        await self.store.call(self.state.save_signal, symbol, data, signal.advisory())
+        if engine.bars_processed % SAVE_STATE_EVERY == 0:
+            await self.store.call(self.state.save_engine_state, symbol, engine.to_state())
+        await self._sync_mode()  # /quant live confirm or /quant paper since the last bar
+        await self.executor.on_signal(data, symbol, bar.close, previous_close)
+
+    async def _audit_print(self, event: str, symbol: str, bar: Bar, last_close: float) -> None:
+        """Audit a bar held back from the engine, or dropped as a bad print."""
+        detail = {"symbol": symbol, "time": str(bar.time), "close": bar.close, "last": last_close}
+        await self.store.call(audit_quant, self.store, event, detail)
 
 
 class IbAsyncClient:
