@@ -74,7 +74,7 @@ async def test_paper_by_default_with_intent_result_and_audit(store: Store) -> No
         10,
         100.5,
     )
-    assert ex.position("SPY", "paper") == (10, 100.5)
+    assert ex.ledger.position("SPY", "paper") == (10, 100.5)
     kinds = [e[0] for e in events(store)]
     assert kinds == ["quant_order_intent", "quant_order_result"]
     assert events(store)[0][2]["client_order_id"] == out.client_order_id
@@ -92,7 +92,7 @@ async def test_a_repeated_signal_never_doubles_the_order(store: Store) -> None:
     assert len(paper.placed) == 1
     flip = await ex.on_signal(sig("t3", "Short", 4), "SPY", 101.0)
     assert (flip.status, flip.side, flip.quantity) == ("filled", "SELL", 14)
-    assert ex.position("SPY", "paper") == (-4, 101.0)
+    assert ex.ledger.position("SPY", "paper") == (-4, 101.0)
     [pnl] = [r["realized_pnl"] for r in store.query("SELECT * FROM quant_orders WHERE side='SELL'")]
     assert pnl == pytest.approx(10 * 1.0)
 
@@ -111,16 +111,16 @@ async def test_crash_after_the_intent_resumes_without_a_duplicate(store: Store) 
     ex = QuantExecutor(store, paper)
     coid = client_order_id("SPY", "t1", "BUY", 10, "paper")
     # The broker got the order but we died before recording the answer.
-    ex._write_intent(coid, "paper", "SPY", "BUY", 10, "t1", 100.0)
+    ex.ledger.write_intent(coid, "paper", "SPY", "BUY", 10, "t1", 100.0)
     await paper.place(OrderRequest(coid, "SPY", "BUY", 10, 100.0))
     restarted = QuantExecutor(store, paper)
     out = await restarted.on_signal(sig("t1"), "SPY", 100.0)
     assert out.status == "filled"
     assert len(paper.placed) == 1  # asked the broker, did not place again
-    assert restarted.position("SPY", "paper") == (10, 100.0)
+    assert restarted.ledger.position("SPY", "paper") == (10, 100.0)
     # And when the broker never received it, it is placed exactly once.
     coid2 = client_order_id("QQQ", "t1", "BUY", 10, "paper")
-    restarted._write_intent(coid2, "paper", "QQQ", "BUY", 10, "t1", 100.0)
+    restarted.ledger.write_intent(coid2, "paper", "QQQ", "BUY", 10, "t1", 100.0)
     fresh = PaperBroker()
     out2 = await QuantExecutor(store, fresh).on_signal(sig("t1"), "QQQ", 100.0)
     assert out2.status == "filled" and len(fresh.placed) == 1
@@ -205,7 +205,7 @@ async def test_live_needs_the_owner_code_in_time(store: Store) -> None:
     assert state.settings().mode == "live"
     out = await ex.on_signal(sig("t2", qty=3), "SPY", 100.0)
     assert out.status == "filled" and len(live.placed) == 1  # paper position does not carry
-    assert ex.position("SPY", "live") == (3, 100.0)
+    assert ex.ledger.position("SPY", "live") == (3, 100.0)
     state.update(mode="paper")
     assert state.settings().mode == "paper"
 

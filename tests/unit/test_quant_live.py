@@ -216,7 +216,8 @@ async def test_a_confirmed_live_order_is_placed_once_as_a_limit_order_with_order
         100.1,
     )
     assert row["broker_order_id"] == "9001"
-    assert ex.position("SPY", "live") == (10, 100.1) and ex.position("SPY", "paper") == (0, 0.0)
+    assert ex.ledger.position("SPY", "live") == (10, 100.1)
+    assert ex.ledger.position("SPY", "paper") == (0, 0.0)
     sell = await ex.on_signal(sig("t2", "Short", 5, price=101.0), "SPY", 101.0)
     assert (sell.status, sell.side, sell.quantity) == ("filled", "SELL", 15)
     assert gw.placed[1][1].lmtPrice == 100.9  # the signal's price - 0.1%
@@ -238,7 +239,7 @@ async def test_crash_after_the_order_reached_ib_restart_finds_it_by_order_ref(
     out = await ex.on_signal(sig("t2"), "SPY", 100.0)
     assert out.status == "skipped"  # the position is already the target
     assert len(gw.placed) == 1  # found by orderRef, not placed again
-    assert ex.position("SPY", "live") == (10, 100.05)
+    assert ex.ledger.position("SPY", "live") == (10, 100.05)
     [row] = store.query("SELECT status, filled_qty FROM quant_orders")
     assert (row["status"], row["filled_qty"]) == ("filled", 10)
 
@@ -273,7 +274,7 @@ async def test_crash_before_place_order_places_it_exactly_once_after_restart(
     assert out.status == "skipped"  # the pending order was placed first: at the target now
     assert len(gw.placed) == 1
     assert gw.placed[0][1].orderRef == client_order_id("SPY", "t1", "BUY", 10, "live")
-    assert ex.position("SPY", "live") == (10, 100.1)
+    assert ex.ledger.position("SPY", "live") == (10, 100.1)
     again = QuantExecutor(store, PaperBroker(), broker(gw))
     assert (await again.on_signal(sig("t1"), "SPY", 100.0)).status in {"duplicate", "skipped"}
     assert len(gw.placed) == 1
@@ -304,7 +305,7 @@ async def test_fill_timeout_cancels_and_reports_a_partial_fill_honestly(store: S
     out = await ex.on_signal(sig("t1"), "SPY", 100.0)
     assert (out.status, out.quantity) == ("partial", 4)
     assert gw.cancels == [out.client_order_id]
-    assert ex.position("SPY", "live") == (4, 100.0)
+    assert ex.ledger.position("SPY", "live") == (4, 100.0)
     [result] = audit(store, "quant_order_result")
     assert (result["status"], result["filled_qty"], result["quantity"]) == ("partial", 4, 10)
     assert "4 of 10 filled" in result["error"] and "cancelled" in result["error"]
@@ -315,7 +316,7 @@ async def test_fill_timeout_cancels_and_reports_a_partial_fill_honestly(store: S
     assert gw.cancels[-1] == out.client_order_id
     assert audit(store, "quant_order_result")[0]["status"] == "cancelled"
     assert ex.breaker()["failures"] == 1
-    assert ex.position("SPY", "live") == (4, 100.0)
+    assert ex.ledger.position("SPY", "live") == (4, 100.0)
 
 
 async def test_daily_order_and_loss_limits_stop_live_orders(store: Store) -> None:

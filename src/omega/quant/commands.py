@@ -109,7 +109,7 @@ def status_text(store: Store, config: QuantSection | None = None) -> str:
     limits = Limits(max_daily_orders=cfg.max_daily_orders, daily_loss_limit=cfg.daily_loss_limit)
     executor = QuantExecutor(store, PaperBroker(), limits=limits)
     breaker = executor.breaker()
-    held, avg = executor.position(s.symbol, s.mode)
+    held, avg = executor.ledger.position(s.symbol, s.mode)
     shut = f"OPEN ({breaker.get('reason')})" if breaker.get("open") else "closed"
     record = state._get("broker")
     broker = record if isinstance(record, dict) else {}
@@ -135,7 +135,7 @@ def status_text(store: Store, config: QuantSection | None = None) -> str:
         f"Feed: {feed_line(store)}",
         f"Broker: {active}",
         f"Breaker: {shut}, consecutive failures {breaker.get('failures', 0)}",
-        f"Orders today ({s.mode}): {executor.orders_today(s.mode)} of at most "
+        f"Orders today ({s.mode}): {executor.ledger.orders_today(s.mode)} of at most "
         f"{limits.max_daily_orders}; realised P&L {float(realized[0]['p']):,.2f}, loss limit "
         f"{limits.daily_loss_limit:.1%} of the portfolio "
         f"({limits.daily_loss_limit * s.portfolio:,.2f}); position {held}"

@@ -19,26 +19,25 @@ The executor targets a position (Long: +quantity, Short: -quantity, Flat: keep) 
 only the difference, so a signal repeated every bar does not pile up orders; a TWAP plan
 trades one slice per bar toward the target.
 
-One module because every guard above decides on the same order record: the breaker, the limits,
-the intent written before the call and the reconciliation after a crash read and write one
-`quant_orders` row in one sequence, and splitting them would hide that order from a reviewer.
-The venues (paper, and what a live broker must do) are quant/broker.py.
+Every guard above decides here, in one sequence per signal: the breaker, the limits, the intent
+written before the call and the reconciliation after a crash. The rows they read and write
+(`quant_orders`, `quant_positions`) are quant/ledger.py's; the venues (paper, and what a live
+broker must do) are quant/broker.py.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
-import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
 
-from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.quant.broker import Broker, BrokerResult, OrderRequest, OrderUnresolvedError, Side
+from omega.quant.ledger import OrderLedger, Outcome, client_order_id
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
+
+__all__ = ["Limits", "Outcome", "QuantExecutor", "client_order_id"]
 
 
 @dataclass(frozen=True)
@@ -49,33 +48,6 @@ class Limits:
     max_consecutive_failures: int = 3
     daily_loss_limit: float = 0.02  # of the portfolio
     max_daily_orders: int = 20
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What the executor did with one signal."""
-
-    status: Literal[
-        "skipped",
-        "blocked",
-        "filled",
-        "partial",
-        "cancelled",
-        "rejected",
-        "failed",
-        "duplicate",
-        "unresolved",
-    ]
-    reason: str = ""
-    client_order_id: str = ""
-    side: Side | None = None
-    quantity: int = 0
-
-
-def client_order_id(symbol: str, signal_time: str, side: Side, quantity: int, mode: Mode) -> str:
-    """A deterministic id: the same signal always maps to the same order."""
-    key = f"{mode}|{symbol}|{signal_time}|{side}|{quantity}"
-    return "omega-" + hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
 def _today() -> str:
@@ -99,6 +71,7 @@ class QuantExecutor:
         self.live = live
         self.limits = limits or Limits()
         self.today = today
+        self.ledger = OrderLedger(store, today)
 
     # ---- breaker ------------------------------------------------------------------------
 
@@ -131,34 +104,6 @@ class QuantExecutor:
         b = self.breaker()
         if b.get("failures"):
             self.state._put("breaker", {**b, "failures": 0})
-
-    # ---- position and limits -------------------------------------------------------------
-
-    def position(self, symbol: str, mode: Mode) -> tuple[int, float]:
-        """(quantity, average price) held in `mode` (negative quantity: short)."""
-        rows = self.store.query(
-            "SELECT quantity, avg_price FROM quant_positions WHERE symbol = ? AND mode = ?",
-            (symbol, mode),
-        )
-        return (int(rows[0]["quantity"]), float(rows[0]["avg_price"])) if rows else (0, 0.0)
-
-    def orders_today(self, mode: Mode) -> int:
-        """Orders that reached the broker today (blocked ones do not count)."""
-        rows = self.store.query(
-            "SELECT COUNT(*) AS n FROM quant_orders WHERE day = ? AND mode = ?",
-            (self.today(), mode),
-        )
-        return int(rows[0]["n"])
-
-    def pnl_today(self, symbol: str, mode: Mode, price: float) -> float:
-        """Realised P&L of today's fills plus the open position marked at `price`."""
-        rows = self.store.query(
-            "SELECT COALESCE(SUM(realized_pnl), 0) AS p FROM quant_orders "
-            "WHERE day = ? AND mode = ?",
-            (self.today(), mode),
-        )
-        qty, avg = self.position(symbol, mode)
-        return float(rows[0]["p"]) + qty * (price - avg)
 
     # ---- the broker in use ------------------------------------------------------------------
 
@@ -248,7 +193,7 @@ class QuantExecutor:
         if quantity == 0:
             return Outcome("skipped", "already at the target position")
 
-        existing = self._order(coid)
+        existing = self.ledger.order(coid)
         if existing is not None:
             return Outcome("duplicate", "this signal's order was already handled", coid, side)
 
@@ -263,12 +208,12 @@ class QuantExecutor:
                 reason = f"price deviation {deviation:.2%} from {what}"
                 self._failure(reason)
                 return self._blocked(symbol, mode, f"{reason} > {self.limits.max_deviation:.0%}")
-        if self.orders_today(mode) >= self.limits.max_daily_orders:
+        if self.ledger.orders_today(mode) >= self.limits.max_daily_orders:
             return self._blocked(symbol, mode, "daily order limit reached")
-        pnl = self.pnl_today(symbol, mode, market_price)
+        pnl = self.ledger.pnl_today(symbol, mode, market_price)
         if pnl <= -self.limits.daily_loss_limit * settings.portfolio:
             return self._blocked(symbol, mode, f"daily loss limit reached ({pnl:.2f})")
-        self._write_intent(coid, mode, symbol, side, quantity, signal_time, signal_price)
+        self.ledger.write_intent(coid, mode, symbol, side, quantity, signal_time, signal_price)
         request = OrderRequest(coid, symbol, side, quantity, market_price, signal_price)
         return await self._place_and_record(broker, request, mode)
 
@@ -283,7 +228,7 @@ class QuantExecutor:
         signal_time: str,
     ) -> tuple[Side, int, str]:
         """(side, quantity, client order id) toward the target from the recorded position."""
-        held, _ = self.position(symbol, mode)
+        held, _ = self.ledger.position(symbol, mode)
         target = target_abs if direction == "Long" else -target_abs
         delta = target - held
         quantity = abs(delta)
@@ -372,120 +317,16 @@ class QuantExecutor:
             order.client_order_id, mode, order.symbol, order.side, order.quantity, result
         )
 
-    # ---- persistence ----------------------------------------------------------------------
-
-    def _order(self, coid: str) -> dict[str, object] | None:
-        rows = self.store.query("SELECT * FROM quant_orders WHERE client_order_id = ?", (coid,))
-        return dict(rows[0]) if rows else None
-
-    def _write_intent(
-        self, coid: str, mode: Mode, symbol: str, side: Side, qty: int, at: str, price: float
-    ) -> None:
-        now = utc_now()
-        with self.store.transaction() as conn:
-            conn.execute(
-                "INSERT INTO quant_orders (client_order_id, created_at, updated_at, day, mode, "
-                "symbol, side, quantity, signal_time, signal_price, status) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'intent')",
-                (coid, now, now, self.today(), mode, symbol, side, qty, at, price),
-            )
-        audit_quant(
-            self.store,
-            "quant_order_intent",
-            {
-                "client_order_id": coid,
-                "mode": mode,
-                "symbol": symbol,
-                "side": side,
-                "quantity": qty,
-                "signal_time": at,
-                "signal_price": price,
-            },
-        )
-
     def _record(
         self, coid: str, mode: Mode, symbol: str, side: Side, qty: int, result: BrokerResult
     ) -> Outcome:
-        # The status follows what really executed, whatever the broker called it.
-        filled = max(0, min(result.filled_qty, qty))
-        status: str = result.status
-        if filled >= qty:
-            status = "filled"
-        elif filled > 0:
-            status = "partial"
-        elif status in {"filled", "partial"}:
-            status = "rejected"  # "filled" with nothing executed is not a fill
-        realized = 0.0
-        with self.store.transaction() as conn:
-            if filled > 0:
-                fill = BrokerResult("filled", result.broker_order_id, result.fill_price, filled)
-                realized = self._apply_fill(conn, symbol, mode, side, fill)
-            conn.execute(
-                "UPDATE quant_orders SET status = ?, broker_order_id = ?, fill_price = ?, "
-                "filled_qty = ?, realized_pnl = ?, error = ?, updated_at = ? "
-                "WHERE client_order_id = ?",
-                (
-                    status,
-                    result.broker_order_id,
-                    result.fill_price or None,
-                    filled,
-                    realized,
-                    result.error,
-                    utc_now(),
-                    coid,
-                ),
-            )
-        ok = filled > 0  # a partial fill is a working broker; the remainder is audited
-        audit_quant(
-            self.store,
-            "quant_order_result",
-            {
-                "client_order_id": coid,
-                "mode": mode,
-                "status": status,
-                "quantity": qty,
-                "broker_order_id": result.broker_order_id,
-                "fill_price": result.fill_price,
-                "filled_qty": filled,
-                "realized_pnl": realized,
-                "error": result.error,
-            },
-            "ok" if ok else "error",
-        )
-        if ok:
+        """The ledger records the broker's answer; the breaker counts it."""
+        outcome, failure = self.ledger.record(coid, mode, symbol, side, qty, result)
+        if failure is None:
             self._success()
-            return Outcome(
-                "filled" if status == "filled" else "partial", result.error, coid, side, filled
-            )
-        self._failure(result.error or status)
-        return Outcome(
-            "cancelled" if status == "cancelled" else "rejected", result.error, coid, side, qty
-        )
-
-    def _apply_fill(
-        self, conn: sqlite3.Connection, symbol: str, mode: Mode, side: Side, r: BrokerResult
-    ) -> float:
-        """Update the position with a fill; returns the realised P&L of the part it closes."""
-        qty, avg = self.position(symbol, mode)
-        signed = r.filled_qty if side == "BUY" else -r.filled_qty
-        realized = 0.0
-        if qty == 0 or (qty > 0) == (signed > 0):
-            new_qty = qty + signed
-            new_avg = (qty * avg + signed * r.fill_price) / new_qty
         else:
-            closing = min(abs(qty), abs(signed))
-            realized = closing * (r.fill_price - avg) * (1 if qty > 0 else -1)
-            new_qty = qty + signed
-            new_avg = avg if (new_qty == 0 or (new_qty > 0) == (qty > 0)) else r.fill_price
-            if new_qty == 0:
-                new_avg = 0.0
-        conn.execute(
-            "INSERT INTO quant_positions (symbol, mode, quantity, avg_price) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(symbol, mode) DO UPDATE SET quantity = excluded.quantity, "
-            "avg_price = excluded.avg_price",
-            (symbol, mode, new_qty, new_avg),
-        )
-        return realized
+            self._failure(failure)
+        return outcome
 
     def _blocked(self, symbol: str, mode: Mode, reason: str) -> Outcome:
         audit_quant(
