@@ -9,9 +9,10 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from omega.channels.text import FENCE, split_text
-from omega.channels.whatsapp.channel import chat_jid, inbox_id, qr_png, qr_terminal
+from omega.channels.whatsapp.channel import chat_jid, qr_png, qr_terminal
 from omega.channels.whatsapp.client import WaMessage, jid_user
 from omega.channels.whatsapp.format import render_whatsapp
+from omega.channels.whatsapp.inbound import inbox_id
 from omega.config import Config
 from omega.providers.transcription import transcriber_for
 

@@ -17,10 +17,11 @@ half-blocks), saved as `qr.png` in the session folder and sent as a photo to who
 (the owner, on whatever channel reaches them, at an unpaired start). The outcome - paired,
 failed, timed out, and later a logout from the phone - is told to them too.
 
-One module because the channel is one state machine driven by the client's events: connecting,
-pairing, receiving and sending share the client, the session folder and the set of sent ids,
-and one event (a logout, a reconnect) moves several of them at once. The library boundary is
-client.py and neonize_client.py; WhatsApp's text marks are format.py.
+The channel is one state machine driven by the client's events: connecting, pairing, receiving
+and sending share the client, the session folder and the set of sent ids, and one event (a
+logout, a reconnect) moves several of them at once. What a received message becomes (whether it
+is for Omega, its sender, text and files) is inbound.py; the library boundary is client.py and
+neonize_client.py; WhatsApp's text marks are format.py.
 """
 
 from __future__ import annotations
@@ -43,7 +44,6 @@ from omega.channels.whatsapp.client import (
     Connected,
     Disconnected,
     LoggedOut,
-    Media,
     PairFailure,
     PairSuccess,
     QrCode,
@@ -54,11 +54,11 @@ from omega.channels.whatsapp.client import (
     jid_user,
 )
 from omega.channels.whatsapp.format import render_whatsapp
+from omega.channels.whatsapp.inbound import USER_SERVER, to_incoming, wanted
 from omega.config.channels import WhatsAppConfig
 from omega.owner import OWNER
 from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
-from omega.text import scrub
-from omega.types import Attachment, IncomingMessage, OutgoingMessage
+from omega.types import OutgoingMessage
 
 log = logging.getLogger(__name__)
 
@@ -70,9 +70,6 @@ SENT_IDS_KEPT = 2000  # ids of sent messages remembered for echo prevention
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 MAX_CAPTION_UNITS = 1024
 SUBMIT_ATTEMPTS = 3
-QUOTE_CHARS = 500
-USER_SERVER = "s.whatsapp.net"
-FORWARDED = "[Forwarded message]:"  # what leads someone else's words passed on by the sender
 
 Send = Callable[[OutgoingMessage], Awaitable[None]]
 Audience = tuple[str, str]  # (channel, target) told about pairing
@@ -81,11 +78,6 @@ QR_TEXT = (
     "Scan this QR code with WhatsApp on your phone: Settings > Linked devices > Link a device. "
     "It replaces any earlier code and is valid for about a minute (code {n})."
 )
-
-
-def inbox_id(message: WaMessage) -> str:
-    """A stable inbox id for a WhatsApp message (the same message seen twice gives the same)."""
-    return f"whatsapp:{message.chat}:{message.id}"
 
 
 def chat_jid(target: str) -> str:
@@ -402,27 +394,6 @@ class WhatsAppChannel:
     def _own_users(self) -> set[str]:
         return {jid_user(self.account)} - {""}
 
-    def _wanted(self, message: WaMessage) -> bool:
-        """Whether the message is for Omega in this mode."""
-        if message.is_edit or message.chat.endswith("@broadcast") or not message.chat:
-            return False
-        if self.config.mode == "personal":
-            # Only the "message yourself" chat: the account writing to itself.
-            if not message.is_from_me or message.is_group:
-                return False
-            chat = jid_user(message.chat)
-            return chat in {jid_user(message.sender), jid_user(message.sender_alt)} | (
-                self._own_users()
-            )
-        if message.is_from_me:
-            return False
-        if message.is_group:
-            own = self._own_users()
-            if any(jid_user(jid) in own for jid in message.mentions):
-                return True
-            return bool(message.quoted_sender) and jid_user(message.quoted_sender) in own
-        return True
-
     def _echo(self, message: WaMessage) -> bool:
         return message.id in self._sent
 
@@ -440,9 +411,10 @@ class WhatsAppChannel:
                 # Our own reply may come back before its send returned its id.
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._sends_idle.wait(), 30)
-            if self._echo(message) or not self._wanted(message):
+            own = self._own_users()
+            if self._echo(message) or not wanted(self.config.mode, own, message):
                 return
-            incoming = await self._incoming(message)
+            incoming = await to_incoming(self.client, message, own, self._max_download)
             if incoming is None or self._submit is None:
                 return
             for attempt in range(1, SUBMIT_ATTEMPTS + 1):
@@ -458,74 +430,6 @@ class WhatsAppChannel:
                 await self.client.mark_read(message)
             except Exception as exc:
                 log.debug("whatsapp: read receipt failed: %s", exc)
-
-    def _sender_number(self, message: WaMessage) -> str:
-        """The sender's id: the phone number (digits) of a phone-number JID, or of a LID
-        sender's phone-number alternate; any other sender (interop, Messenger, hosted, bot, a
-        LID without a number) keeps its whole `user@server`, which never equals a number."""
-        for jid in (message.sender, message.sender_alt):
-            if jid.endswith(f"@{USER_SERVER}"):
-                return jid_user(jid)
-        server = message.sender.partition("@")[2]
-        return f"{jid_user(message.sender)}@{server}" if server else message.sender
-
-    async def _incoming(self, message: WaMessage) -> IncomingMessage | None:
-        attachments, notes = await self._attachments(message.media)
-        if not message.text and not attachments and not notes:
-            return None  # reactions, receipts, protocol messages
-        quote = ""
-        if message.quoted_text:
-            quoted = message.quoted_text
-            if len(quoted) > QUOTE_CHARS:
-                quoted = quoted[:QUOTE_CHARS] + "..."
-            who = "you" if jid_user(message.quoted_sender) in self._own_users() else "someone"
-            quote = f'[In reply to {who}: "{quoted}"]'
-        # A forwarded message is someone else's words: the label in front makes it read as a
-        # quotation, and keeps a forwarded "/approve_person ..." from being the sender's command.
-        parts = [FORWARDED if message.is_forwarded else "", *notes, quote, message.text]
-        incoming = IncomingMessage(
-            channel=NAME,
-            sender_id=self._sender_number(message),
-            sender_name=scrub(message.push_name),
-            text=scrub("\n".join(part for part in parts if part)),
-            is_group=message.is_group,
-            reply_target=message.chat,
-            attachments=attachments,
-            assurance="platform",  # WhatsApp's end-to-end session names the sender
-        )
-        incoming.id = inbox_id(message)
-        return incoming
-
-    async def _attachments(self, media: tuple[Media, ...]) -> tuple[list[Attachment], list[str]]:
-        attachments: list[Attachment] = []
-        notes: list[str] = []
-        for item in media:
-            label = {"voice": "voice note", "image": "photo", "video": "video"}.get(
-                item.kind, item.file_name or "file"
-            )
-            if item.size is not None and item.size > self._max_download:
-                notes.append(f"[The {label} sent here is too large for me to open.]")
-                continue
-            try:
-                data = await self.client.download(item)
-            except Exception as exc:
-                log.warning("whatsapp: could not download a %s: %s", item.kind, exc)
-                notes.append(f"[The {label} sent here could not be downloaded.]")
-                continue
-            if len(data) > self._max_download:
-                notes.append(f"[The {label} sent here is too large for me to open.]")
-                continue
-            kind: Literal["image", "document", "audio", "video"] = (
-                "audio"  # a voice note: transcribed by the pipeline
-                if item.kind == "voice"
-                else "document"  # a music or audio file is kept as a file
-                if item.kind == "audio"
-                else item.kind
-            )
-            attachments.append(
-                Attachment(kind=kind, data=data, name=item.file_name, mime_type=item.mime_type)
-            )
-        return attachments, notes
 
     # -- sending -------------------------------------------------------------------------
 
