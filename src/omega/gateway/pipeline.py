@@ -53,6 +53,7 @@ from omega.turn import (
     marker_context,
     models_for,
     person_workspace,
+    sender_role,
     usage_fields,
 )
 from omega.types import (
@@ -197,6 +198,8 @@ async def _answer(
 
     command = parse_command(message.text)
     if command is not None:
+        # The sender's own words, never the model's: their rights, the owner's in a room too.
+        rights = sender_role(deps.config, message, granted)
         ctx = CommandContext(
             store=deps.store,
             config=deps.config,
@@ -208,7 +211,7 @@ async def _answer(
             projects=deps.projects,
             timezone=turn.zone,
             pairing=deps.state.pairing,
-            role=turn.role,
+            role=rights,
             tasks_changed=deps.state.tasks_changed,
         )
         closing = None
@@ -223,9 +226,9 @@ async def _answer(
                 message.conversation,
             )
         try:
-            refusal = await command_refusal(deps, message, turn.role, command.name)
+            refusal = await command_refusal(deps, message, rights, command.name)
             if refusal is None and command.name == "confirm":  # acts as a reply's markers do
-                text = await confirm_refused(deps, message, turn.role, out, command.args)
+                text = await confirm_refused(deps, message, rights, out, command.args)
             elif refusal is None:
                 text = await run_command(command, ctx)
             else:

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         may_use_marker,
         person_folder,
         role_of,
+        sender_role,
         workspace_for,
     )
     from omega.turn.prompt import (
@@ -147,6 +148,7 @@ __all__ = [
     "reads_in",
     "record_audit",
     "role_of",
+    "sender_role",
     "stored_owner",
     "tells_strangers",
     "usage_fields",
@@ -214,6 +216,7 @@ __getattr__ = loader(
         "person_workspace": "load",
         "record_audit": "records",
         "role_of": "privileges",
+        "sender_role": "privileges",
         "usage_fields": "records",
         "workspace_for": "privileges",
     },

@@ -9,7 +9,7 @@ from omega.memory.access import GrantRole
 from omega.schedule import resolve_timezone
 from omega.turn.auth import granted_role
 from omega.turn.deps import PipelineDeps, Turn
-from omega.turn.privileges import Role, role_of, workspace_for
+from omega.turn.privileges import Role, role_of, turn_workspace
 from omega.turn.records import db_call
 from omega.types import IncomingMessage
 
@@ -40,5 +40,6 @@ def make_turn(deps: PipelineDeps, facts: dict[str, str], role: Role) -> Turn:
 
 
 def person_workspace(deps: PipelineDeps, message: IncomingMessage, role: Role) -> Path:
-    """The folder this person's tools and images live in (the owner's is the workspace)."""
-    return workspace_for(deps.paths.workspace, role, message.channel, message.sender_id)
+    """The folder this turn's tools and images live in: the owner's is the workspace, a
+    person's their own folder, a group room's the room's own (turn.privileges.turn_workspace)."""
+    return turn_workspace(deps.paths.workspace, role, message)

@@ -5,6 +5,11 @@ turn answers. Global state (the heartbeat, its interval, resolving limitations, 
 skills, WhatsApp pairing) belongs to the owner; anyone else's attempt is ignored and audited. A task
 runs with the role of the person who created it, never the owner's.
 
+A group room's turn runs as the room's, whoever speaks, the owner too (role_of): its answer is
+read by every member and its prompt may carry their words, so it gets `[auth] group_tools` and
+the room's own folder (turn_workspace), never a person's folder or the owner's workspace. Only
+what the sender typed themself, a command, runs with the sender's own rights (sender_role).
+
 Rights never travel: a role is always worked out from the sender's own channel id, never from
 the person an identity is linked to (a link joins memory, never authority). A task keeps the
 role its creator had; editing or cancelling it needs at least that role, and an action never
@@ -28,7 +33,7 @@ from omega.memory.access import GrantRole
 from omega.memory.tasks import Task
 from omega.owner import OWNER
 from omega.turn.auth import check_auth, is_owner
-from omega.types import IncomingMessage
+from omega.types import GROUP_WITHOUT_ROOM, IncomingMessage
 
 # "guest": an allowed person whose channel cannot prove who they are (e-mail without a trusted
 # authserv-id): they may talk, with no tool and no marker beyond SILENT; their reply goes to
@@ -94,7 +99,21 @@ GUEST_OWN = frozenset({"forget", "language", "personality", "quiet", "purge"})
 
 def role_of(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> Role:
     """The role the turn answering `message` runs with; `granted` is what memory.db gives the
-    sender's channel id (turn.auth.granted_role), read for this message."""
+    sender's channel id (turn.auth.granted_role), read for this message.
+
+    In a group room everyone allowed, the owner too, runs as "group": the room's answer is read
+    by all its members, and the owner's message there may carry their words (a quoted reply, a
+    forward) and its tools may read what they left in the workspace, so a room's turn never gets
+    the owner's tools, folder or markers. The owner's own commands keep the owner's rights
+    there (sender_role): a command is the sender's words, never the model's."""
+    role = sender_role(config, message, granted)
+    return "group" if role == "owner" and message.is_group else role
+
+
+def sender_role(config: Config, message: IncomingMessage, granted: GrantRole | None = None) -> Role:
+    """The rights of `message`'s sender themself, wherever they write: the owner is the owner in
+    a group room too. Only what the sender typed (a chat command) runs with it; a turn the model
+    answers runs with role_of."""
     if message.channel == OWNER:  # work addressed to the owner (self-heal verification)
         return "owner"
     if check_auth(config, message, granted):
@@ -185,3 +204,23 @@ def workspace_for(root: Path, role: Role, channel: str, sender_id: str) -> Path:
     if role == "owner":
         return root
     return root / "people" / person_folder(channel, sender_id)
+
+
+# Rooms' folders live apart from people's: a person's folder name always ends in "-<digest>",
+# so no person's folder is ever this one, nor inside it.
+ROOMS = "rooms"
+
+
+def room_workspace(root: Path, channel: str, room: str) -> Path:
+    """The folder of one group room (`room`: the channel's id of it), shared by whoever speaks
+    there and no one's own: `root/people/rooms/<channel>-<room>-<digest>`."""
+    return root / "people" / ROOMS / person_folder(channel, room)
+
+
+def turn_workspace(root: Path, role: Role, message: IncomingMessage) -> Path:
+    """The folder the turn answering `message` works in: a group room's own folder, whoever
+    speaks (the owner too: a room reads its answers, so never a person's private files nor the
+    owner's workspace); else the sender's (workspace_for)."""
+    if message.is_group:
+        return room_workspace(root, message.channel, message.reply_target or GROUP_WITHOUT_ROOM)
+    return workspace_for(root, role, message.channel, message.sender_id)
