@@ -22,7 +22,8 @@ class AuthSection(Section):
     people_tools: list[str] = Field(
         default_factory=lambda: ["read_file", "list_files", "search_memory", "fetch_url"]
     )
-    # Tools an allowed person writing in a group may call.
+    # Tools of a group room's turn, whoever speaks there (the owner too), in the room's own
+    # folder (workspace/people/rooms/...).
     group_tools: list[str] = Field(default_factory=lambda: ["search_memory", "fetch_url"])
 
     @field_validator("owners")
