@@ -243,3 +243,24 @@ def test_behind_a_tls_proxy_its_host_is_the_pages_too(
     finally:
         code, err = running.terminate()
     assert code == 0, err
+
+
+def test_refused_hosts_cannot_fill_the_log(fake_openai: FakeOpenAI, isolated_env: Path) -> None:
+    """A rebinding page (or a scanner) repeating requests for made-up names gets a log line
+    for each name's first refusal, not one a request."""
+    seed(isolated_env)
+    running = RunningWeb(isolated_env, openai_env(fake_openai))
+    try:
+        with httpx.Client(base_url=running.base, timeout=10) as raw:
+            for _ in range(40):
+                assert raw.get("/chat", headers={"Host": "evil.example"}).status_code == 400
+            for _ in range(3):
+                assert raw.get("/chat", headers={"Host": "other.example"}).status_code == 400
+    finally:
+        code, err = running.terminate()
+    assert code == 0, err
+    refused = [
+        line for line in err.splitlines() if "refused a request for the unknown host" in line
+    ]
+    assert len(refused) == 2, refused
+    assert "'evil.example'" in refused[0] and "'other.example'" in refused[1]

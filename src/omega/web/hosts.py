@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
@@ -93,3 +95,29 @@ class HostCheck:
         if (port if port is not None else DEFAULT_PORTS["http"]) != listening:
             return False
         return name in self.names or name == bracketed(str(local))
+
+
+class RefusalLog:
+    """When a refused Host is worth a log line: the first request for a name, then at most one
+    a `window` (seconds) with the count of those refused meanwhile, for at most `names` names
+    (the oldest forgotten). A page rebinding to this server, or a scanner making up names, so
+    cannot fill the log one line a request."""
+
+    def __init__(self, window: float = 600.0, names: int = 64) -> None:
+        self.window = window
+        self.names = names
+        self._seen: OrderedDict[str, tuple[float, int]] = OrderedDict()  # last line, unlogged
+
+    def record(self, host: str, now: float | None = None) -> int | None:
+        """Count a refusal for `host`; the refusals left unlogged before it when this one is
+        to be logged, else None."""
+        now = time.monotonic() if now is None else now
+        key = host[:80]
+        last = self._seen.pop(key, None)
+        if last is not None and now - last[0] < self.window:
+            self._seen[key] = (last[0], last[1] + 1)
+            return None
+        self._seen[key] = (now, 0)
+        while len(self._seen) > self.names:
+            self._seen.popitem(last=False)
+        return last[1] if last is not None else 0

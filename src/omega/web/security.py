@@ -33,7 +33,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from omega.logs import register_secret
 from omega.paths import write_private
-from omega.web.hosts import HostCheck
+from omega.web.hosts import HostCheck, RefusalLog
 
 if TYPE_CHECKING:
     from omega.memory import Store
@@ -187,6 +187,7 @@ class Guard:
         self.app = app
         self.sessions = sessions
         self.hosts = HostCheck(bind_host, public_url)
+        self.refusals = RefusalLog()
         # The page's address behind a TLS proxy ([web] public_url): a POST from there is the
         # page's own (the server itself sees plain http), and the cookie is Secure.
         self.public_origin = _origin_of(public_url) if public_url else ""
@@ -198,7 +199,13 @@ class Guard:
             return
         host = _header(scope, b"host")
         if not self.hosts.allows(host, scope.get("server")):
-            log.warning("web: refused a request for the unknown host %.80r", host)
+            unlogged = self.refusals.record(host)
+            if unlogged is not None:
+                log.warning(
+                    "web: refused a request for the unknown host %.80r%s",
+                    host,
+                    f" (and {unlogged} more since the last line)" if unlogged else "",
+                )
             await _plain(send, 400, "Unknown host: this page answers at its own address.\n", [])
             return
         query = parse_qs(bytes(scope.get("query_string", b"")).decode("latin-1"))
