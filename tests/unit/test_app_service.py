@@ -186,3 +186,40 @@ def test_the_service_comes_up_and_goes_down_in_order(
         "web closed",
         "quant cancelled",
     ]
+
+
+def test_a_job_that_does_not_end_when_closed_cannot_hold_up_the_stop(
+    isolated_env: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A service job whose close does not end it (a web page holding a stream open, say) is
+    cancelled once the stop's deadline comes, and the rest of the stop goes on."""
+    runtime = bootstrap(isolated_env)
+    store = Store(runtime.paths.db)
+    events: list[str] = []
+    asked = asyncio.Event()
+
+    async def scenario() -> float:
+        deps = pipeline_deps(runtime, store)
+        deps.provider = Slow(events, asked)  # type: ignore[assignment]
+        desk = Desk(events)
+        stuck = job(events, "web", "service")
+        stuck = Job(stuck.name, stuck.run, "service", close=lambda: events.append("asked to close"))
+        jobs = [stuck, job(events, "quant", "service")]
+        service = Service(deps, [desk], Gateway(deps, [desk]), jobs, stop_timeout=2.0)
+        stop = asyncio.Event()
+        running = asyncio.create_task(run_service(service, stop))
+        await asyncio.wait_for(asked.wait(), 30)
+        stop.set()
+        began = asyncio.get_running_loop().time()
+        await asyncio.wait_for(running, 10)  # unbounded before: the web job never ended
+        return asyncio.get_running_loop().time() - began
+
+    try:
+        took = asyncio.run(scenario())
+    finally:
+        store.close()
+    assert took < 2.0  # within the stop's deadline, before the hard stop would end the process
+    down = events[events.index("intake stopped") :]
+    assert down[-3] == "asked to close"
+    assert set(down[-2:]) == {"web cancelled", "quant cancelled"}
+    assert "job web did not end when closed: cancelled" in caplog.text

@@ -9,6 +9,8 @@ owner's daily digest of gaps seen with other people, the digests of held message
 from __future__ import annotations
 
 import asyncio
+import logging
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -18,6 +20,8 @@ if TYPE_CHECKING:
     from omega.memory import Store
     from omega.turn import PipelineDeps
     from omega.web.app import WebServer
+
+log = logging.getLogger(__name__)
 
 Lifetime = Literal["service", "loop"]
 JobRun = Callable[[asyncio.Event], Coroutine[Any, Any, None]]
@@ -86,13 +90,29 @@ def start_jobs(jobs: list[Job], stop: asyncio.Event) -> list[tuple[Job, asyncio.
     return [(job, asyncio.create_task(job.run(stop), name=job.name)) for job in jobs]
 
 
-async def stop_jobs(running: list[tuple[Job, asyncio.Task[None]]]) -> None:
-    """Stop jobs in order: ask one with `close` to end and wait for it; cancel the others."""
+async def stop_jobs(
+    running: list[tuple[Job, asyncio.Task[None]]], within: float | None = None
+) -> None:
+    """Stop jobs in order: ask one with `close` to end and wait for it; cancel the others.
+    All of it takes `within` seconds at most (None: no limit): a closed job still running then
+    is cancelled, and a job that ignores even that is left behind (logged) rather than hold up
+    the rest of the stop (the store's close, the process's end)."""
+    deadline = None if within is None else time.monotonic() + within
+
+    def left() -> float | None:
+        return None if deadline is None else max(0.0, deadline - time.monotonic())
+
+    cancelled = [task for job, task in running if job.close is None]
     for job, task in running:
         if job.close is not None:
             job.close()
-            await asyncio.gather(task, return_exceptions=True)
-    cancelled = [task for job, task in running if job.close is None]
+            done, _ = await asyncio.wait({task}, timeout=left())
+            if not done:
+                log.warning("job %s did not end when closed: cancelled", job.name)
+                cancelled.append(task)
     for task in cancelled:
         task.cancel()
-    await asyncio.gather(*cancelled, return_exceptions=True)
+    if cancelled:
+        _, stuck = await asyncio.wait(cancelled, timeout=left())
+        for task in stuck:
+            log.error("job %s did not end when cancelled: left behind", task.get_name())

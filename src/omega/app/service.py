@@ -205,7 +205,7 @@ async def run_service(
         grace = clock.grace(service.grace, service.deps.config.omega.shutdown_grace_secs)
         await gateway.serve(stop, grace=grace, on_ready=on_ready, stall=service.stall)
         loops_stop.set()
-        await stop_jobs(loops)
+        await stop_jobs(loops, clock.left())
         try:
             await asyncio.wait_for(gateway.close(), clock.left())
         except TimeoutError:
@@ -219,7 +219,7 @@ async def run_service(
     finally:
         intake.set()
         watch.cancel()
-        await stop_jobs(services)
+        await stop_jobs(services, clock.left(reserve=False))
 
 
 class StopClock:
@@ -236,12 +236,15 @@ class StopClock:
         await stop.wait()
         self.started = time.monotonic()
 
-    def left(self) -> float | None:
-        """Seconds the stop's remaining steps may still take (None: no limit)."""
+    def left(self, reserve: bool = True) -> float | None:
+        """Seconds the stop's remaining steps may still take (None: no limit); with
+        `reserve=False`, the service jobs' share too (half the reserve: the store's close
+        keeps the other half)."""
         if self.timeout is None:
             return None
         began = self.started if self.started is not None else time.monotonic()
-        return max(0.0, began + self.timeout - self.reserve - time.monotonic())
+        kept = self.reserve if reserve else self.reserve / 2
+        return max(0.0, began + self.timeout - kept - time.monotonic())
 
     def grace(self, asked: float | None, configured: float) -> float | None:
         """How long in-flight replies may take: what was asked (else [omega]
