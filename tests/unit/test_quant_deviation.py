@@ -14,8 +14,9 @@ import pytest
 from omega.memory import Store
 from omega.quant.broker import PaperBroker
 from omega.quant.engine import Bar
-from omega.quant.executor import Outcome, QuantExecutor
+from omega.quant.executor import QuantExecutor
 from omega.quant.feed import QuantFeed
+from omega.quant.ledger import Outcome
 from omega.quant.settings import QuantStateStore
 from tests.unit.test_quant_feed import FakeIB, store, trending_bars
 

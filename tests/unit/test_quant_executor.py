@@ -12,7 +12,8 @@ import pytest
 
 from omega.memory import Store
 from omega.quant.broker import BrokerResult, OrderRequest, PaperBroker
-from omega.quant.executor import Limits, QuantExecutor, client_order_id
+from omega.quant.executor import Limits, QuantExecutor
+from omega.quant.ledger import client_order_id
 from omega.quant.settings import QuantStateStore
 
 

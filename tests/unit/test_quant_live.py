@@ -17,8 +17,9 @@ import pytest
 from omega.memory import Store
 from omega.quant.broker import PaperBroker
 from omega.quant.engine import Bar
-from omega.quant.executor import Limits, QuantExecutor, client_order_id
+from omega.quant.executor import Limits, QuantExecutor
 from omega.quant.feed import QuantFeed
+from omega.quant.ledger import client_order_id
 from omega.quant.live import IbLiveBroker, limit_price
 from omega.quant.settings import QuantStateStore
 

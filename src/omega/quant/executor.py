@@ -37,8 +37,6 @@ from omega.quant.broker import Broker, BrokerResult, OrderRequest, OrderUnresolv
 from omega.quant.ledger import OrderLedger, Outcome, client_order_id
 from omega.quant.settings import Mode, QuantStateStore, audit_quant
 
-__all__ = ["Limits", "Outcome", "QuantExecutor", "client_order_id"]
-
 
 @dataclass(frozen=True)
 class Limits:
