@@ -65,6 +65,11 @@ def test_a_possible_repeat_is_named_in_the_alert_and_the_owner_merges_it(
         assert [tuple(r) for r in seen] == [(1, 2)]
         audited = conn.execute("SELECT detail FROM audit_log WHERE event = 'limitation:merged'")
         assert [r[0].splitlines()[0] for r in audited.fetchall()] == ["[2] into [1]"]
+        # Mallory's try is on record as a refused owner's command, as every other one is.
+        refused = conn.execute(
+            "SELECT sender_id, detail FROM audit_log WHERE event = 'command_refused'"
+        ).fetchall()
+        assert [(r[0], "merge" in r[1]) for r in refused] == [("mallory", True)]
     heartbeat = (isolated_env / "HEARTBEAT.md").read_text()
     assert "limitation #1" in heartbeat and "limitation #2" not in heartbeat
 

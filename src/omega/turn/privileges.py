@@ -72,6 +72,7 @@ OWNER_COMMANDS = frozenset(
         "status",
         "limitations",
         "resolve",
+        "merge",
         "proposals",
         "approve",
         "reject",
