@@ -11,7 +11,14 @@ from omega.memory.store import Store
 from omega.turn import OWNER_COMMANDS, PipelineDeps, Role, db_call, may_run_command
 from omega.types import IncomingMessage
 
-__all__ = ["NOT_FOR_GUESTS", "as_person", "command_refusal", "shared_person", "unlinked_person"]
+__all__ = [
+    "NOT_FOR_GUESTS",
+    "as_person",
+    "command_refusal",
+    "sender_fact",
+    "shared_person",
+    "unlinked_person",
+]
 
 # The answer to a command a guest may not run (one that is not the owner's): they are told
 # where they wrote from, never a forger (a guest's replies go to the address they named).
@@ -78,11 +85,45 @@ def unlinked_person(store: Store, channel: str, sender_id: str) -> str:
     `:unverified` after it when that is the shared key itself), which no link joined to anyone.
     A link made either way (this id to the owner, or the owner's id to this one) joins no
     unproven sender to the owner's memory."""
-    person = store.person_of(channel, sender_id)
+    return _unlinked(store, store.person_of(channel, sender_id), channel, sender_id)
+
+
+def _unlinked(store: Store, person: str, channel: str, sender_id: str) -> str:
+    """`unlinked_person` of a channel id whose identity's key is `person`."""
     if not shared_person(store, person, channel, sender_id):
         return person
     scoped = _scoped(channel, sender_id)
     return scoped if scoped != person else f"{scoped}{PREFIX}unverified"
+
+
+def sender_fact(store: Store, message: IncomingMessage, key: str) -> str | None:
+    """One fact of the person `as_person` keys `message`'s sender by, read before the pipeline
+    keyed it (the "Got it" and notices in their language); None for a sender never seen. Never
+    the facts of whoever's key this channel id merely spells (Telegram's "8" is person "8",
+    so another channel's "8" is "<channel>:8"), nor a linked person's for a guest. Call on
+    the store's thread."""
+    if message.origin_id:  # keyed already
+        return store.get_fact(message.sender_id, key)
+    channel, sender_id = message.channel, message.sender_id
+    person = store.known_person(channel, sender_id) or _first_key(store, channel, sender_id)
+    if person is None:
+        return None
+    if not message.verified:
+        person = _unlinked(store, person, channel, sender_id)
+    return store.get_fact(person, key)
+
+
+def _first_key(store: Store, channel: str, sender_id: str) -> str | None:
+    """The key `store.person_of` would give a channel id not recorded yet, without recording
+    it: the raw id while no identity holds it as its key, else `channel:id`; None when that
+    is taken too (person_of would number it: a person of its own, with no facts yet)."""
+    for key in (sender_id, _scoped(channel, sender_id)):
+        if PREFIX in key and key == sender_id:
+            continue  # a raw id with a ':' is never a key of its own
+        taken = store.query("SELECT 1 FROM identities WHERE person = ? LIMIT 1", (key,))
+        if not taken:
+            return key
+    return None
 
 
 async def command_refusal(

@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 
 from omega.gateway.routing import DIRECT, Plan, obviously_direct, parse_plan, planning_prompt
+from omega.gateway.turn_context import visible_skills
 from omega.memory.audit import AuditEntry
 from omega.providers.base import ProviderError
 from omega.skills import Skill
@@ -42,7 +43,10 @@ async def plan_message(
 ) -> Plan:
     """The planner's validated decision; any failure means a direct answer. `listed` is the
     skill catalog as listed for this message (listed now when not given)."""
-    skills = [s.name for s in (deps.skills.skills() if listed is None else listed)]
+    catalog = deps.skills.skills() if listed is None else listed
+    # Only the skills this turn may know of: another person's is not even named to the
+    # planner, whose plan the person reads.
+    skills = [s.name for s in visible_skills(catalog, message)]
     tools = sender_tools(deps, context)
     names = [*skills, *tools]
     if obviously_direct(message.text, attachments=len(message.attachments), names=names):

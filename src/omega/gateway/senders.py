@@ -20,6 +20,7 @@ from omega.gateway.answering import answer
 from omega.gateway.claims import Claims
 from omega.gateway.language import detect_language
 from omega.gateway.peers import Peers
+from omega.gateway.persons import sender_fact
 from omega.memory import Claim
 from omega.owner import owner_alert
 from omega.turn import Outbox, PipelineDeps
@@ -37,7 +38,8 @@ async def sender_language(deps: PipelineDeps, message: IncomingMessage) -> str:
     """The sender's language: remembered, else guessed from this very message."""
     store = deps.store
     try:
-        known = await store.call(store.get_fact, message.sender_id, "preferred_language")
+        # The sender's person: `message` is not keyed by it yet (gateway.persons.as_person).
+        known = await store.call(sender_fact, store, message, "preferred_language")
     except Exception:
         known = None
     return known or detect_language(message.text)
@@ -126,7 +128,7 @@ class Senders:
             return False
         store = self.deps.store
         try:
-            welcomed = await store.call(store.get_fact, message.sender_id, "welcomed")
+            welcomed = await store.call(sender_fact, store, message, "welcomed")
         except Exception:
             return True
         return welcomed is not None

@@ -72,6 +72,21 @@ def _owner_alone(message: IncomingMessage, turn: Turn) -> bool:
     return turn.role == "owner" and not message.is_group
 
 
+def skill_reader(message: IncomingMessage) -> str:
+    """Whose prompts the turn answering `message` is, for `Skill.visible_to`: the person
+    (`person:<channel>:<person key>`) in their own chat; "" in a group room, which is no one
+    person and so sees only the skills meant for everyone."""
+    return "" if message.is_group else f"person:{scope_of(message.channel, message.sender_id)}"
+
+
+def visible_skills(skills: Sequence[Skill], message: IncomingMessage) -> list[Skill]:
+    """The skills the turn answering `message` may know of: a skill born of one person's gap
+    (its audience) is theirs, its name and description too, so it is neither matched nor
+    listed (the planner's catalog, `/skills`) for anyone else."""
+    reader = skill_reader(message)
+    return [skill for skill in skills if skill.visible_to(reader)]
+
+
 def skill_texts(skills: list[Skill]) -> tuple[tuple[str, str, str], ...]:
     """Each matched skill's name, instructions (with its lessons) and origin label."""
     return tuple((s.name, s.body[:MAX_SKILL_CHARS], s.origin) for s in skills)
@@ -107,10 +122,9 @@ async def turn_context(
     # and so only the skills meant for everyone (not one born of this person's own gap): a
     # room is no one person, and visible_to("") holds only for a skill without an audience.
     memory_scope = GLOBAL if message.is_group else scope
-    reader = "" if message.is_group else f"person:{scope}"
     listed = deps.skills.skills() if skills is None else skills
     found = [
-        s for s in match_triggers(listed, message.text) if s.available and s.visible_to(reader)
+        s for s in match_triggers(visible_skills(listed, message), message.text) if s.available
     ]
     owner = _owner_alone(message, turn)
     situation = _situation(deps, message, turn)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from omega.commands_table import HELP
 from omega.gateway.commands.context import CommandContext
 from omega.gateway.notify import quiet_setting
+from omega.gateway.turn_context import visible_skills
 from omega.hours import QUIET_FACT
 from omega.memory.audit import AuditEntry
 from omega.memory.tasks import TaskLookupError
@@ -174,6 +175,10 @@ def _purge(ctx: CommandContext, args: str) -> str:
 
 def _skills(ctx: CommandContext, args: str) -> str:
     skills = ctx.skills.skills()
+    # A skill born of one person's gap is theirs, its name and description too: only the
+    # owner in their own chat sees the whole catalog (a room reads the owner's answer there).
+    if ctx.role != "owner" or ctx.message.is_group:
+        skills = visible_skills(skills, ctx.message)
     if not skills:
         return "No skills installed."
     lines = []
