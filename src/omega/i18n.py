@@ -247,6 +247,31 @@ MESSAGES: dict[str, dict[str, str]] = {
         "Russian": "Я достиг дневного лимита расходов на ИИ, который установил мой владелец, "
         "поэтому сейчас не могу ответить. Смогу снова после полуночи по UTC.",
     },
+    # Refused only because the calls in flight may still reach the cap: they settle soon.
+    "error_spending_cap_settling": {
+        "English": "The requests I'm working on right now may use up the daily spending limit "
+        "my owner set, so I can't take yours yet. Please try again in a moment.",
+        "Spanish": "Las peticiones que estoy atendiendo ahora podrían agotar el límite diario "
+        "de gasto que fijó mi dueño, así que aún no puedo con la tuya. Inténtalo en un momento.",
+        "Portuguese": "Os pedidos que estou a tratar agora podem esgotar o limite diário de "
+        "gastos definido pelo meu dono, por isso ainda não posso tratar o teu. Tenta daqui a "
+        "um momento.",
+        "French": "Les demandes que je traite en ce moment pourraient épuiser la limite de "
+        "dépenses quotidienne fixée par mon propriétaire : je ne peux pas encore prendre la "
+        "tienne. Réessaie dans un instant.",
+        "German": "Die Anfragen, an denen ich gerade arbeite, könnten das tägliche "
+        "Ausgabenlimit meines Besitzers aufbrauchen, daher kann ich deine noch nicht annehmen. "
+        "Bitte versuch es gleich noch einmal.",
+        "Italian": "Le richieste che sto gestendo ora potrebbero esaurire il limite di spesa "
+        "giornaliero fissato dal mio proprietario, quindi non posso ancora prendere la tua. "
+        "Riprova tra un momento.",
+        "Dutch": "De verzoeken waar ik nu mee bezig ben kunnen de dagelijkse uitgavenlimiet "
+        "van mijn eigenaar opmaken, dus ik kan het jouwe nog niet aannemen. Probeer het zo "
+        "meteen opnieuw.",
+        "Russian": "Запросы, которые я сейчас обрабатываю, могут исчерпать дневной лимит "
+        "расходов, установленный владельцем, поэтому твой я пока не могу взять. Попробуй "
+        "через минутку.",
+    },
     "error_poison": {
         "English": "Sorry, I couldn't handle your message: it kept making me fail. "
         "My owner has been told. Could you rephrase it?",

@@ -23,10 +23,12 @@ class Transcription:
 
 
 class FakeWhisper:
-    """Answers each audio with `transcripts[audio]`, or `status` with an error when set."""
+    """Answers each audio with `transcripts[audio]` (and the fields of `extra` beside it:
+    OpenAI's `usage`, a server's `duration`), or `status` with an error when set."""
 
     def __init__(self) -> None:
         self.transcripts: dict[bytes, str] = {}
+        self.extra: dict[str, Any] = {}
         self.status = 200
         self.requests: list[Transcription] = []
         fake = self
@@ -57,7 +59,7 @@ class FakeWhisper:
                 elif "file" not in files or not params.get("model"):
                     self._send(400, {"error": {"message": "file and model are required"}})
                 else:
-                    self._send(200, {"text": fake.transcripts.get(audio, "")})
+                    self._send(200, {"text": fake.transcripts.get(audio, ""), **fake.extra})
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

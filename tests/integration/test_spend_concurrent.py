@@ -3,7 +3,8 @@ against the cap. Eight people send at once through `handle_message`; every call 
 against a $1 cap. A call is let through only while today's audited spending, plus what the
 answered calls not yet audited cost, plus the estimates of the calls in flight, is under the
 cap; so spending ends below the cap plus the one call that crossed it (when no call costs
-more than its estimate), and everyone else is told that the daily limit is reached.
+more than its estimate), and everyone else is told why: that the daily limit is reached when
+it is, or, when only the calls in flight might reach it, to try again in a moment.
 
 No timing is relied on: the provider holds every answer until each of the eight turns has
 either reached the provider (or its limiter's queue) or been refused. A call that failed
@@ -31,6 +32,7 @@ CAP = 1.0
 CALL = 0.5  # what each call costs
 SENDERS = 8
 REFUSED = i18n.message("error_spending_cap", "English")
+SETTLING = i18n.message("error_spending_cap_settling", "English")
 
 
 @dataclass
@@ -105,9 +107,9 @@ async def everyone_sends(deps: PipelineDeps, out: Outbox) -> None:
     )
 
 
-def check_spending(deps: PipelineDeps, provider: HeldProvider, out: Outbox) -> int:
-    """Spending stayed within the cap plus one call, and everyone not answered was told why;
-    how many calls were made."""
+def check_spending(deps: PipelineDeps, provider: HeldProvider, out: Outbox, told: str) -> int:
+    """Spending stayed within the cap plus one call, and everyone not answered was told why
+    (`told`); how many calls were made."""
     calls = len(provider.contexts)
     spent = deps.store.spent_since(today())
     assert spent == pytest.approx(calls * CALL)
@@ -115,7 +117,7 @@ def check_spending(deps: PipelineDeps, provider: HeldProvider, out: Outbox) -> i
     errors = [m for m in out.sent if m.kind == "error"]
     answers = [m for m in out.sent if m.kind == "reply"]
     assert len(answers) == calls and len(errors) == SENDERS - calls
-    assert {m.text for m in errors} == {REFUSED}
+    assert {m.text for m in errors} == {told}
     return calls
 
 
@@ -134,8 +136,9 @@ def test_calls_in_flight_count_against_the_cap(make_deps: MakeDeps) -> None:
     )
     out = Outbox(turns)
     asyncio.run(everyone_sends(deps, out))
-    # The first call's estimate holds the whole cap while it is in flight.
-    assert check_spending(deps, provider, out) == 1
+    # The first call's estimate holds the whole cap while it is in flight: nothing is spent
+    # yet, so the others are told to try again in a moment, not after midnight.
+    assert check_spending(deps, provider, out, SETTLING) == 1
 
 
 def test_calls_queued_behind_the_limiter_are_checked_again(
@@ -159,7 +162,8 @@ def test_calls_queued_behind_the_limiter_are_checked_again(
     monkeypatch.setattr(deps.state, "provider_limiter", lambda name, ceiling: limiter)
     out = Outbox(turns)
     asyncio.run(everyone_sends(deps, out))
-    assert check_spending(deps, provider, out) == 2
+    # The third is refused by what the first two cost: the cap is reached.
+    assert check_spending(deps, provider, out, REFUSED) == 2
 
 
 def test_a_call_that_failed_holds_nothing_afterwards(make_deps: MakeDeps) -> None:
@@ -188,3 +192,59 @@ def test_a_call_that_failed_holds_nothing_afterwards(make_deps: MakeDeps) -> Non
     assert [m.kind for m in out.sent if m.kind in ("error", "reply")] == ["error", "reply"]
     assert REFUSED not in [m.text for m in out.sent]
     assert deps.store.spent_since(today()) == pytest.approx(CALL)
+
+
+class Released(ScriptedProvider):
+    """Answers once `release` is set; `arrived` opens when a call reaches it."""
+
+    def __init__(self, usage: Usage) -> None:
+        super().__init__(default="answer", usage=usage)
+        self.arrived = asyncio.Event()
+        self.release = asyncio.Event()
+
+    async def answer(self, context: Context) -> Reply:
+        """Say the call arrived, wait for the release, then answer."""
+        self.arrived.set()
+        await self.release.wait()
+        return await super().answer(context)
+
+
+def test_a_person_refused_for_calls_in_flight_is_told_to_try_again_in_their_language(
+    make_deps: MakeDeps,
+) -> None:
+    # As above: a call costs $0.50 and its estimate holds more than the $1 cap.
+    provider = Released(Usage(input_tokens=1000, output_tokens=1000))
+    deps = make_deps(
+        provider,
+        OMEGA_PROVIDER__CLASSIFY="false",
+        OMEGA_LIMITS__DAILY_USD=str(CAP),
+        OMEGA_LIMITS__UNKNOWN_MODEL_USD_PER_MTOK="250",
+    )
+    out = Recorder()
+    german = "Kannst du mir bitte sagen, wie das Wetter heute ist und was ich anziehen soll?"
+
+    def message(sender: str, text: str) -> IncomingMessage:
+        return IncomingMessage("terminal", sender, text, assurance="local")
+
+    async def scenario() -> None:
+        first = asyncio.create_task(handle_message(deps, message("ana", "hello"), out))
+        await provider.arrived.wait()  # ana's call is in flight, holding its estimate
+        await handle_message(deps, message("lena", german), out)
+        provider.release.set()
+        await first
+        # ana's call settled at $0.50: lena, trying again, is answered.
+        await handle_message(deps, message("lena", f"{german} Danke!"), out)
+
+    asyncio.run(scenario())
+    told = [(m.target, m.kind, m.text) for m in out.sent if m.kind in ("reply", "error")]
+    assert told == [
+        ("lena", "error", i18n.message("error_spending_cap_settling", "German")),
+        ("ana", "reply", "answer"),
+        ("lena", "reply", "answer"),
+    ]
+    assert deps.store.spent_since(today()) == pytest.approx(2 * CALL)
+    # Nothing was spent when lena was refused: the owner is not told the cap is reached.
+    rows = deps.store.audit_entries(100)
+    assert not [r for r in rows if str(r["event"]).startswith("spending_cap:")]
+    (denied,) = [r for r in rows if r["status"] == "denied"]
+    assert "held by calls in flight" in str(denied["detail"])

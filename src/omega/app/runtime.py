@@ -4,6 +4,7 @@ It imports nothing of the running service: `omega ask` needs only `bootstrap`.""
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -96,9 +97,10 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
     provider for one tool-less question, `omega ask`'s lean path)."""
     from omega.memory.artefacts import ArtefactStore
     from omega.providers import build_chain, chain_timeout, resolve_provider_name
+    from omega.providers.fallback import FallbackProvider
     from omega.skills import ProjectCatalog
     from omega.skills.guarded import GuardedSkills, bundled_dir
-    from omega.turn import PipelineDeps, RuntimeState
+    from omega.turn import PipelineDeps, RuntimeState, ask_probe
 
     name = resolve_provider_name(runtime.config)
     state = RuntimeState(heartbeat_interval=runtime.config.heartbeat.interval_minutes)
@@ -112,7 +114,7 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
         # A chain's members each go through their own limiter (probes too), by name.
         limiter_for=lambda member: state.provider_limiter(member, ceiling),
     )
-    return PipelineDeps(
+    deps = PipelineDeps(
         config=runtime.config,
         prompts=runtime.prompts,
         store=store,
@@ -126,6 +128,9 @@ def pipeline_deps(runtime: Runtime, store: Store, *, one_shot: bool = False) -> 
         projects=ProjectCatalog(runtime.paths.projects),
         state=state,
     )
+    if isinstance(provider, FallbackProvider):  # its probes are paid calls: within the cap
+        provider.probe_via = functools.partial(ask_probe, deps)
+    return deps
 
 
 def _secret_values(config: Config, environ: Mapping[str, str] | None = None) -> list[str]:

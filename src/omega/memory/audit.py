@@ -36,6 +36,7 @@ CALL_KINDS: dict[str, str] = {
     "analysis": "analysis",
     "gate_judge": "gate",  # the gate's model judge of a proposal (evolution/judge.py)
     "critic": "critic",
+    "probe": "probe",  # a fallback chain's few-token probe of a member that was down
 }
 # Calls made to answer someone now: under the daily cap they stop last.
 FOREGROUND_KINDS = frozenset({"reply", "planning", "voice", "ask"})

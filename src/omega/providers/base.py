@@ -42,7 +42,9 @@ def http_error_kind(status: int) -> ErrorKind:
 class ProviderError(OmegaError):
     """A provider could not answer; `kind` picks the friendly message shown to the user, and
     `hint`, when set, is one sentence saying what to do instead (shown as it is);
-    `retry_after`, the seconds the provider asked to wait (its `retry-after`), when it said."""
+    `retry_after`, the seconds the provider asked to wait (its `retry-after`), when it said;
+    `message_key`, when set, the omega.i18n message shown instead of the kind's (in the
+    person's language: a refusal by the spending cap that only waits for calls in flight)."""
 
     def __init__(
         self,
@@ -51,11 +53,13 @@ class ProviderError(OmegaError):
         *,
         hint: str = "",
         retry_after: float | None = None,
+        message_key: str = "",
     ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.hint = hint
         self.retry_after = retry_after
+        self.message_key = message_key
         # What the failed call was billed for before it failed (set by turn.ask_provider, which
         # collects it from the providers; None: nothing), for the caller's audit row.
         self.spent: Spent | None = None
@@ -107,6 +111,8 @@ def friendly_error(error: Exception, language: str = "English") -> str:
     hint when it has one, e.g. "run `claude` once to log in")."""
     if isinstance(error, ProviderError) and error.hint:
         return error.hint
+    if isinstance(error, ProviderError) and error.message_key:
+        return i18n.message(error.message_key, language)
     kind = error.kind if isinstance(error, ProviderError) else "error"
     key = {
         "timeout": "error_timeout",

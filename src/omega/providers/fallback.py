@@ -8,6 +8,15 @@ breaker closes when the probe is answered. A 4xx is this request's fault and ope
 429 is the limiter's business: with `limiter_for`, every member's calls and probes go through
 that member's own limiter, and a member waiting out a `retry-after` is skipped meanwhile. The
 last member is never skipped.
+
+A probe is a paid call like any other, so under `[limits] daily_usd` it goes through
+`probe_via` (turn.ask.ask_probe, set by the runtime): admitted as background work (event
+`probe`) and audited with its cost. Once the day's spending has stopped background work, no
+probe is made: the member's breaker stays open and replies keep going to the members after it
+(the last is never skipped, so a person is still answered, by a fallback); the next day's first
+due probe closes the breaker if the member answers. Probing anyway would spend past the line
+background work must stop at, and letting a reply try the member instead would make a person
+wait out a provider that may still be down.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 
 from omega.providers.base import DOWN_KINDS, Provider, ProviderError
@@ -23,6 +32,10 @@ from omega.providers.limiter import LOAD_RETRIES, LimiterFor, limited_call
 from omega.types import ChatMessage, Context, Reply
 
 log = logging.getLogger(__name__)
+
+# How a probe is asked: given the member, the probe's context and the call itself, it makes the
+# call (or refuses to: a ProviderError of kind `spending_cap`) and answers its Reply.
+ProbeVia = Callable[[Provider, Context, Callable[[], Awaitable[Reply]]], Awaitable[Reply]]
 
 BREAKER_SECS = 30.0  # how long a dead member is skipped before it is probed
 PROBE_TIMEOUT_SECS = 15.0
@@ -73,6 +86,8 @@ class FallbackProvider:
         self._clock = clock
         self._breakers = [_Breaker() for _ in self.providers]
         self.limiter_for = limiter_for
+        # Set by the runtime (turn.ask.ask_probe): probes within the daily spending cap.
+        self.probe_via: ProbeVia | None = None
 
     @property
     def limits_members(self) -> bool:
@@ -183,17 +198,25 @@ class FallbackProvider:
 
     async def _probe(self, index: int) -> None:
         provider = self.providers[index]
-        try:
+
+        async def ask() -> Reply:
             if self.limiter_for is None:
-                await asyncio.wait_for(provider.complete(PROBE), PROBE_TIMEOUT_SECS)
-            else:  # within the member's limit, after any retry-after it gave
-                limiter = self.limiter_for(provider.name)
-                await asyncio.wait_for(
-                    limited_call(limiter, provider, PROBE, retries=0), PROBE_TIMEOUT_SECS
-                )
+                return await asyncio.wait_for(provider.complete(PROBE), PROBE_TIMEOUT_SECS)
+            # Within the member's limit, after any retry-after it gave.
+            limiter = self.limiter_for(provider.name)
+            return await asyncio.wait_for(
+                limited_call(limiter, provider, PROBE, retries=0), PROBE_TIMEOUT_SECS
+            )
+
+        try:
+            await (ask() if self.probe_via is None else self.probe_via(provider, PROBE, ask))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
+            if isinstance(exc, ProviderError) and exc.kind == "spending_cap":
+                # Not made: the breaker stays open until a later probe may spend.
+                log.debug("provider %s not probed: %s", provider.name, exc)
+                return
             log.info("provider %s still down: %s", provider.name, exc)
             self._open(index)
         else:

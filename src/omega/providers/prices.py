@@ -3,8 +3,9 @@
 unknown_model_usd_per_mtok`, so the daily cap sees every billed token.
 
 The bundled local model and Ollama (a server of your own) are free; Claude Code reports its
-own cost. genai-prices is imported lazily (about 0.15 s and pydantic): the lean path loads it on
-a worker thread while its request is in flight.
+own cost. A voice note's transcription is priced by the tokens its service reports or by the
+minute of audio (`transcription_cost`). genai-prices is imported lazily (about 0.15 s and
+pydantic): the lean path loads it on a worker thread while its request is in flight.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ FREE_PROVIDERS = frozenset({"local", "ollama"})
 SELF_REPORTING = frozenset({"claude-code"})
 # Omega's provider names that genai-prices knows by another id.
 _PRICE_IDS = {"gemini": "google"}
+# A minute of speech as tokens, for a transcription model with no list price: OpenAI bills
+# about this many audio tokens a minute (gpt-4o-transcribe: $6 per million, ~$0.006 a minute).
+AUDIO_TOKENS_PER_MINUTE = 1000
+# The services genai-prices lists transcription models of (whisper-1; whisper-large-v3).
+_TRANSCRIBERS = ("openai", "groq")
 
 
 def load() -> None:
@@ -96,6 +102,52 @@ def with_cost(usage: Usage, provider: str, unknown_usd_per_mtok: float) -> Usage
     if not tokens:
         return usage
     return replace(usage, cost_usd=tokens * unknown_usd_per_mtok / 1_000_000)
+
+
+def transcription_cost(
+    model: str,
+    base_url: str,
+    unknown_usd_per_mtok: float,
+    *,
+    seconds: float,
+    input_tokens: int = 0,
+    audio_tokens: int = 0,
+    output_tokens: int = 0,
+) -> float:
+    """What one transcription (omega.providers.transcription) costs in USD: the tokens the
+    service reported, at `model`'s list price; else `seconds` of audio at its list price by the
+    minute (whisper-1, Groq's whisper models); else, its model not listed, its tokens (or
+    AUDIO_TOKENS_PER_MINUTE a minute of audio) at `unknown_usd_per_mtok`, as an unpriced chat
+    model's (0: a server of your own, free)."""
+    from genai_prices import Usage as PriceUsage
+
+    if input_tokens or output_tokens:
+        tokens = PriceUsage(
+            input_tokens=max(input_tokens, audio_tokens),
+            input_audio_tokens=audio_tokens or None,
+            output_tokens=output_tokens,
+        )
+        unpriced = float(input_tokens + output_tokens)
+    else:
+        tokens = PriceUsage(audio_seconds=seconds)
+        unpriced = seconds / 60 * AUDIO_TOKENS_PER_MINUTE
+    found = _transcription_price(tokens, model, base_url)
+    return found if found is not None else unpriced * unknown_usd_per_mtok / 1_000_000
+
+
+def _transcription_price(tokens: Any, model: str, base_url: str) -> float | None:
+    """genai-prices' price of a transcription, by the endpoint's URL then by the services that
+    list transcription models; None when none prices it (a model priced otherwise, by the token
+    or by the minute, comes out at 0: no price for this usage either)."""
+    if not model:
+        return None
+    looks = [{"url": base_url}] if base_url else []
+    looks += [{"provider_id": name} for name in _TRANSCRIBERS]
+    for look in looks:
+        found = _price(tokens, model, **look)
+        if found is not None and float(found.total_price) > 0:
+            return float(found.total_price)
+    return None
 
 
 def self_hosted(base_url: str) -> bool:

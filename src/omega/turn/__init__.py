@@ -6,8 +6,10 @@ This module is the package's public face: callers outside `omega.turn` import fr
 - deps: PipelineDeps, Outbox, Responder, Turn (what the stages share)
 - records: db_call, record_audit, audit_message, usage_fields, elapsed_ms (store calls that
   never stop a reply, and the audit's one vocabulary)
-- ask: ask_provider, models_for (the one way to ask the provider)
-- spend: the daily spending cap (BACKGROUND_SHARE: where background work stops)
+- ask: ask_provider, models_for (the one way to ask the provider), ask_probe (a fallback
+  member's probe, within the cap)
+- spend: the daily spending cap (BACKGROUND_SHARE: where background work stops; admit_usd:
+  a call priced in dollars, a voice note's transcription)
 - load: load_turn, load_granted_turn, make_turn, person_workspace (who is answered, their
   folder)
 - auth, privileges: who may talk, and with which rights
@@ -26,7 +28,7 @@ from typing import TYPE_CHECKING
 from omega.lazy import loader
 
 if TYPE_CHECKING:
-    from omega.turn.ask import ask_provider, models_for
+    from omega.turn.ask import ask_probe, ask_provider, models_for
     from omega.turn.auth import (
         ChannelPolicy,
         allowed_users,
@@ -88,7 +90,7 @@ if TYPE_CHECKING:
         record_audit,
         usage_fields,
     )
-    from omega.turn.spend import BACKGROUND_SHARE
+    from omega.turn.spend import BACKGROUND_SHARE, admit_usd
     from omega.turn.state import RuntimeState
 
 __all__ = [
@@ -110,9 +112,11 @@ __all__ = [
     "RuntimeState",
     "Turn",
     "UsageFields",
+    "admit_usd",
     "allowed_tools",
     "allowed_users",
     "as_role",
+    "ask_probe",
     "ask_provider",
     "at_least",
     "audit_change",
@@ -160,6 +164,8 @@ __getattr__ = loader(
     {
         "ATTACHMENT_NOTE": "effects",
         "BACKGROUND_SHARE": "spend",
+        "admit_usd": "spend",
+        "ask_probe": "ask",
         "GROUP_RULES": "prompt",
         "MarkerContext": "effects",
         "MarkerOutcome": "effects",

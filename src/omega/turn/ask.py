@@ -9,7 +9,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry, AuditStatus
@@ -48,6 +48,35 @@ async def ask_provider(
         return await _ask(deps, context, audit_as, event, hold)
     finally:
         hold.settle()  # cut short (cancelled) before it settled: the estimate goes
+
+
+async def ask_probe(
+    deps: PipelineDeps, member: Provider, context: Context, call: Callable[[], Awaitable[Reply]]
+) -> Reply:
+    """A fallback chain's probe of `member`, a member that was down (providers.fallback
+    `probe_via`; `call` makes it): admitted under today's spending cap as background work
+    (event `probe`; refused, it is not made and the cap's ProviderError is raised), and audited
+    with its cost once it answered, or failed after being billed. A probe refused, or failed
+    unbilled, has no row: one is due every `breaker_secs` while the member is down."""
+    hold = await admit(deps, "probe", context, member.name)
+    started = time.perf_counter()
+    try:
+        with salvaged() as cut_short:  # its own: not the reply's whose call started it
+            try:
+                reply = costed(deps, await call())
+            except Exception:
+                spent = costed_spent(deps, cut_short.spent)
+                if spent is not None:
+                    hold.settle(spent.usage.cost_usd)
+                    error = ProviderError(f"the probe of {member.name} failed after being billed")
+                    error.spent = spent
+                    await _audit_call(deps, context, "probe", started, None, error)
+                raise
+        hold.settle(reply.usage.cost_usd)
+        await _audit_call(deps, context, "probe", started, reply, None)
+        return reply
+    finally:
+        hold.settle()  # failed unbilled, or cut short: the estimate goes
 
 
 async def _ask(

@@ -2,14 +2,16 @@
 whether a call of one kind may still spend.
 
 Today is the UTC day. Background work (introspection, limitation analysis, the critic,
-summaries and facts, the heartbeat, and any call of a kind not known) stops once today's
-spending reaches BACKGROUND_SHARE of the cap; calls that answer someone now (replies, their
-planning, `omega ask`) stop at the cap itself. Each stop is told to the owner once a day (an
-owner alert, and an audit row `spending_cap:background` or `spending_cap:replies`). A call's
-cost is known only once it has answered, so the call that crosses a line still completes.
-Every billed token counts (`costed`): a call that failed counts what it was billed for before
-it failed, and a model with no known price costs `[limits] unknown_model_usd_per_mtok`; only
-free providers (the bundled model, Ollama) count as 0.
+summaries and facts, the heartbeat, a fallback chain's probes, and any call of a kind not
+known) stops once today's spending reaches BACKGROUND_SHARE of the cap; calls that answer
+someone now (replies, their planning, a voice note's transcription, `omega ask`) stop at the
+cap itself. Each stop is told to the owner once a day (an owner alert, and an audit row
+`spending_cap:background` or `spending_cap:replies`). A call's cost is known only once it has
+answered, so the call that crosses a line still completes. Every billed token counts
+(`costed`): a call that failed counts what it was billed for before it failed, and a model with
+no known price costs `[limits] unknown_model_usd_per_mtok`; only free providers (the bundled
+model, Ollama) count as 0. A transcription is priced by the minute or by the tokens its service
+reports (prices.transcription_cost) and admitted with its own estimate (`admit_usd`).
 
 Calls in flight count too (`admit`): with a cap set, each call holds a pessimistic estimate of
 its price (`estimate`) from before it is made until it answers; then what it cost stays counted
@@ -20,6 +22,10 @@ it through. So within one process spending ends below the cap plus the cost of t
 that crossed it, as long as no call costs more than its estimate. This is per process: replicas
 sharing a PostgreSQL store see each other's spending only once audited, so each may go past the
 cap by the calls it had in flight then.
+
+A person refused is told why in their language: "after midnight" when what was spent (audited,
+or answered and about to be) reached the line; "try again in a moment" when only the estimates
+of the calls in flight would cross it (they settle within a call's time, often far below).
 """
 
 from __future__ import annotations
@@ -128,18 +134,21 @@ async def allowance(deps: PipelineDeps, event: str, hold: Hold | None = None) ->
 
 async def refusal(deps: PipelineDeps, event: str, hold: Hold | None = None) -> ProviderError | None:
     """None when a provider call audited as `event` may spend; else the error that refuses it
-    (kind `spending_cap`, whose friendly message says so), the owner told once a day when the
-    money is spent (not when only the calls in flight may reach the line)."""
+    (kind `spending_cap`), the owner told once a day when the money is spent. Its friendly
+    message says the cap is reached (after midnight) when it is; when only the estimates of the
+    calls in flight would cross the line, it says to try again in a moment (they settle)."""
     found = await allowance(deps, event, hold)
     if found.allowed:
         return None
-    if found.spent >= found.stops_at:
+    reached = found.spent >= found.stops_at
+    if reached:
         await _tell_owner_once(deps, found)
     in_flight = f" and {found.held:.4f} USD held by calls in flight" if found.held else ""
     return ProviderError(
         f"daily spending cap: {found.spent:.4f} of {found.cap:g} USD spent today (UTC)"
         f"{in_flight}; {found.kind} calls stop at {found.stops_at:g} USD",
         kind="spending_cap",
+        message_key="" if reached else "error_spending_cap_settling",
     )
 
 
@@ -225,13 +234,23 @@ class Hold:
 _UNCAPPED = Hold()
 
 
-async def admit(deps: PipelineDeps, event: str, context: Context) -> Hold:
+async def admit(
+    deps: PipelineDeps, event: str, context: Context, provider: str | None = None
+) -> Hold:
     """Let a provider call audited as `event` spend, holding its estimate against today's cap
     until it is settled (`Hold.settle`, by turn.ask); raise the spending cap's ProviderError
-    when it may not. With no cap, nothing is estimated or held."""
+    when it may not. `provider`: the member of a chain it asks (a probe), else the chain's
+    first. With no cap, nothing is estimated or held."""
     if deps.config.limits.daily_usd <= 0:
         return _UNCAPPED
-    usd = await estimate(deps, context)
+    return await admit_usd(deps, event, await estimate(deps, context, provider))
+
+
+async def admit_usd(deps: PipelineDeps, event: str, usd: float) -> Hold:
+    """`admit` for a call its caller estimated itself (`usd`, what it may cost at most: a
+    voice note's transcription, priced by the minute); with no cap, nothing is held."""
+    if deps.config.limits.daily_usd <= 0:
+        return _UNCAPPED
     ledger = _LEDGERS.get(deps.store)
     if ledger is None:
         ledger = _LEDGERS[deps.store] = _Ledger()
@@ -250,14 +269,15 @@ async def admit(deps: PipelineDeps, event: str, context: Context) -> Hold:
     return hold
 
 
-async def estimate(deps: PipelineDeps, context: Context) -> float:
+async def estimate(deps: PipelineDeps, context: Context, provider: str | None = None) -> float:
     """What a call may cost at most, in USD, before it is made: its prompt (CHARS_PER_TOKEN
     characters a token, IMAGE_TOKENS an image) and a whole answer of its max_tokens
     (ASSUMED_OUTPUT_TOKENS when it sets none), at its model's list price, or at `[limits]
     unknown_model_usd_per_mtok` when the model is not listed (as `costed` counts such a call);
-    0 for a free provider. A chain is priced as its first member; a call whose tools make
-    several requests, or a provider's own price above the list, may cost more."""
-    provider = deps.provider.name
+    0 for a free provider. A chain is priced as its first member unless `provider` names the
+    member asked; a call whose tools make several requests, or a provider's own price above
+    the list, may cost more."""
+    provider = provider or deps.provider.name
     if provider in prices.FREE_PROVIDERS:
         return 0.0
     chars = len(context.system_prompt) + sum(len(m.content) for m in context.messages)
