@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from omega.channels.supervised import SupervisedChannel
     from omega.gateway.gateway import Gateway
     from omega.memory import Store
-    from omega.turn import PipelineDeps
+    from omega.turn import FolderMigration, PipelineDeps
     from omega.web.app import WebServer
 
 log = logging.getLogger(__name__)
@@ -192,11 +192,13 @@ async def run_service(
     watch = asyncio.create_task(clock.watch(intake), name="stop-clock")
     services = start_jobs([j for j in service.jobs if j.lifetime == "service"], intake)
     try:
+        moved = await _rename_person_folders(service)  # before any turn uses one
         await gateway.prepare()
         loops_stop = asyncio.Event()
         loops = start_jobs([j for j in service.jobs if j.lifetime == "loop"], loops_stop)
         await gateway.replay_inbox()
         await _alert_unconfined_sandbox(gateway)
+        await _alert_contested_folders(gateway, moved)
         try:
             await gateway.flush_owner_alerts()
         except Exception:
@@ -283,6 +285,32 @@ async def _watch_channel_plugins(service: Service) -> None:
             f"The channel plug-in {failure.name} {failure.reason}. The other channels run; "
             "see `omega status` and omega.log."
         )
+
+
+async def _rename_person_folders(service: Service) -> FolderMigration:
+    """People's folders named with the old short digest get their new names (turn.folders)."""
+    from omega.turn import FolderMigration, migrate_person_folders
+
+    deps = service.deps
+    try:
+        return await deps.store.call(migrate_person_folders, deps.paths.workspace, deps.store)
+    except Exception:  # a folder left under its old name is unreachable, never given away
+        log.exception("renaming people's folders failed")
+        return FolderMigration()
+
+
+async def _alert_contested_folders(gateway: Gateway, moved: FolderMigration) -> None:
+    """Tell the owner of a person's folder two ids could claim: it is given to neither."""
+    from omega.owner import owner_alert
+
+    if moved.contested:
+        names = ", ".join(f"people/{name}" for name in moved.contested)
+        text = (
+            f"Two people's ids lead to the same folder ({names}): someone may have chosen an "
+            "id to reach another person's files. Neither gets it; look at what it holds, and "
+            "move it into the right person's folder (`omega people list` names them)."
+        )
+        await gateway.send(owner_alert(text, priority="urgent"))
 
 
 async def _alert_unconfined_sandbox(gateway: Gateway) -> None:

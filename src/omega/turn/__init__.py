@@ -13,6 +13,7 @@ This module is the package's public face: callers outside `omega.turn` import fr
 - load: load_turn, load_granted_turn, make_turn, person_workspace (who is answered, their
   folder)
 - auth, privileges: who may talk, and with which rights
+- folders: people's folders named the old way renamed at start
 - prompt: the system prompt of a turn
 - effects: what marker effects act against (MarkerContext, marker_context)
 - state: run-time state shared by the gateway and the loops
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         owner_message,
         reads_in,
     )
+    from omega.turn.folders import FolderMigration, migrate_person_folders
     from omega.turn.load import load_granted_turn, load_turn, make_turn, person_workspace
     from omega.turn.privileges import (
         OWNER_COMMANDS,
@@ -100,6 +102,7 @@ __all__ = [
     "OWNER_COMMANDS",
     "OWN_TEXT_TOOLS",
     "ChannelPolicy",
+    "FolderMigration",
     "MarkerContext",
     "MarkerOutcome",
     "Notify",
@@ -144,6 +147,7 @@ __all__ = [
     "may_run_command",
     "may_use_marker",
     "message_entry",
+    "migrate_person_folders",
     "models_for",
     "origin_label",
     "owner_message",
@@ -164,6 +168,8 @@ __getattr__ = loader(
     {
         "ATTACHMENT_NOTE": "effects",
         "BACKGROUND_SHARE": "spend",
+        "FolderMigration": "folders",
+        "migrate_person_folders": "folders",
         "admit_usd": "spend",
         "ask_probe": "ask",
         "GROUP_RULES": "prompt",

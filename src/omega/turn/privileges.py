@@ -192,9 +192,18 @@ def allowed_tools(config: Config, role: Role) -> frozenset[str] | None:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-def person_folder(channel: str, sender_id: str) -> str:
-    """A folder name for one person that is safe on every file system and never collides."""
-    digest = hashlib.sha256(f"{channel}\0{sender_id}".encode()).hexdigest()[:10]
+# Hex digits of the id's SHA-256 in a folder's name: 128 bits, so that no one can make up an id
+# (their own Matrix server, their own mail domain) whose folder is another person's. Folders
+# named before with LEGACY_DIGEST_HEX (40 bits: found in minutes on a GPU) are renamed at
+# start (turn.folders.migrate_person_folders).
+DIGEST_HEX = 32
+LEGACY_DIGEST_HEX = 10
+
+
+def person_folder(channel: str, sender_id: str, digest_hex: int = DIGEST_HEX) -> str:
+    """A folder name for one person that is safe on every file system and never collides:
+    the id made readable (40 characters at most), then `digest_hex` hex digits of its hash."""
+    digest = hashlib.sha256(f"{channel}\0{sender_id}".encode()).hexdigest()[:digest_hex]
     readable = _UNSAFE.sub("_", f"{channel}-{sender_id}").strip("._")[:40]
     return f"{readable}-{digest}"
 
