@@ -17,11 +17,11 @@ half-blocks), saved as `qr.png` in the session folder and sent as a photo to who
 (the owner, on whatever channel reaches them, at an unpaired start). The outcome - paired,
 failed, timed out, and later a logout from the phone - is told to them too.
 
-The channel is one state machine driven by the client's events: connecting, pairing, receiving
-and sending share the client, the session folder and the set of sent ids, and one event (a
-logout, a reconnect) moves several of them at once. What a received message becomes (whether it
-is for Omega, its sender, text and files) is inbound.py; the library boundary is client.py and
-neonize_client.py; WhatsApp's text marks are format.py.
+One module because the channel is one state machine driven by the client's events:
+connecting, pairing, receiving and sending share the client, the session folder and the set of
+sent ids, and one event (a logout, a reconnect) moves several of them at once. What a received
+message becomes (whether it is for Omega, its sender, text and files) is inbound.py; the library
+boundary is client.py and neonize_client.py; WhatsApp's text marks are format.py.
 """
 
 from __future__ import annotations
