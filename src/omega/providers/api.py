@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import threading
 import time
 import weakref
 from contextlib import AsyncExitStack
@@ -27,6 +25,7 @@ from omega.providers.direct import (
     send,
     split_context,
 )
+from omega.providers.sdk import SDK_LOCK, load_sdk, sdk_loaded
 from omega.providers.vision import model_sees_images
 from omega.tools import ToolDeps
 from omega.types import Context, Reply, Usage
@@ -41,31 +40,6 @@ if TYPE_CHECKING:
     from omega.tools.wrappers import RecordingToolset
 
 log = logging.getLogger(__name__)
-
-# pydantic-ai is imported by one thread at a time: `prepare` loads it on a worker thread, and a
-# call made meanwhile on the event loop imported it too; the two met a circular import half-way
-# ("cannot import name ... from partially initialized module") and the call failed.
-_SDK_LOCK = threading.RLock()
-_sdk_loaded = threading.Event()
-
-
-def _load_sdk() -> None:
-    """Import pydantic-ai and the modules Omega uses from it, once (about a second)."""
-    with _SDK_LOCK:
-        if _sdk_loaded.is_set():
-            return
-        import pydantic_ai
-        import pydantic_ai.direct  # noqa: F401
-
-        import omega.tools.mcp
-        import omega.tools.wrappers  # noqa: F401
-
-        _sdk_loaded.set()
-
-
-# pydantic-ai prints a Logfire advertisement into a person's terminal on the first run of an
-# agent; a chat is no place for it (its own switch; a user who sets it otherwise keeps that).
-os.environ.setdefault("PYDANTIC_AI_NO_BANNER", "1")
 
 # Rounds of tool calls one answer may take before further calls are refused.
 MAX_TOOL_ROUNDS = 6
@@ -157,7 +131,7 @@ class ApiProvider:
             # Made without pydantic-ai for a lean request; pydantic-ai's own hook (a request's
             # timeout never lengthens the client's connect and pool timeouts) once it is loaded.
             self._http = lean_api.http_client(self.settings.max_connections)
-        if _sdk_loaded.is_set() and not self._http.event_hooks["request"]:
+        if sdk_loaded.is_set() and not self._http.event_hooks["request"]:
             from pydantic_ai._http import ConnectPoolTimeoutCap
 
             cap = ConnectPoolTimeoutCap(connect=lean_api.CONNECT_SECS, pool=lean_api.CLIENT_SECS)
@@ -175,8 +149,8 @@ class ApiProvider:
     def _model(self, model_name: str) -> Model:
         cached = self._models.get(model_name)
         if cached is None:
-            with _SDK_LOCK:  # a model's first use imports its SDK module
-                _load_sdk()
+            with SDK_LOCK:  # a model's first use imports its SDK module
+                load_sdk()
                 s = self.settings
                 endpoint = Endpoint(s.name, s.api_key, s.base_url, s.max_retries)
                 cached = build_model(endpoint, model_name, self.http_client)
@@ -231,8 +205,8 @@ class ApiProvider:
         lean = await lean_api.answer(self, context)  # the first request without pydantic-ai
         if isinstance(lean, Reply):
             return lean
-        if not _sdk_loaded.is_set():  # off the event loop, never beside `prepare`'s import
-            await asyncio.to_thread(_load_sdk)
+        if not sdk_loaded.is_set():  # off the event loop, never beside `prepare`'s import
+            await asyncio.to_thread(load_sdk)
         from pydantic_ai import RunContext
         from pydantic_ai.messages import ModelMessage, ModelResponse
         from pydantic_ai.settings import ModelSettings
