@@ -151,9 +151,10 @@ def test_a_guest_runs_no_command_that_acts_beyond_their_own_settings(
     omega = _start(openai_env(fake_openai, OMEGA_MEMORY__IDLE_MINUTES="600"), isolated_env)
     try:
         _ask(imap, smtp, isolated_env, "/projects", "Projects:\n- garden")  # reading is open
-        for text in ("/project garden", "/rerun 1234abcd", "/cancel 1234abcd", "/merge 1 2"):
+        for text in ("/project garden", "/rerun 1234abcd", "/cancel 1234abcd"):
             _ask(imap, smtp, isolated_env, text, NOT_FOR_GUESTS)
-        _ask(imap, smtp, isolated_env, "/pending", "Only my owner can do that.")
+        for text in ("/pending", "/merge 1 2"):  # the owner's commands
+            _ask(imap, smtp, isolated_env, text, "Only my owner can do that.")
         _ask(imap, smtp, isolated_env, "/projects", "Projects:\n- garden")  # none active
     finally:
         code, err = omega.terminate()
@@ -161,12 +162,13 @@ def test_a_guest_runs_no_command_that_acts_beyond_their_own_settings(
     assert db(isolated_env, "SELECT * FROM facts WHERE key = 'active_project'") == []
     rows = db(isolated_env, "SELECT detail FROM audit_log WHERE event = 'command_refused'")
     details = "\n".join(row["detail"] for row in rows)
-    for name in ("/project", "/rerun", "/cancel", "/merge"):
+    for name in ("/project", "/rerun", "/cancel"):
         assert (
             f"{name} is not for a sender their channel cannot prove; role: guest (unverified)"
             in details
         ), details
     assert "/pending is the owner's; role: guest" in details
+    assert "/merge is the owner's; role: guest" in details
     assert not fake_openai.requests  # commands never reach the model
 
 
