@@ -38,15 +38,28 @@ def chat(fake: FakeOpenAI, *lines: dict[str, object]) -> list[dict[str, object]]
     return [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
 
 
-def read_diary(fake: FakeOpenAI, sender: str) -> str:
-    """What `read_file diary.txt` told the model in `sender`'s turn."""
-    fake.script = [
-        Step(match="read my diary", tool_calls=[tool_call("r1", "read_file", path="diary.txt")]),
-        Step(match="read my diary", text="Here it is."),
-    ]
-    fake.requests.clear()
-    chat(fake, {"text": "read my diary", "sender_id": sender})
-    return tool_results(fake.requests[1])["r1"]
+def reading(*senders: str) -> tuple[list[Step], list[dict[str, object]]]:
+    """Scripted steps and chat lines: each sender asks for `read_file diary.txt` in turn."""
+    steps: list[Step] = []
+    lines: list[dict[str, object]] = []
+    for n, sender in enumerate(senders):
+        ask = f"read my diary, please ({n})"
+        steps += [
+            Step(match=ask, tool_calls=[tool_call(f"r{n}", "read_file", path="diary.txt")]),
+            Step(match=ask, text="Here it is."),
+        ]
+        lines.append({"text": ask, "sender_id": sender})
+    return steps, lines
+
+
+def what_each_read(fake: FakeOpenAI, *senders: str) -> dict[str, str]:
+    """What `read_file diary.txt` told the model in each sender's turn (see `reading`)."""
+    told: dict[str, str] = {}
+    for request in fake.requests:
+        for call, text in tool_results(request).items():
+            if call.startswith("r"):  # a read of `reading`'s, not another tool's call
+                told[senders[int(call.removeprefix("r"))]] = text
+    return told
 
 
 def test_the_pair_collides_under_the_old_naming_only() -> None:
@@ -58,18 +71,21 @@ def test_the_pair_collides_under_the_old_naming_only() -> None:
 def test_a_made_up_id_never_opens_another_persons_folder(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> None:
+    steps, lines = reading(VICTIM, ATTACKER)
     fake_openai.script = [
         Step(
             match="keep my diary",
             tool_calls=[tool_call("w1", "write_file", path="diary.txt", content=SECRET)],
         ),
         Step(match="keep my diary", text="Kept."),
+        *steps,
     ]
-    chat(fake_openai, {"text": "keep my diary", "sender_id": VICTIM})
+    chat(fake_openai, {"text": "keep my diary", "sender_id": VICTIM}, *lines)
     people = isolated_env / "workspace" / "people"
     assert (people / person_folder("terminal", VICTIM) / "diary.txt").read_text() == SECRET
-    assert SECRET in read_diary(fake_openai, VICTIM)  # the ordinary path still works
-    assert SECRET not in read_diary(fake_openai, ATTACKER)
+    told = what_each_read(fake_openai, VICTIM, ATTACKER)
+    assert SECRET in told[VICTIM]  # the ordinary path still works
+    assert SECRET not in told[ATTACKER]
 
 
 def test_old_folders_are_renamed_and_a_contested_one_is_given_to_no_one(
@@ -88,11 +104,13 @@ def test_old_folders_are_renamed_and_a_contested_one_is_given_to_no_one(
     contested = person_folder("terminal", VICTIM, LEGACY_DIGEST_HEX)
 
     # The next start renames Bea's; the folder both ids lead to goes to neither.
-    events = chat(fake_openai, {"text": "/help", "sender_id": "bea"})
-    assert "Bea's notes" in read_diary(fake_openai, "bea")
+    fake_openai.requests.clear()
+    fake_openai.script, lines = reading("bea", ATTACKER, VICTIM)
+    events = chat(fake_openai, *lines)
+    told = what_each_read(fake_openai, "bea", ATTACKER, VICTIM)
+    assert "Bea's notes" in told["bea"]
     assert not (people / person_folder("terminal", "bea", LEGACY_DIGEST_HEX)).exists()
-    assert SECRET not in read_diary(fake_openai, ATTACKER)
-    assert SECRET not in read_diary(fake_openai, VICTIM)
+    assert SECRET not in told[ATTACKER] and SECRET not in told[VICTIM]
     assert (people / contested / "diary.txt").read_text() == SECRET  # kept, for the owner
     alerts = [str(e.get("text", "")) for e in events if e.get("kind") == "alert"]
     assert any(f"people/{contested}" in alert for alert in alerts), events
