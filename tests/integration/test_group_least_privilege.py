@@ -109,7 +109,7 @@ def test_a_rooms_turn_never_reads_the_speakers_private_folder(
     deps: PipelineDeps, fake_openai: FakeOpenAI
 ) -> None:
     ana = deps.store.person_of("telegram", ANA)
-    own = deps.paths.workspace / "people" / person_folder("telegram", ana)
+    own = deps.paths.workspace / "people" / person_folder(ana)
     own.mkdir(parents=True)
     (own / "diary.txt").write_text("ANA-PRIVATE: the test results came back positive")
 

@@ -121,3 +121,28 @@ def test_an_existing_database_gets_its_identities(tmp_path: Path) -> None:
         assert store.person_of("whatsapp", "11") == "11"
     finally:
         store.close()
+
+
+def test_linked_channel_ids_share_one_folder(
+    make_deps: MakeDeps, fake_openai: FakeOpenAI, isolated_env: Path
+) -> None:
+    """A person's files are one folder whichever linked channel they write from (it was one
+    folder a channel: a file saved from WhatsApp was not there on Telegram)."""
+    deps = make_deps(
+        **openai_env(
+            fake_openai,
+            OMEGA_CHANNEL__TELEGRAM__ALLOWED_USERS=json.dumps(["42"]),
+            OMEGA_CHANNEL__WHATSAPP__ALLOWED_USERS=json.dumps(["42"]),
+            OMEGA_PROVIDER__CLASSIFY="false",
+        )
+    )
+    linked = run_omega("people", "link", "whatsapp:42", "telegram:42")
+    assert linked.returncode == 0, linked.stderr
+    folders = []
+    for channel in ("telegram", "whatsapp"):
+        fake_openai.script = [Step(text="Hi.")]
+        say(deps, channel, f"hello from {channel}")
+        prompt = prompt_for(fake_openai, f"hello from {channel}")
+        [folder] = [word for word in prompt.split() if "/people/" in word]
+        folders.append(folder)
+    assert folders[0] == folders[1], folders

@@ -10,7 +10,7 @@ import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 
-from omega.turn import local_owner_id
+from omega.turn import local_owner_id, person_folder
 from tests.conftest import CliResult, MakeDeps, jsonl, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
@@ -173,7 +173,7 @@ def test_each_person_has_a_workspace_of_their_own(
     assert "diary" not in results["l1"]
     assert "55" not in results["r1"] and "no file" in results["r1"]
     [diary] = list((isolated_env / "workspace" / "people").glob("*/diary.txt"))
-    assert "terminal-ana" in diary.parent.name
+    assert diary.parent.name == person_folder("ana")  # Ana's own folder
     assert not (isolated_env / "workspace" / "diary.txt").exists()
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from omega.turn import person_folder
 from tests.conftest import CliResult, jsonl, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes import mcp_installs
@@ -166,7 +167,7 @@ def test_a_persons_server_runs_in_their_own_folder(
     results = all_results(fake_openai)
     assert results["w1"] == "written", results
     [mine] = list((isolated_env / "workspace" / "people").glob("*/mine.txt"))
-    assert "terminal-ana" in mine.parent.name
+    assert mine.parent.name == person_folder("ana")  # Ana's own folder
     assert not (isolated_env / "workspace" / "mine.txt").exists()
     assert "Permission denied" in results["w2"]  # the owner's workspace is not theirs
     assert not owner_file.exists()

@@ -4,9 +4,10 @@ A folder's name was the id made readable (40 characters) and a 40-bit digest: so
 chooses their own id (a Matrix server of their own, a mail domain) could search for one whose
 folder is another person's. VICTIM and ATTACKER below are such a pair, found by a birthday
 search of about a million hashes (seconds here; a chosen target takes a GPU minutes): under the
-old naming both are `people/terminal-ana.de.souza.the.one.and.only.a-6cf5176d2c`. Now the
-digest is 128 bits; folders named the old way are renamed at start when exactly one known id
-names them, and one two ids could claim is given to neither and told to the owner.
+old naming both are `people/terminal-ana.de.souza.the.one.and.only.a-6cf5176d2c`. Now a folder
+is named after the person's key with a 128-bit digest; folders named the old way are renamed at
+start when exactly one known person claims them, and one two could claim is given to neither and
+told to the owner.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import json
 from pathlib import Path
 
 from omega.turn import person_folder
-from omega.turn.privileges import LEGACY_DIGEST_HEX
+from omega.turn.privileges import legacy_person_folder
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_tool_loop import tool_call, tool_results
@@ -63,9 +64,9 @@ def what_each_read(fake: FakeOpenAI, *senders: str) -> dict[str, str]:
 
 
 def test_the_pair_collides_under_the_old_naming_only() -> None:
-    old = [person_folder("terminal", who, LEGACY_DIGEST_HEX) for who in (VICTIM, ATTACKER)]
+    old = [legacy_person_folder("terminal", who) for who in (VICTIM, ATTACKER)]
     assert old[0] == old[1]
-    assert person_folder("terminal", VICTIM) != person_folder("terminal", ATTACKER)
+    assert person_folder(VICTIM) != person_folder(ATTACKER)
 
 
 def test_a_made_up_id_never_opens_another_persons_folder(
@@ -82,7 +83,7 @@ def test_a_made_up_id_never_opens_another_persons_folder(
     ]
     chat(fake_openai, {"text": "keep my diary", "sender_id": VICTIM}, *lines)
     people = isolated_env / "workspace" / "people"
-    assert (people / person_folder("terminal", VICTIM) / "diary.txt").read_text() == SECRET
+    assert (people / person_folder(VICTIM) / "diary.txt").read_text() == SECRET
     told = what_each_read(fake_openai, VICTIM, ATTACKER)
     assert SECRET in told[VICTIM]  # the ordinary path still works
     assert SECRET not in told[ATTACKER]
@@ -98,10 +99,10 @@ def test_old_folders_are_renamed_and_a_contested_one_is_given_to_no_one(
     chat(fake_openai, *hellos)
     people = isolated_env / "workspace" / "people"
     for who, text in (("bea", "Bea's notes"), (VICTIM, SECRET)):
-        old = people / person_folder("terminal", who, LEGACY_DIGEST_HEX)
+        old = people / legacy_person_folder("terminal", who)
         old.mkdir(parents=True, exist_ok=True)
         (old / "diary.txt").write_text(text)
-    contested = person_folder("terminal", VICTIM, LEGACY_DIGEST_HEX)
+    contested = legacy_person_folder("terminal", VICTIM)
 
     # The next start renames Bea's; the folder both ids lead to goes to neither.
     fake_openai.requests.clear()
@@ -109,7 +110,8 @@ def test_old_folders_are_renamed_and_a_contested_one_is_given_to_no_one(
     events = chat(fake_openai, *lines)
     told = what_each_read(fake_openai, "bea", ATTACKER, VICTIM)
     assert "Bea's notes" in told["bea"]
-    assert not (people / person_folder("terminal", "bea", LEGACY_DIGEST_HEX)).exists()
+    assert not (people / legacy_person_folder("terminal", "bea")).exists()
+    assert (people / person_folder("bea") / "diary.txt").exists()
     assert SECRET not in told[ATTACKER] and SECRET not in told[VICTIM]
     assert (people / contested / "diary.txt").read_text() == SECRET  # kept, for the owner
     alerts = [str(e.get("text", "")) for e in events if e.get("kind") == "alert"]

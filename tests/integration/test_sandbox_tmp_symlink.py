@@ -91,7 +91,7 @@ def test_a_persons_temp_folder_planted_by_the_owner_opens_nothing_for_them(
     """bubblewrap working: the owner's (persuaded) turn plants the link in Bob's folder; Bob,
     given a shell, then runs with his own folder only."""
     _config(isolated_env)
-    bob = person_folder("terminal", "bob")
+    bob = person_folder("bob")
     env = {
         "OMEGA_AUTH__PEOPLE_TOOLS": json.dumps(["run_shell"]),
         "OMEGA_CHANNEL__TERMINAL__ALLOWED_USERS": json.dumps([local_owner_id(), "bob"]),

@@ -300,7 +300,8 @@ async def _rename_person_folders(service: Service) -> FolderMigration:
 
 
 async def _alert_contested_folders(gateway: Gateway, moved: FolderMigration) -> None:
-    """Tell the owner of a person's folder two ids could claim: it is given to neither."""
+    """Tell the owner of a person's folder two persons could claim (given to neither), and of
+    old folders left beside their person's (one per channel linked: to merge by hand)."""
     from omega.owner import owner_alert
 
     if moved.contested:
@@ -311,6 +312,14 @@ async def _alert_contested_folders(gateway: Gateway, moved: FolderMigration) -> 
             "move it into the right person's folder (`omega people list` names them)."
         )
         await gateway.send(owner_alert(text, priority="urgent"))
+    if moved.beside:
+        pairs = "; ".join(f"people/{old} beside people/{new}" for old, new in moved.beside)
+        text = (
+            "A person's folders are one folder now, whichever linked channel they write from. "
+            f"These were kept under their old names, beside it: {pairs}. Move their files "
+            "into the folder beside them by hand."
+        )
+        await gateway.send(owner_alert(text))
 
 
 async def _alert_unconfined_sandbox(gateway: Gateway) -> None:

@@ -1,13 +1,16 @@
-"""People's folders named the old way (a 40-bit digest) renamed to the new (128 bits), at start.
+"""People's folders named the old way renamed to the new, at start.
 
-A folder's name is its person's id made readable and a digest of the whole id
-(privileges.person_folder). With 10 hex digits someone who can choose their own id could search
-for one whose folder is another person's; the digest is now 32. A folder named the old way is
-renamed to its new name here, before any turn runs, and only when the store names exactly one
-id it can belong to: the channel ids and person keys of the identities table, as the pipeline
-keys a message (gateway.persons.as_person: the person a channel id is linked to, or for a sender
-its channel cannot prove the channel-scoped key). A folder two ids could claim (the collision
-the old digest allowed) is given to neither and reported; one no id claims is left where it is.
+A person's folder was named after the channel and the person's key with a 10-hex digest
+(privileges.legacy_person_folder): someone who can choose their own id could search for one
+whose folder is another person's, and a person linked across channels had one folder per
+channel. It is now named after the person's key alone with a 32-hex digest
+(privileges.person_folder). A folder named the old way is renamed here, before any turn runs,
+and only when the store names exactly one person it can belong to: the channel ids and person
+keys of the identities table, as the pipeline keys a message (gateway.persons.as_person: the
+person a channel id is linked to, or for a sender its channel cannot prove the channel-scoped
+key). A folder two persons could claim (the collision the old digest allowed) is given to
+neither and reported; one no one claims is left where it is; a second old folder of one person
+(one per channel linked) is left beside the first, whose name it would take, and reported.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from omega.memory.people import PREFIX
 from omega.memory.store import Store
-from omega.turn.privileges import LEGACY_DIGEST_HEX, ROOMS, person_folder
+from omega.turn.privileges import LEGACY_DIGEST_HEX, ROOMS, legacy_person_folder, person_folder
 
 log = logging.getLogger(__name__)
 
@@ -30,22 +33,33 @@ _LEGACY = re.compile(rf".+-[0-9a-f]{{{LEGACY_DIGEST_HEX}}}")
 @dataclass
 class FolderMigration:
     """What migrate_person_folders did: folders renamed (old name, new name), and the old
-    names left as they were because two ids could claim them, or none."""
+    names left as they were: two persons could claim them, or none, or their person's folder
+    has its new name already (old name, new name: their files to move by hand)."""
 
     renamed: list[tuple[str, str]] = field(default_factory=list)
     contested: list[str] = field(default_factory=list)
     unclaimed: list[str] = field(default_factory=list)
+    beside: list[tuple[str, str]] = field(default_factory=list)
 
 
-def _keys(store: Store) -> set[tuple[str, str]]:
-    """Every (channel, key) a person's folder may have been named after."""
-    keys: set[tuple[str, str]] = set()
+def _claims(store: Store) -> dict[str, set[str]]:
+    """Each old folder name a known channel id may have had, and the new names of the persons
+    it would belong to."""
+    claims: dict[str, set[str]] = {}
     for row in store.query("SELECT channel, sender_id, person FROM identities"):
         channel, sender, person = str(row[0]), str(row[1]), str(row[2])
         scoped = f"{channel}{PREFIX}{sender}"
-        keys |= {(channel, person), (channel, sender), (channel, scoped)}
-        keys.add((channel, f"{scoped}{PREFIX}unverified"))
-    return keys
+        # (name it had, person it is): keyed by its person; by the raw id, before identities
+        # (that id's person now); a guest's, by the channel-scoped keys (gateway.persons).
+        for key, owner in (
+            (person, person),
+            (sender, person),
+            (scoped, scoped),
+            (f"{scoped}{PREFIX}unverified", f"{scoped}{PREFIX}unverified"),
+        ):
+            old = legacy_person_folder(channel, key)
+            claims.setdefault(old, set()).add(person_folder(owner))
+    return claims
 
 
 def migrate_person_folders(workspace: Path, store: Store) -> FolderMigration:
@@ -66,10 +80,7 @@ def migrate_person_folders(workspace: Path, store: Store) -> FolderMigration:
         return done
     if not names:
         return done
-    claims: dict[str, set[str]] = {}
-    for channel, key in _keys(store):
-        old = person_folder(channel, key, LEGACY_DIGEST_HEX)
-        claims.setdefault(old, set()).add(person_folder(channel, key))
+    claims = _claims(store)
     for name in names:
         claimed = claims.get(name, set())
         if len(claimed) > 1:
@@ -83,9 +94,11 @@ def migrate_person_folders(workspace: Path, store: Store) -> FolderMigration:
             done.unclaimed.append(name)
             continue
         (new,) = claimed
-        try:  # renameat2(RENAME_NOREPLACE) is not in os: a new folder already there is kept
-            if (people / new).exists():
-                raise FileExistsError(new)
+        if (people / new).exists():  # the person's other channel's folder took the name
+            log.warning("people/%s: kept beside people/%s, its person's folder", name, new)
+            done.beside.append((name, new))
+            continue
+        try:
             os.rename(people / name, people / new)
         except OSError as exc:  # another replica on this host renamed it, or the new one exists
             log.warning("people/%s: not renamed to %s: %s", name, new, exc)

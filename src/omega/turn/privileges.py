@@ -192,28 +192,41 @@ def allowed_tools(config: Config, role: Role) -> frozenset[str] | None:
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
-# Hex digits of the id's SHA-256 in a folder's name: 128 bits, so that no one can make up an id
+# Hex digits of the SHA-256 in a folder's name: 128 bits, so that no one can make up an id
 # (their own Matrix server, their own mail domain) whose folder is another person's. Folders
-# named before with LEGACY_DIGEST_HEX (40 bits: found in minutes on a GPU) are renamed at
-# start (turn.folders.migrate_person_folders).
+# named before (legacy_person_folder: after the channel and id, with 40 bits, found in minutes
+# on a GPU) are renamed at start (turn.folders.migrate_person_folders).
 DIGEST_HEX = 32
 LEGACY_DIGEST_HEX = 10
 
 
-def person_folder(channel: str, sender_id: str, digest_hex: int = DIGEST_HEX) -> str:
-    """A folder name for one person that is safe on every file system and never collides:
-    the id made readable (40 characters at most), then `digest_hex` hex digits of its hash."""
-    digest = hashlib.sha256(f"{channel}\0{sender_id}".encode()).hexdigest()[:digest_hex]
+def _folder_name(readable: str, hashed: str) -> str:
+    """`readable` made safe on every file system (40 characters at most), then DIGEST_HEX hex
+    digits of the SHA-256 of `hashed`."""
+    digest = hashlib.sha256(hashed.encode()).hexdigest()[:DIGEST_HEX]
+    return f"{_UNSAFE.sub('_', readable).strip('._')[:40] or 'person'}-{digest}"
+
+
+def person_folder(person: str) -> str:
+    """The folder name of one person (their key: `gateway.persons.as_person`), the same for
+    every channel id linked to them, never another person's."""
+    return _folder_name(person, f"person\0{person}")
+
+
+def legacy_person_folder(channel: str, sender_id: str) -> str:
+    """The name a person's folder had before: after the channel and id, a 40-bit digest."""
+    digest = hashlib.sha256(f"{channel}\0{sender_id}".encode()).hexdigest()[:LEGACY_DIGEST_HEX]
     readable = _UNSAFE.sub("_", f"{channel}-{sender_id}").strip("._")[:40]
     return f"{readable}-{digest}"
 
 
-def workspace_for(root: Path, role: Role, channel: str, sender_id: str) -> Path:
+def workspace_for(root: Path, role: Role, person: str) -> Path:
     """Where this person's files live: the owner's is the root; everyone else has a folder
-    of their own under `root/people/` that no other person's tools reach."""
+    of their own under `root/people/` that no other person's tools reach, shared by the
+    channel ids linked to them (`person`: their key)."""
     if role == "owner":
         return root
-    return root / "people" / person_folder(channel, sender_id)
+    return root / "people" / person_folder(person)
 
 
 # Rooms' folders live apart from people's: a person's folder name always ends in "-<digest>",
@@ -224,7 +237,7 @@ ROOMS = "rooms"
 def room_workspace(root: Path, channel: str, room: str) -> Path:
     """The folder of one group room (`room`: the channel's id of it), shared by whoever speaks
     there and no one's own: `root/people/rooms/<channel>-<room>-<digest>`."""
-    return root / "people" / ROOMS / person_folder(channel, room)
+    return root / "people" / ROOMS / _folder_name(f"{channel}-{room}", f"room\0{channel}\0{room}")
 
 
 def turn_workspace(root: Path, role: Role, message: IncomingMessage) -> Path:
@@ -233,4 +246,4 @@ def turn_workspace(root: Path, role: Role, message: IncomingMessage) -> Path:
     owner's workspace); else the sender's (workspace_for)."""
     if message.is_group:
         return room_workspace(root, message.channel, message.reply_target or GROUP_WITHOUT_ROOM)
-    return workspace_for(root, role, message.channel, message.sender_id)
+    return workspace_for(root, role, message.sender_id)
