@@ -105,25 +105,12 @@ def sender_fact(store: Store, message: IncomingMessage, key: str) -> str | None:
     if message.origin_id:  # keyed already
         return store.get_fact(message.sender_id, key)
     channel, sender_id = message.channel, message.sender_id
-    person = store.known_person(channel, sender_id) or _first_key(store, channel, sender_id)
+    person = store.known_person(channel, sender_id) or store.unrecorded_person(channel, sender_id)
     if person is None:
         return None
     if not message.verified:
         person = _unlinked(store, person, channel, sender_id)
     return store.get_fact(person, key)
-
-
-def _first_key(store: Store, channel: str, sender_id: str) -> str | None:
-    """The key `store.person_of` would give a channel id not recorded yet, without recording
-    it: the raw id while no identity holds it as its key, else `channel:id`; None when that
-    is taken too (person_of would number it: a person of its own, with no facts yet)."""
-    for key in (sender_id, _scoped(channel, sender_id)):
-        if PREFIX in key and key == sender_id:
-            continue  # a raw id with a ':' is never a key of its own
-        taken = store.query("SELECT 1 FROM identities WHERE person = ? LIMIT 1", (key,))
-        if not taken:
-            return key
-    return None
 
 
 async def command_refusal(

@@ -23,6 +23,13 @@ def _taken(conn: sqlite3.Connection, person: str) -> bool:
     return found.fetchone() is not None
 
 
+def _first_keys(channel: str, sender_id: str) -> tuple[str, ...]:
+    """The keys a channel id seen for the first time may get, in order: its raw id (never one
+    with a ':'), then "channel:id"; when both are taken it is numbered (person_of)."""
+    scoped = f"{channel}{PREFIX}{sender_id}"
+    return (scoped,) if PREFIX in sender_id else (sender_id, scoped)
+
+
 class People(Database):
     """Identities and facts."""
 
@@ -45,9 +52,8 @@ class People(Database):
             ).fetchone()
             if row is not None:
                 return str(row[0])
-            person = sender_id if PREFIX not in sender_id else ""
-            if not person or _taken(conn, person):
-                person = f"{channel}{PREFIX}{sender_id}"
+            firsts = _first_keys(channel, sender_id)
+            person = next((key for key in firsts if not _taken(conn, key)), firsts[-1])
             # Taken only by a key recorded before raw ids with ':' were prefixed: one more
             # suffix, never someone else's memory.
             number = 1
@@ -60,6 +66,14 @@ class People(Database):
                 (channel, sender_id, person, utc_now()),
             )
             return person
+
+    def unrecorded_person(self, channel: str, sender_id: str) -> str | None:
+        """The key `person_of` would give a channel id not recorded yet, recording nothing;
+        None when it would be numbered (a person of its own, with nothing of theirs yet)."""
+        for key in _first_keys(channel, sender_id):
+            if not self._query("SELECT 1 FROM identities WHERE person = ? LIMIT 1", (key,)):
+                return key
+        return None
 
     def known_person(self, channel: str, sender_id: str) -> str | None:
         """The person key of a channel id Omega has seen, None otherwise (nothing recorded)."""
