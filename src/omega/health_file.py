@@ -13,15 +13,20 @@ import logging
 import time
 from pathlib import Path
 
+from omega.logs import redact
 from omega.paths import write_private
 
 log = logging.getLogger(__name__)
 
 
 def write_health(path: Path, **fields: object) -> None:
-    """Record the channel's state now; failures are logged, never raised."""
+    """Record the channel's state now, its text redacted (a plug-in's failure may quote a
+    secret); failures are logged, never raised."""
+    shown = {
+        key: redact(value) if isinstance(value, str) else value for key, value in fields.items()
+    }
     try:
-        write_private(path, json.dumps({**fields, "updated_at": time.time()}))
+        write_private(path, json.dumps({**shown, "updated_at": time.time()}))
     except OSError as exc:
         log.warning("could not write %s: %s", path.name, exc)
 

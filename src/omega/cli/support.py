@@ -49,8 +49,12 @@ def check_not_root() -> None:
 
 
 def prologue() -> None:
-    """What every command does first: files for their owner only, and the root guard."""
+    """What every command does first: files for their owner only, uncaught exceptions printed
+    redacted (a traceback may quote a secret), and the root guard."""
+    from omega.logs import install_excepthooks
+
     os.umask(0o077)  # everything Omega writes is for its owner only
+    install_excepthooks()
     check_not_root()
 
 

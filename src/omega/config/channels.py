@@ -141,9 +141,9 @@ class ChannelSection(Section):
     def _plugin_sections_are_tables(self) -> ChannelSection:
         for name, value in (self.model_extra or {}).items():
             if not isinstance(value, dict | Section):
-                raise ValueError(
+                raise ValueError(  # the value is not quoted: it may be a token
                     f"[channel.{name}] must be a table of the {name!r} channel's settings, "
-                    f"not {value!r}"
+                    f"not a {type(value).__name__}"
                 )
         return self
 

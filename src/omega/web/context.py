@@ -15,6 +15,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from omega.logs import redact
 from omega.text import literal
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def templates() -> jinja2.Environment:
     )
     env.globals["with_page"] = _with_page
     env.filters["literal"] = literal  # an id or name from outside, quoted as data
+    env.filters["redact"] = redact  # what Omega says of itself: as `omega status` shows it
     return env
 
 
