@@ -23,11 +23,22 @@ from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from omega.memory.audit import AuditEntry
 from omega.memory.db import to_db_time
 from omega.memory.tasks import Task
 from omega.memory.wakeups import TASKS
 from omega.schedule import ScheduleError, next_occurrence, resolve_timezone
-from omega.turn import Outbox, PipelineDeps, Responder, creator_role, load_turn, lowest
+from omega.turn import (
+    Outbox,
+    PipelineDeps,
+    Responder,
+    creator_role,
+    granted_role,
+    load_turn,
+    lowest,
+    record_audit,
+    role_of,
+)
 from omega.types import IncomingMessage, OutgoingMessage
 
 log = logging.getLogger(__name__)
@@ -57,6 +68,22 @@ class _Strict:
 
     async def typing(self, channel: str, target: str) -> None:
         await self._out.typing(channel, target)
+
+
+def _creator_message(task: Task) -> IncomingMessage:
+    """The message a task acts as, from its creator, in the conversation it was made in."""
+    return IncomingMessage(
+        channel=task.channel,
+        sender_id=task.sender_id,
+        reply_target=task.reply_target,
+        # The conversation it was made in: made in a room, it runs with that room's
+        # history only, never with what its creator said in private.
+        thread=task.thread,
+        is_group=task.is_group,
+        text=f"[Scheduled action, due now] {task.description}",
+        origin_id=task.origin_id,  # the creator's rights, as their channel knows them
+        assurance="stored",  # the creator was proven when the task was made
+    )
 
 
 def following_due(task: Task, now: datetime) -> datetime | None:
@@ -131,6 +158,8 @@ class Scheduler:
         store = self.deps.store
         if not await store.call(store.claim_task, task.id, task.due_at):
             return False  # cancelled, changed, or this occurrence fired by another scheduler
+        if await self._creator_refused(task):
+            return False
         try:
             if task.task_type == "action":
                 await self._run_action(task)
@@ -152,19 +181,37 @@ class Scheduler:
         log.info("task %s delivered (%s)", task.id[:8], task.task_type)
         return True
 
-    async def _run_action(self, task: Task) -> None:
-        message = IncomingMessage(
-            channel=task.channel,
-            sender_id=task.sender_id,
-            reply_target=task.reply_target,
-            # The conversation it was made in: made in a room, it runs with that room's
-            # history only, never with what its creator said in private.
-            thread=task.thread,
-            is_group=task.is_group,
-            text=f"[Scheduled action, due now] {task.description}",
-            origin_id=task.origin_id,  # the creator's rights, as their channel knows them
-            assurance="stored",  # the creator was proven when the task was made
+    async def _creator_refused(self, task: Task) -> bool:
+        """Whether the claimed task's creator may no longer talk to Omega (taken off the
+        allow-list, or their grant revoked, since): a stranger's task is neither sent nor run
+        (strangers cost nothing); it fails with the reason, audited as denied."""
+        message = _creator_message(task)
+        store = self.deps.store
+        role = role_of(self.deps.config, message, await granted_role(store, message))
+        if role != "stranger":
+            return False
+        reason = "its creator may no longer talk to Omega"
+        log.warning(
+            "task %s not %s: %s",
+            task.id[:8],
+            "run" if task.task_type == "action" else "sent",
+            reason,
         )
+        await store.call(store.retry_task, task.id, reason, datetime.now(UTC), True)
+        await record_audit(
+            self.deps,
+            AuditEntry(
+                channel=task.channel,
+                sender_id=task.sender_id,
+                status="denied",
+                event="task_refused",
+                detail=f"task {task.id[:8]} ({task.task_type}): {reason}",
+            ),
+        )
+        return True
+
+    async def _run_action(self, task: Task) -> None:
+        message = _creator_message(task)
         if task.repeat == "once":
             # One message id across retries, so its markers count once (a self-heal
             # verification retried after a failed send is not a new iteration).
