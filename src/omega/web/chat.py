@@ -26,7 +26,7 @@ from starlette.responses import (
     StreamingResponse,
 )
 
-from omega.web.context import ctx_of, render
+from omega.web.context import WebContext, ctx_of, render
 
 log = logging.getLogger(__name__)
 
@@ -77,9 +77,11 @@ async def send(request: Request) -> Response:
 
 
 async def events(request: Request) -> Response:
-    """Server-Sent Events: every chat line from now on, and typing indicators. Side-effect
-    free: the alerts kept meanwhile wait for the page's `POST /chat/alerts`."""
+    """Server-Sent Events: every chat line from now on, and typing indicators, while the
+    session lives. Side-effect free: the alerts kept meanwhile wait for the page's `POST
+    /chat/alerts`."""
     ctx = ctx_of(request)
+    session_id = request.scope["state"]["session"].id
     queue = ctx.channel.subscribe()
 
     async def stream() -> AsyncIterator[str]:
@@ -89,10 +91,13 @@ async def events(request: Request) -> Response:
                 try:
                     item = await asyncio.wait_for(queue.get(), KEEPALIVE_SECS)
                 except TimeoutError:
+                    item = {}
+                # A stream outlives no logout or expiry: nothing more reaches that page.
+                if item is None or not await _alive(ctx, session_id):
+                    return
+                if not item:
                     yield ": keep-alive\n\n"
                     continue
-                if item is None:
-                    return
                 yield f"event: chat\ndata: {json.dumps(item, ensure_ascii=False)}\n\n"
         finally:
             ctx.channel.unsubscribe(queue)
@@ -102,6 +107,14 @@ async def events(request: Request) -> Response:
         media_type="text/event-stream",
         headers={"x-accel-buffering": "no"},
     )
+
+
+async def _alive(ctx: WebContext, session_id: str) -> bool:
+    try:
+        return await ctx.sessions.alive(session_id)
+    except Exception:  # the store is away or closing: the stream ends, the page reconnects
+        log.debug("checking a web session failed", exc_info=True)
+        return False
 
 
 async def alerts(request: Request) -> Response:

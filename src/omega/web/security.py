@@ -6,7 +6,8 @@
   terminal or a history is worth nothing).
 - Session: a random id in an HttpOnly, SameSite=Strict cookie; sessions live in the store
   (omega.memory.web_sessions, digests only), so a login holds on every replica serving the
-  page and across restarts, and end after `[web] session_hours` without use.
+  page and across restarts, and end after `[web] session_hours` without use (an open event
+  stream ends with its session: omega.web.chat).
 - A request whose `Host` is not one of the page's own addresses (omega.web.hosts: DNS
   rebinding) gets 400 before anything else, the login link included.
 - Every request without a valid session gets 401, whatever its path (static files too). A
@@ -127,6 +128,12 @@ class Sessions:
             csrf = fresh
         return Session(session_id, csrf)
 
+    async def alive(self, session_id: str) -> bool:
+        """Whether this session is still live (not logged out, not expired); a read only, so
+        asking does not keep it alive."""
+        store = self.store
+        return await store.call(store.web_session_peek, session_id, self.max_idle) is not None
+
     async def logout(self, session_id: str) -> None:
         """End one session."""
         await self.store.call(self.store.web_logout, session_id)
@@ -229,7 +236,7 @@ class Guard:
                 return
             refusal = self._csrf_refusal(scope, session, body)
             if refusal:
-                log.warning("web: refused a POST to %s: %s", scope["path"], refusal)
+                log.warning("web: refused a POST to %.200r: %s", scope["path"], refusal)
                 await _plain(send, 403, f"Refused: {refusal}.\n", [])
                 return
             receive = _replay(body, receive)
