@@ -520,6 +520,29 @@ def test_spending_cap_that_cannot_see_a_providers_cost(home: Path) -> None:
     assert new_findings(before, audit()[1]) == set()
 
 
+def test_spending_cap_that_cannot_see_a_voice_transcribers_cost(home: Path) -> None:
+    """A voice note's transcription counts toward the cap like a reply: a `[voice]` model no
+    price table lists, at unknown_model_usd_per_mtok = 0, is invisible to it (medium)."""
+
+    def config(model: str, rate: str, url: str = "https://stt.example.com/v1") -> None:
+        text = GOOD_CONFIG.replace(
+            "daily_usd = 5", f"daily_usd = 5\nunknown_model_usd_per_mtok = {rate}"
+        )
+        text += f'[voice]\nmodel = "{model}"\nbase_url = "{url}"\n'
+        write_private(home / "config.toml", text)
+
+    before, after = weakened(home, lambda: config("my-whisper", "0"))
+    assert new_findings(before, after) == {("spending-cap:voice", "medium")}
+    (found,) = [f for f in after["findings"] if f["id"] == "spending-cap:voice"]
+    assert "my-whisper" in found["detail"] and "unknown_model_usd_per_mtok" in found["fix"]
+    config("my-whisper", "15")
+    assert new_findings(before, audit()[1]) == {("spending-cap:voice", "info")}
+    config("my-whisper", "0", "http://127.0.0.1:9000/v1")
+    assert new_findings(before, audit()[1]) == {("spending-cap:voice", "info")}
+    config("whisper-1", "0")  # priced by the minute: the cap sees it
+    assert new_findings(before, audit()[1]) == set()
+
+
 def test_text_report_says_what_to_do_and_what_fix_changed(home: Path) -> None:
     (home / "config.toml").chmod(0o640)
     result = CliRunner().invoke(app, ["security", "audit", "--fix"])

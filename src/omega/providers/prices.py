@@ -150,6 +150,18 @@ def _transcription_price(tokens: Any, model: str, base_url: str) -> float | None
     return None
 
 
+def transcription_listed(model: str, base_url: str = "") -> bool:
+    """Whether a price table prices `model`'s transcriptions, by the minute of audio or by
+    the token (else each is costed at `[limits] unknown_model_usd_per_mtok`)."""
+    from genai_prices import Usage as PriceUsage
+
+    by_minute = PriceUsage(audio_seconds=60)
+    by_token = PriceUsage(input_tokens=1000, input_audio_tokens=1000, output_tokens=100)
+    return any(
+        _transcription_price(use, model, base_url) is not None for use in (by_minute, by_token)
+    )
+
+
 def self_hosted(base_url: str) -> bool:
     """Whether an OpenAI-compatible endpoint is on this machine or a private network."""
     host = (urlsplit(base_url).hostname or "").strip("[]")
