@@ -25,7 +25,7 @@ from omega.memory.store import Store
 from tests.conftest import jsonl, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.web_support import RunningWeb
+from tests.integration.web_support import RunningWeb, serving
 
 OWNER = {"OMEGA_HEARTBEAT__CHANNEL": "terminal", "OMEGA_HEARTBEAT__REPLY_TARGET": "owner"}
 REVIEWED = "def disk_report() -> str:\n    return 'ok'\n"
@@ -157,13 +157,8 @@ def test_chat_approve_pins_only_the_reviewed_content(
 @pytest.fixture
 def web(fake_openai: FakeOpenAI, isolated_env: Path) -> Iterator[tuple[RunningWeb, Path]]:
     code = file_tool_proposal(isolated_env)
-    running = RunningWeb(isolated_env, openai_env(fake_openai))
-    try:
+    with serving(isolated_env, openai_env(fake_openai)) as running:
         yield running, code
-    finally:
-        exit_code, err = running.terminate()
-        assert exit_code == 0, err
-        assert "Traceback" not in err
 
 
 def test_web_form_pins_only_the_reviewed_content(web: tuple[RunningWeb, Path]) -> None:

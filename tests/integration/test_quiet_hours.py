@@ -36,8 +36,7 @@ from tests.conftest import OMEGA_BIN, MakeDeps, jsonl, openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.fakes.providers import DIRECT, ScriptedProvider
-from tests.integration.test_web_security import _login
-from tests.integration.web_support import RunningWeb
+from tests.integration.web_support import RunningWeb, login
 
 MADRID = ZoneInfo("Europe/Madrid")
 OWNER_ID = "42"
@@ -520,7 +519,7 @@ def test_the_web_page_sets_a_persons_quiet_hours(
 ) -> None:
     running = RunningWeb(isolated_env, openai_env(fake_openai))
     try:
-        client, csrf = _login(running)
+        client, csrf = login(running)
         own = {"Origin": running.base}
         with closing(client):
             page = client.get("/person?id=ana")

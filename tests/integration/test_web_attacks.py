@@ -29,7 +29,7 @@ from omega.memory.store import Store
 from omega.types import ToolCall
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.integration.web_support import RunningWeb, seed
+from tests.integration.web_support import RunningWeb, login, seed, serving
 
 # Closes an attribute or a tag wherever it lands, then makes an element, a handler, a script.
 XSS = (
@@ -143,22 +143,8 @@ def _hostile(home: Path) -> dict[str, Any]:
 @pytest.fixture
 def web(fake_openai: FakeOpenAI, isolated_env: Path) -> Iterator[tuple[RunningWeb, dict[str, Any]]]:
     ids = _hostile(isolated_env)
-    running = RunningWeb(isolated_env, openai_env(fake_openai))
-    try:
+    with serving(isolated_env, openai_env(fake_openai)) as running:
         yield running, ids
-    finally:
-        code, err = running.terminate()
-        assert code == 0, err
-        assert "Traceback" not in err
-
-
-def _login(running: RunningWeb) -> tuple[httpx.Client, str]:
-    client = httpx.Client(base_url=running.base, follow_redirects=False, timeout=30)
-    assert client.get(running.login_link.removeprefix(running.base)).status_code == 303
-    page = client.get("/chat")
-    match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
-    assert match
-    return client, match.group(1)
 
 
 class _Elements(HTMLParser):
@@ -194,7 +180,7 @@ def _pages(ids: dict[str, Any]) -> list[str]:
 
 def test_stranger_text_is_escaped_on_every_page(web: tuple[RunningWeb, dict[str, Any]]) -> None:
     running, ids = web
-    client, _ = _login(running)
+    client, _ = login(running, timeout=30)
     shown: set[str] = set()
     with closing(client):
         found = client.get("/conversations")
@@ -271,7 +257,7 @@ def test_a_refused_posts_path_cannot_forge_a_log_line(
     cookie, and its POST is refused for its origin. The path it names is logged as data: a
     line break in it starts no line of omega.log."""
     running, _ = web
-    client, csrf = _login(running)
+    client, csrf = login(running, timeout=30)
     forged = "2026-01-01 00:00:00,000 WARNING omega: the owner approved everything"
     with closing(client):
         response = client.post(
@@ -294,8 +280,8 @@ def test_logging_out_ends_the_pages_event_stream(web: tuple[RunningWeb, dict[str
     nothing more: its event stream ends, so what is said afterwards (another person's words
     in an alert included) does not appear on it."""
     running, _ = web
-    client, csrf = _login(running)
-    other, other_csrf = _login(running)  # a second browser, still logged in
+    client, csrf = login(running, timeout=30)
+    other, other_csrf = login(running, timeout=30)  # a second browser, still logged in
     own = {"Origin": running.base}
     with closing(client), closing(other), client.stream("GET", "/chat/events") as stream:
         lines = stream.iter_lines()

@@ -29,7 +29,7 @@ from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI, Step
-from tests.integration.web_support import RunningWeb, seed
+from tests.integration.web_support import RunningWeb, seed, serving
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
@@ -58,13 +58,8 @@ def browser() -> Iterator[Browser]:
 @pytest.fixture
 def web(fake_openai: FakeOpenAI, isolated_env: Path) -> Iterator[tuple[RunningWeb, dict[str, Any]]]:
     ids = seed(isolated_env)
-    running = RunningWeb(isolated_env, openai_env(fake_openai))
-    try:
+    with serving(isolated_env, openai_env(fake_openai)) as running:
         yield running, ids
-    finally:
-        code, err = running.terminate()
-        assert code == 0, err
-        assert "Traceback" not in err
 
 
 class Shots:

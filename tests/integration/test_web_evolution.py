@@ -10,7 +10,6 @@ from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
 
-import httpx
 import pytest
 
 from omega.app import bootstrap
@@ -21,7 +20,7 @@ from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.web_support import RunningWeb, seed
+from tests.integration.web_support import RunningWeb, login, seed, serving
 
 NOTE = "Summaries of PDFs stay under ten lines"
 
@@ -65,23 +64,8 @@ def seed_evolution(home: Path, approve_id: int) -> None:
 def web(fake_openai: FakeOpenAI, isolated_env: Path) -> Iterator[RunningWeb]:
     ids = seed(isolated_env)
     seed_evolution(isolated_env, int(str(ids["approve"])))
-    running = RunningWeb(isolated_env, openai_env(fake_openai))
-    try:
+    with serving(isolated_env, openai_env(fake_openai)) as running:
         yield running
-    finally:
-        code, err = running.terminate()
-        assert code == 0, err
-        assert "Traceback" not in err
-
-
-def login(web: RunningWeb) -> tuple[httpx.Client, str]:
-    client = httpx.Client(base_url=web.base, follow_redirects=False, timeout=10)
-    assert client.get(web.login_link.removeprefix(web.base)).status_code == 303
-    page = client.get("/fragments")
-    assert page.status_code == 200
-    match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
-    assert match
-    return client, match.group(1)
 
 
 def active(home: Path) -> list[tuple[int, int]]:

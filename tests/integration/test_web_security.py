@@ -18,7 +18,7 @@ import pytest
 from tests.conftest import openai_env, run_omega
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.web_support import RunningWeb, seed
+from tests.integration.web_support import RunningWeb, login, seed, serving
 
 GET_ROUTES = [
     "/",
@@ -65,25 +65,8 @@ def web(
     fake_openai: FakeOpenAI, isolated_env: Path
 ) -> Iterator[tuple[RunningWeb, dict[str, object]]]:
     ids = seed(isolated_env)
-    running = RunningWeb(isolated_env, openai_env(fake_openai))
-    try:
+    with serving(isolated_env, openai_env(fake_openai)) as running:
         yield running, ids
-    finally:
-        code, err = running.terminate()
-        assert code == 0, err
-        assert "Traceback" not in err
-
-
-def _login(web: RunningWeb) -> tuple[httpx.Client, str]:
-    """A client logged in with the link, and the page's CSRF token."""
-    client = httpx.Client(base_url=web.base, follow_redirects=False, timeout=10)
-    response = client.get(web.login_link.removeprefix(web.base))
-    assert response.status_code == 303
-    page = client.get("/chat")
-    assert page.status_code == 200
-    match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
-    assert match
-    return client, match.group(1)
 
 
 def _state(home: Path) -> tuple[str, str, str]:
@@ -151,7 +134,7 @@ def test_posts_need_the_page_origin_and_the_csrf_token(
     web: tuple[RunningWeb, dict[str, object]],
 ) -> None:
     running, ids = web
-    client, csrf = _login(running)
+    client, csrf = login(running)
     own = {"Origin": running.base}
     attempts = [
         ({}, {"csrf_token": csrf, "note": "x"}),  # no Origin, no Referer
@@ -186,7 +169,7 @@ def test_posts_need_the_page_origin_and_the_csrf_token(
 
 def test_security_headers_and_logout(web: tuple[RunningWeb, dict[str, object]]) -> None:
     running, _ = web
-    client, csrf = _login(running)
+    client, csrf = login(running)
     with closing(client):
         page = client.get("/")
         assert page.status_code == 200 and "read from the providers' caches" in page.text
@@ -203,7 +186,7 @@ def test_media_serves_only_names_the_channel_made(
 ) -> None:
     running, _ = web
     (running.home / "secret.png").write_bytes(b"\x89PNG secret")
-    client, _ = _login(running)
+    client, _ = login(running)
     with closing(client):
         for name in ("../secret.png", "..%2Fsecret.png", "secret.png", "..%2F..%2Fmemory.db"):
             assert client.get(f"/media/{name}").status_code == 404, name
@@ -223,7 +206,7 @@ def test_an_id_past_any_row_is_no_page_not_a_database_error(
     web: tuple[RunningWeb, dict[str, object]],
 ) -> None:
     running, _ = web
-    client, csrf = _login(running)
+    client, csrf = login(running)
     huge = "9" * 20  # past a 64-bit integer: SQLite once raised OverflowError (500)
     with closing(client):
         assert client.get(f"/proposals/{huge}").status_code == 404

@@ -26,8 +26,7 @@ from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.dbfile import connect_db
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_web_security import _login
-from tests.integration.web_support import RunningWeb, seed
+from tests.integration.web_support import RunningWeb, login, seed
 
 KEPT = "Kept while no page was open: the disk is almost full"
 
@@ -101,7 +100,7 @@ def test_the_event_stream_delivers_no_kept_alert_the_pages_post_does(
 def _kept_alert_is_delivered_only_on_the_pages_post(running: RunningWeb) -> None:
     home = running.home
     assert _kept(home) == [("pending", "")]
-    client, csrf = _login(running)
+    client, csrf = login(running)
     with closing(client):
         # What an <img src=".../chat/events"> or a prefetch does: open the stream, then go.
         with client.stream("GET", "/chat/events") as stream:
@@ -139,7 +138,7 @@ def test_a_cookie_that_is_no_session_costs_no_write(
     use noted): made-up cookies were writes for anyone who reached the port, and waited on
     every other writer. Now they are refused while another connection holds the write lock."""
     running, _ = web
-    client, csrf = _login(running)
+    client, csrf = login(running)
     with closing(client):
         stale = client.cookies["omega_session"]
         out = client.post("/logout", headers={"Origin": running.base}, data={"csrf_token": csrf})
@@ -158,7 +157,7 @@ def test_a_cookie_that_is_no_session_costs_no_write(
     finally:
         holder.close()
     # Once the lock is gone, a real session still works.
-    client, _ = _login(running)
+    client, _ = login(running)
     with closing(client):
         assert client.get("/").status_code == 200
 
@@ -184,7 +183,7 @@ def test_a_request_for_another_host_is_refused_before_anything(
     running, ids = web
     port = urlsplit(running.base).port
     assert port is not None
-    client, csrf = _login(running)
+    client, csrf = login(running)
     with closing(client):
         session = {"Cookie": f"omega_session={client.cookies['omega_session']}"}
     link = running.login_link
@@ -196,9 +195,9 @@ def test_a_request_for_another_host_is_refused_before_anything(
             page = raw.get("/chat", headers=named | session)
             assert page.status_code == 400, host
             assert "csrf-token" not in page.text and "set-cookie" not in page.headers
-            login = raw.get(token_path, headers=named)
-            assert login.status_code == 400, host
-            assert "set-cookie" not in login.headers
+            refused = raw.get(token_path, headers=named)
+            assert refused.status_code == 400, host
+            assert "set-cookie" not in refused.headers
             # Even the page's own POST (cookie, token, an Origin matching that Host).
             cancel = raw.post(
                 task,
@@ -230,11 +229,11 @@ def test_behind_a_tls_proxy_its_host_is_the_pages_too(
         local = found.group(1).strip()
         port = urlsplit(local).port
         with httpx.Client(base_url=local, follow_redirects=False, timeout=10) as raw:
-            login = raw.get(
+            logged_in = raw.get(
                 running.login_link.removeprefix(public), headers={"Host": "omega.example.org"}
             )
-            assert login.status_code == 303
-            session = {"Cookie": login.headers["set-cookie"].split(";")[0]}
+            assert logged_in.status_code == 303
+            session = {"Cookie": logged_in.headers["set-cookie"].split(";")[0]}
             for host in ("omega.example.org", "omega.example.org:443", f"127.0.0.1:{port}"):
                 assert raw.get("/chat", headers={"Host": host} | session).status_code == 200
             for host in (f"omega.example.org:{port}", "omega.example.org:80", "evil.example"):

@@ -14,8 +14,7 @@ from omega.memory.db import to_db_time
 from omega.memory.store import Store
 from tests.conftest import openai_env
 from tests.fakes.openai_server import FakeOpenAI
-from tests.integration.test_web_security import _login
-from tests.integration.web_support import RunningWeb
+from tests.integration.web_support import RunningWeb, login
 
 TODAY = {"exchange": 0.10, "classify": 0.01, "introspection": 0.02, "summary": 0.03}
 TODAY_ANALYSIS = (0.015, 0.025)  # one row per analysis call
@@ -78,7 +77,7 @@ def test_the_overview_shows_spending_per_kind_and_today_against_the_cap(
         openai_env(fake_openai, OMEGA_LIMITS__DAILY_USD="2"),
     )
     try:
-        client, _ = _login(running)
+        client, _ = login(running)
         with closing(client):
             page = client.get("/").text
     finally:

@@ -4,12 +4,17 @@ $OMEGA_HOME/web.url, and a memory.db seeded with something of everything the das
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+
+import httpx
 
 from omega.evolution.gaps import LimitationStore
 from omega.evolution.proposals import ProposalStore
@@ -80,6 +85,31 @@ class RunningWeb:
             code = self.proc.wait()
         self._reader.join(timeout=5)
         return code, "".join(self.stderr)
+
+
+@contextmanager
+def serving(home: Path, env: dict[str, str]) -> Iterator[RunningWeb]:
+    """The page served while the block runs; then stopped, and it must have stopped cleanly
+    (exit 0, no traceback)."""
+    running = RunningWeb(home, env)
+    try:
+        yield running
+    finally:
+        code, err = running.terminate()
+        assert code == 0, err
+        assert "Traceback" not in err
+
+
+def login(web: RunningWeb, timeout: float = 10) -> tuple[httpx.Client, str]:
+    """A client logged in with the link, and the page's CSRF token."""
+    client = httpx.Client(base_url=web.base, follow_redirects=False, timeout=timeout)
+    response = client.get(web.login_link.removeprefix(web.base))
+    assert response.status_code == 303
+    page = client.get("/chat")
+    assert page.status_code == 200
+    match = re.search(r'name="csrf-token" content="([^"]+)"', page.text)
+    assert match
+    return client, match.group(1)
 
 
 def seed(home: Path) -> dict[str, object]:
