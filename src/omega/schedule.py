@@ -154,8 +154,11 @@ def plan_task(
     The anchor is the wall-clock time every repeat keeps (01:30 stays 01:30 across DST, the
     31st stays the 31st). A repeating task whose first time is already past starts at its next
     occurrence after `now`; a one-shot task in the past is due at once."""
-    anchor = wall_clock(when, zone)
-    due = first_occurrence(anchor, repeat, zone)
+    try:
+        anchor = wall_clock(when, zone)
+        due = first_occurrence(anchor, repeat, zone)
+    except OverflowError:  # 0001-01-01 or 9999-12-31 moved into another zone
+        raise ScheduleError(f"{when.isoformat()} is too near the ends of the calendar") from None
     if repeat != "once" and due <= now:
         following = next_occurrence(anchor, repeat, zone, now)
         due = following if following is not None else due

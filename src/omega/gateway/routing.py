@@ -83,7 +83,6 @@ def planning_prompt(
     return "\n".join(lines)
 
 
-_JSON_BLOCK = re.compile(r"\{.*\}", re.S)
 _NUMBERED = re.compile(r"^\s*(\d{1,3})[.)]\s+(.+?)\s*$")
 
 
@@ -102,11 +101,12 @@ def parse_plan(text: str, known: Sequence[str]) -> Plan:
     stripped = text.strip()
     if re.fullmatch(r"[\W_]*direct[\W_]*", stripped, re.I):
         return DIRECT
-    match = _JSON_BLOCK.search(stripped)
+    # The first "{" to the last "}" (a greedy regex search was quadratic in a run of "{").
+    start, end = stripped.find("{"), stripped.rfind("}")
     data: object = None
-    if match:
+    if 0 <= start < end:
         try:
-            data = json.loads(match.group(0))
+            data = json.loads(stripped[start : end + 1])
         except json.JSONDecodeError:
             data = None
     if not isinstance(data, dict):
