@@ -179,3 +179,34 @@ def test_a_migration_applied_meanwhile_by_another_process_is_skipped(
     monkeypatch.setattr(migrations, "applied_versions", applied)
     assert migrate(two, known) == []
     assert [r[0] for r in two.execute("SELECT version FROM schema_migrations")] == [1]
+
+
+def test_room_flags_migration_keeps_earlier_conversations_and_tool_calls_out_of_rooms(
+    tmp_path: Path,
+) -> None:
+    """Conversations and tool calls from before the room flag are not a room's: the owner's
+    private conversations keep feeding the heartbeat as their words, their calls their lessons."""
+    [flags] = [m for m in bundled_migrations() if m.name == "room_flags"]
+    conn = sqlite3.connect(tmp_path / "memory.db")
+    try:
+        migrate(conn, [m for m in bundled_migrations() if m.version < flags.version])
+        when = "2026-01-01T00:00:00.000000Z"
+        conn.execute(
+            "INSERT INTO conversations (id, channel, sender_id, thread, started_at, "
+            "last_activity) VALUES ('c1', 'slack', 'ana', '1700000000.0001', ?, ?)",
+            (when, when),
+        )
+        conn.execute(
+            "INSERT INTO tool_calls (created_at, agent, channel, sender_id, conversation_id, "
+            "tool, ok) VALUES (?, 'openai', 'slack', 'ana', 'c1', 'search_memory', 1)",
+            (when,),
+        )
+        conn.commit()
+        assert flags.version in migrate(conn)
+        rooms = [
+            conn.execute(f"SELECT is_group FROM {table}").fetchall()
+            for table in ("conversations", "tool_calls")
+        ]
+    finally:
+        conn.close()
+    assert rooms == [[(0,)], [(0,)]]

@@ -150,7 +150,12 @@ async def conclude(
         (
             "store exchange",
             lambda: store.store_exchange(
-                message.channel, message.sender_id, message.text, text, message.conversation
+                message.channel,
+                message.sender_id,
+                message.text,
+                text,
+                message.conversation,
+                room=message.is_group,
             ),
         ),
         ("audit", lambda: store.audit(entry)),

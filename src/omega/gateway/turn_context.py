@@ -16,9 +16,10 @@ from typing import TypeVar
 
 from omega.checklist import read_checklist
 from omega.evolution.proposals import GLOBAL, ProposalStore, scope_of
-from omega.evolution.reflection import with_lessons
+from omega.evolution.reflection import room_scope, with_lessons
 from omega.gateway import attachments
 from omega.memory.context import ContextRequest, build_context, onboarding_hint
+from omega.memory.conversations import thread_key
 from omega.memory.store import Store
 from omega.skills import Skill, match_triggers
 from omega.turn import (
@@ -122,6 +123,11 @@ async def turn_context(
     # and so only the skills meant for everyone (not one born of this person's own gap): a
     # room is no one person, and visible_to("") holds only for a skill without an audience.
     memory_scope = GLOBAL if message.is_group else scope
+    # What a room's own tool calls taught is the room's: recalled there, never in a private
+    # prompt (evolution.reflection.introspection), whoever spoke in the room.
+    learned_scope = (
+        room_scope(message.channel, thread_key(message.conversation)) if message.is_group else scope
+    )
     listed = deps.skills.skills() if skills is None else skills
     found = [
         s for s in match_triggers(visible_skills(listed, message), message.text) if s.available
@@ -147,7 +153,7 @@ async def turn_context(
         )
         no_learnings: list[str] = []
         recent = ProposalStore(store).recent_learnings
-        learnings = _guarded("load learnings", no_learnings, recent, memory_scope, 5)
+        learnings = _guarded("load learnings", no_learnings, recent, learned_scope, 5)
         request = ContextRequest(
             message=message,
             system_prompt=parts.text,

@@ -2,8 +2,9 @@
 self-audit reports are analysed into proposals like every other gap.
 
 Its prompt quotes recent conversations and open gaps. When any of that is not the owner's own
-words nor Omega's (another person's conversation, one of the owner's that read a page or a
-tool's result, a gap a person, a page or a model reported), or its own tool calls read any,
+words nor Omega's (another person's conversation, one of the owner's in a group room, where
+their messages carry other members' words, one that read a page or a tool's result, a gap a
+person, a page or a model reported), or its own tool calls read any,
 the reply's markers act as a reply that read external content (MarkerContext.external): its
 lessons become proposals, and markers whose effect outlives it (a checklist line, an action
 task, a self-healing step) are refused and told to the owner (ARCHITECTURE §12a)."""
@@ -52,6 +53,7 @@ log = logging.getLogger(__name__)
 SUMMARY_CHARS = 500
 RECENT_SUMMARIES = 3
 OTHERS = "other people's conversations"
+ROOMS = "conversations in group rooms"
 OTHERS_GAPS = "gaps not reported by the owner"
 
 HEARTBEAT_PROMPT = """\
@@ -83,10 +85,11 @@ def recent_activity(
 ) -> tuple[list[tuple[str, str]], list[str]]:
     """The latest conversation summaries across everyone, newest first, as (created_at,
     summary), and what of them is not the owner's own words: another person's conversation
-    (OTHERS), or one of the owner's that read external content (turn.reads_in). Fails closed: a
+    (OTHERS), one of the owner's in a group room (ROOMS: a quote or a forward there carries
+    other members' words), or one that read external content (turn.reads_in). Fails closed: a
     conversation it cannot place is another person's. Call on the store's thread."""
     rows = store.query(
-        "SELECT s.created_at, s.summary, s.conversation_id, c.channel, c.sender_id "
+        "SELECT s.created_at, s.summary, s.conversation_id, c.channel, c.sender_id, c.is_group "
         "FROM summaries s LEFT JOIN conversations c ON c.id = s.conversation_id "
         "ORDER BY s.created_at DESC LIMIT ?",
         (limit,),
@@ -97,6 +100,9 @@ def recent_activity(
         # by every channel id of that person: a link joins memory, never the owner's rights
         if not channel or not stored_owner(store, config, channel, sender):
             foreign.append(OTHERS)
+            continue
+        if row["is_group"]:
+            foreign.append(ROOMS)
             continue
         read = reads_in(store, str(row["conversation_id"]))
         if read:

@@ -176,8 +176,10 @@ class AuditLog(Database):
         channel: str = "",
         sender_id: str = "",
         conversation_id: str = "",
+        room: bool = False,
     ) -> int:
-        """Record tool calls (arguments size-capped and redacted); return the newest row id."""
+        """Record tool calls (arguments size-capped and redacted); return the newest row id.
+        `room`: made answering a group room (what they teach is the room's, not the person's)."""
         if not calls:
             return 0
         now = utc_now()
@@ -194,14 +196,15 @@ class AuditLog(Database):
                 redact(call.error)[:MAX_PREVIEW],
                 redact(call.result_preview)[:MAX_PREVIEW],
                 call.duration_ms,
+                int(room),
             )
             for call in calls
         ]
         with self._tx() as conn:
             conn.executemany(
                 "INSERT INTO tool_calls (created_at, agent, channel, sender_id, conversation_id, "
-                "tool, arguments, ok, error, result_preview, duration_ms) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "tool, arguments, ok, error, result_preview, duration_ms, is_group) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 rows,
             )
             return int(conn.execute("SELECT MAX(id) FROM tool_calls").fetchone()[0])

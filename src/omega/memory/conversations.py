@@ -103,24 +103,33 @@ class Conversations(Database):
     """Conversations, messages and summaries."""
 
     # `thread` (every lookup below): the channel's key of a thread that is a conversation of
-    # its own (a Slack thread, a mail thread); "" for the person's chat itself.
+    # its own (a Slack thread, a mail thread); "" for the person's chat itself. `room`: the
+    # message was written in a group room; a conversation once a room's stays a room's.
 
     def _active_conversation(
-        self, conn: sqlite3.Connection, channel: str, sender_id: str, now: str, thread: str
+        self,
+        conn: sqlite3.Connection,
+        channel: str,
+        sender_id: str,
+        now: str,
+        thread: str,
+        room: bool = False,
     ) -> str:
         thread = thread_key(thread)
         row = conn.execute(
-            "SELECT id FROM conversations WHERE channel = ? AND sender_id = ? AND thread = ? "
-            "AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
+            "SELECT id, is_group FROM conversations WHERE channel = ? AND sender_id = ? "
+            "AND thread = ? AND status = 'active' ORDER BY last_activity DESC LIMIT 1",
             (channel, sender_id, thread),
         ).fetchone()
         if row:
+            if room and not row[1]:
+                conn.execute("UPDATE conversations SET is_group = 1 WHERE id = ?", (row[0],))
             return str(row[0])
         conversation_id = uuid.uuid4().hex
         conn.execute(
-            "INSERT INTO conversations (id, channel, sender_id, thread, started_at, "
-            "last_activity) VALUES (?, ?, ?, ?, ?, ?)",
-            (conversation_id, channel, sender_id, thread, now, now),
+            "INSERT INTO conversations (id, channel, sender_id, thread, is_group, started_at, "
+            "last_activity) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (conversation_id, channel, sender_id, thread, int(room), now, now),
         )
         return conversation_id
 
@@ -134,22 +143,29 @@ class Conversations(Database):
         )
         return str(rows[0]["id"]) if rows else None
 
-    def active_conversation(self, channel: str, sender_id: str, thread: str = "") -> str:
+    def active_conversation(
+        self, channel: str, sender_id: str, thread: str = "", room: bool = False
+    ) -> str:
         """The sender's open conversation on this channel (and thread), created if there is
-        none."""
+        none; `room`: the message was written in a group room (the conversation is a room's)."""
         with self._tx() as conn:
-            return self._active_conversation(conn, channel, sender_id, utc_now(), thread)
+            return self._active_conversation(conn, channel, sender_id, utc_now(), thread, room)
 
     def store_exchange(
-        self, channel: str, sender_id: str, user_text: str, reply_text: str, thread: str = ""
+        self,
+        channel: str,
+        sender_id: str,
+        user_text: str,
+        reply_text: str,
+        thread: str = "",
+        room: bool = False,
     ) -> str:
-        """Save a user message and Omega's reply in one transaction; return the conversation.
-
-        Lone surrogates (a model's JSON can carry them) are replaced, so the exchange is kept."""
+        """Save a user message and Omega's reply in one transaction; return the conversation
+        (a room's when `room`). Lone surrogates (a model's JSON can carry them) are replaced."""
         user_text, reply_text = scrub(user_text), scrub(reply_text)
         now = utc_now()
         with self._tx() as conn:
-            conversation_id = self._active_conversation(conn, channel, sender_id, now, thread)
+            conversation_id = self._active_conversation(conn, channel, sender_id, now, thread, room)
             conn.executemany(
                 "INSERT INTO messages (conversation_id, channel, sender_id, role, content, "
                 "created_at) VALUES (?, ?, ?, ?, ?, ?)",

@@ -222,20 +222,24 @@ async def _record_tool_calls(
 ) -> None:
     """Every tool call the provider made goes into the tool_calls table; one answering a person
     is recorded in the conversation their exchange is kept in (opened now on a first turn), so
-    later turns, whose history carries what it read, know it (turn.effects.reads_in)."""
+    later turns, whose history carries what it read, know it (turn.effects.reads_in); one made
+    in a group room is marked the room's."""
     if not calls:
         return
     if not context.use_tools:
         log.warning("%s called tools in a call that had none to offer", agent)
     conversation = None
     if context.sender_id:
+        find = (
+            functools.partial(deps.store.active_conversation, room=context.group)
+            if context.use_tools
+            else deps.store.active_conversation_id
+        )
         conversation = await db_call(
             deps,
             "find conversation",
             None,
-            deps.store.active_conversation
-            if context.use_tools
-            else deps.store.active_conversation_id,
+            find,
             context.channel,
             context.sender_id,
             context.thread,
@@ -246,6 +250,7 @@ async def _record_tool_calls(
         channel=context.channel,
         sender_id=context.sender_id,
         conversation_id=conversation or "",
+        room=context.group,
     )
     await db_call(deps, "record tool calls", 0, record, calls)
 

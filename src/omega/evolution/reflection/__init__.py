@@ -21,7 +21,7 @@ from omega.lazy import loader
 if TYPE_CHECKING:
     from omega.evolution.reflection.critic import newest_call, run_critic
     from omega.evolution.reflection.introspection import maybe_introspect
-    from omega.evolution.reflection.lessons import skill_improve, with_lessons
+    from omega.evolution.reflection.lessons import room_scope, skill_improve, with_lessons
     from omega.evolution.reflection.recommend import find_recommendation, propose_recommendation
     from omega.evolution.reflection.report import EvolutionReport, evolution_report, since_days
 
@@ -32,6 +32,7 @@ __all__ = [
     "maybe_introspect",
     "newest_call",
     "propose_recommendation",
+    "room_scope",
     "run_critic",
     "since_days",
     "skill_improve",
@@ -47,6 +48,7 @@ __getattr__ = loader(
         "maybe_introspect": "introspection",
         "newest_call": "critic",
         "propose_recommendation": "recommend",
+        "room_scope": "lessons",
         "run_critic": "critic",
         "since_days": "report",
         "skill_improve": "lessons",

@@ -1,7 +1,11 @@
 """The introspection loop (spec 002): after every N recorded tool calls of an agent, a cheap
 model reviews the timeline; its JSON passes the validation loop within a budget; learnings
 are stored (and recalled into later contexts); in `active` mode a repeated pattern becomes a
-skill proposal that goes through the gate."""
+skill proposal that goes through the gate.
+
+What is learned is kept for whose calls they were: a person's own chat, or a group room (whoever
+spoke there, the owner too: a room's prompt carries other members' words), whose lessons are
+the room's, recalled only in that room, and whose suggested skill waits for the owner."""
 
 from __future__ import annotations
 
@@ -12,6 +16,7 @@ from typing import Any
 from omega.evolution.gaps import submit
 from omega.evolution.proposals import LoopResult, ProposalStore, scope_of, validated_json
 from omega.evolution.reflection.critic import review_tools
+from omega.evolution.reflection.lessons import room_scope
 from omega.memory.db import utc_now
 from omega.memory.store import Store
 from omega.replica import replica_name
@@ -90,7 +95,8 @@ def check_evaluation(data: dict[str, Any], active: bool) -> list[str]:
 
 
 def pending_calls(store: Store, agent: str) -> list[dict[str, Any]]:
-    """The agent's tool calls recorded since its last introspection cycle."""
+    """The agent's tool calls recorded since its last introspection cycle, each with `room`,
+    its conversation's key (a group room's, where `is_group`; "" when it has none)."""
     rows = store.query(
         "SELECT COALESCE(MAX(last_tool_call_id), 0) AS last FROM introspection_cycles "
         "WHERE agent = ?",
@@ -100,7 +106,9 @@ def pending_calls(store: Store, agent: str) -> list[dict[str, Any]]:
     return [
         dict(row)
         for row in store.query(
-            "SELECT * FROM tool_calls WHERE agent = ? AND id > ? ORDER BY id LIMIT 200",
+            "SELECT t.*, COALESCE(c.thread, '') AS room FROM tool_calls t "
+            "LEFT JOIN conversations c ON c.id = t.conversation_id "
+            "WHERE t.agent = ? AND t.id > ? ORDER BY t.id LIMIT 200",
             (agent, last),
         )
     ]
@@ -143,7 +151,8 @@ def read_external(rows: list[dict[str, Any]]) -> bool:
 
 async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopResult | None:
     """Run one cycle when `introspect_interval` new tool calls of `agent` were recorded: one
-    evaluation per person whose calls they were, so what is learned stays theirs."""
+    evaluation per person (or group room) whose calls they were, so what is learned stays
+    theirs."""
     evo = deps.config.evolution
     if evo.self_learn == "off":
         return None
@@ -170,12 +179,20 @@ async def _evaluate_all(
 ) -> LoopResult | None:
     groups: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
-        groups.setdefault(scope_of(str(row["channel"]), str(row["sender_id"])), []).append(row)
+        groups.setdefault(whose(row), []).append(row)
     result: LoopResult | None = None
     for scope, group in groups.items():
         result = await _evaluate(deps, out, agent, scope, group, int(rows[-1]["id"]))
     await review_tools(deps, out)
     return result
+
+
+def whose(row: dict[str, Any]) -> str:
+    """The scope what a tool call teaches is kept under: its group room's (no one person's,
+    the speaker's words there are mixed with other members'), else its person's."""
+    if row.get("is_group"):
+        return room_scope(str(row["channel"]), str(row.get("room") or ""))
+    return scope_of(str(row["channel"]), str(row["sender_id"]))
 
 
 async def _the_owners(deps: PipelineDeps, row: dict[str, Any]) -> bool:
@@ -197,11 +214,13 @@ async def _evaluate(
     rows: list[dict[str, Any]],
     last_id: int,
 ) -> LoopResult:
-    """One evaluation of one person's tool calls; learnings are kept for that person."""
+    """One evaluation of one person's (or group room's) tool calls; learnings are kept for
+    them. A room's suggested skill is the room's: held for the owner, whoever spoke there."""
     evo = deps.config.evolution
     store = deps.store
     repo = ProposalStore(store)
     active = evo.self_learn == "active"
+    room = any(row.get("is_group") for row in rows)  # grouped by whose(): all or none
     prompt = EVALUATION_PROMPT.format(timeline=timeline(rows))
     fragments = await store.call(repo.fragments, "introspection_evaluation")
     if fragments:
@@ -272,9 +291,10 @@ async def _evaluate(
             goal=str(data.get("pattern_description", "")),
             source="introspection",
             evidence=timeline(rows[-6:]).splitlines(),
-            # A pattern in someone else's tool calls is theirs: never approved by the gate.
-            scope="" if await _the_owners(deps, rows[0]) else scope,
+            # A pattern in someone else's tool calls is theirs, one in a room's calls the
+            # room's (the owner's there too): never approved by the gate.
+            scope="" if not room and await _the_owners(deps, rows[0]) else scope,
             # Nor one from calls that read external content (issue 37).
-            hold=read_external(rows),
+            hold=room or read_external(rows),
         )
     return result

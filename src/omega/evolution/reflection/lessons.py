@@ -28,6 +28,12 @@ MAX_LESSON = 500
 LESSON_QUOTA = "lesson_proposals"
 
 
+def room_scope(channel: str, room: str) -> str:
+    """The scope of what a group room's tool calls taught (no one person's): `room` is its
+    conversation's key as stored (memory.conversations.thread_key of the message's)."""
+    return f"room:{channel}:{room}"
+
+
 def with_lessons(store: Store, skills: list[Skill], scope: str) -> list[Skill]:
     """The skills with this person's and the global lessons appended to their instructions."""
     repo = ProposalStore(store)
