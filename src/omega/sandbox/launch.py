@@ -32,7 +32,8 @@ from omega.sandbox.bwrap import inside_one, wrap
 from omega.sandbox.landlock import LandlockError, abi_version
 from omega.sandbox.modes import Policy, ruleset
 from omega.sandbox.reaper import EXIT_NOT_FOUND, EXIT_REFUSED, supervise
-from omega.sandbox.seccomp import SeccompError, refuse_unix_sockets
+from omega.sandbox.seccomp import SeccompError, install
+from omega.sandbox.seccomp import available as seccomp_available
 
 PR_CAPBSET_DROP = 24
 LAST_CAP = 63
@@ -138,8 +139,10 @@ def main(argv: list[str] | None = None) -> int:
             drop_root_capabilities()
         if policy.landlock:
             ruleset(policy, abi_version()).enforce()
-        if policy.unix_filter:
-            refuse_unix_sockets()  # last: the launcher itself needs no socket after this
+        # Last: the launcher itself needs no socket after this. The kernel's keyrings (the
+        # user's, shared by all its processes) are refused wherever Landlock is applied.
+        if policy.unix_filter or (policy.landlock and seccomp_available()):
+            install(unix=policy.unix_filter)
     except (LandlockError, SeccompError, OSError, ValueError, KeyError, TypeError) as exc:
         print(f"omega sandbox: refusing to run the command unconfined: {exc}", file=sys.stderr)
         return EXIT_REFUSED

@@ -1,4 +1,5 @@
-"""A seccomp filter that refuses `socket(AF_UNIX, ...)` with EACCES (Linux, x86-64 and aarch64).
+"""A seccomp filter that refuses `socket(AF_UNIX, ...)` with EACCES (Linux, x86-64 and aarch64),
+and the kernel's keyrings (`add_key`, `request_key`, `keyctl`) with ENOSYS wherever Landlock is.
 
 Unix sockets with a path (ssh-agent, gpg-agent, D-Bus, docker.sock) are reached by
 `connect()`, but seccomp sees only a system call's registers, never the memory a pointer
@@ -51,6 +52,13 @@ _ABIS: dict[str, tuple[tuple[int, int, int | None], tuple[int, int, int | None]]
     "x86_64": ((0xC000003E, 41, None), (0x40000003, 359, 102)),  # x86-64 and i386
     "aarch64": ((0xC00000B7, 198, None), (0x40000028, 281, None)),  # arm64 and arm (EABI)
 }
+# add_key, request_key, keyctl (native, compat): the kernel's keyrings are shared by every
+# process of the user (its user keyring: Kerberos tickets, cached passphrases), and neither
+# Landlock nor a mount namespace closes them.
+_KEYRING: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {
+    "x86_64": ((248, 249, 250), (286, 287, 288)),
+    "aarch64": ((217, 218, 219), (309, 310, 311)),
+}
 _MACHINES = {"amd64": "x86_64", "arm64": "aarch64"}
 
 
@@ -85,10 +93,13 @@ def _assemble(lines: list[Insn | str]) -> list[bytes]:
     return out
 
 
-def program(arch: str) -> list[bytes]:
-    """The BPF instructions of the filter for `arch` ('x86_64' or 'aarch64')."""
+def program(arch: str, *, unix: bool = True) -> list[bytes]:
+    """The BPF instructions of the filter for `arch` ('x86_64' or 'aarch64'): the kernel's
+    keyrings always refused, new Unix sockets too when `unix`."""
     (native, native_socket, _), (compat, compat_socket, socketcall) = _ABIS[arch]
+    native_keys, compat_keys = _KEYRING[arch]
     deny: Insn = (_RET_K, SECCOMP_RET_ERRNO | errno.EACCES, "", "")
+    no_keys: Insn = (_RET_K, SECCOMP_RET_ERRNO | errno.ENOSYS, "", "")
     allow: Insn = (_RET_K, SECCOMP_RET_ALLOW, "", "")
     lines: list[Insn | str] = [
         (_LD_W_ABS, _ARCH, "", ""),
@@ -97,14 +108,16 @@ def program(arch: str) -> list[bytes]:
     ]
     if arch == "x86_64":  # x32 calls carry the native arch with bit 30 set: refused outright
         lines.append((_JGE_K, X32_SYSCALL_BIT, "deny", ""))
+    lines += [(_JEQ_K, nr, "keys", "") for nr in native_keys]
     lines += [
-        (_JEQ_K, native_socket, "domain", "allow"),
+        (_JEQ_K, native_socket, "domain", "allow") if unix else (_JEQ_K, 0, "allow", "allow"),
         "compat",
         (_JEQ_K, compat, "", "deny"),  # an arch this filter does not know: fail closed
         (_LD_W_ABS, _NR, "", ""),
-        (_JEQ_K, compat_socket, "domain", ""),
     ]
-    if socketcall is not None:
+    lines += [(_JEQ_K, nr, "keys", "") for nr in compat_keys]
+    lines.append((_JEQ_K, compat_socket, "domain" if unix else "allow", ""))
+    if socketcall is not None and unix:
         # socketcall(call, args*): the domain sits behind a pointer, so socket() through it
         # is refused whatever the domain (32-bit libcs use the direct call on kernels >= 4.3).
         lines += [
@@ -122,6 +135,8 @@ def program(arch: str) -> list[bytes]:
         allow,
         "deny",
         deny,
+        "keys",
+        no_keys,
     ]
     return _assemble(lines)
 
@@ -143,10 +158,16 @@ def available() -> bool:
 
 def refuse_unix_sockets() -> None:
     """Install the filter on this process and whatever it executes; irreversible."""
+    install(unix=True)
+
+
+def install(*, unix: bool) -> None:
+    """Install the filter (keyrings refused, new Unix sockets too when `unix`) on this
+    process and whatever it executes; irreversible."""
     arch = machine()
     if not sys.platform.startswith("linux") or not arch:
         raise SeccompError(errno.ENOSYS, f"no seccomp filter for {platform.machine()!r}")
-    code = b"".join(program(arch))
+    code = b"".join(program(arch, unix=unix))
     buffer = ctypes.create_string_buffer(code, len(code))
     prog = _SockFprog(len(code) // 8, ctypes.cast(buffer, ctypes.c_void_p))
     libc = ctypes.CDLL(None, use_errno=True)

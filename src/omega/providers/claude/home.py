@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,12 +33,23 @@ SYSTEM_PROMPT_NAME = "omega-system-prompt.md"
 @contextlib.contextmanager
 def private_home(tmpdir: Path) -> Iterator[Path]:
     """A fresh owner-only CLAUDE_CONFIG_DIR inside `tmpdir`, removed afterwards."""
-    tmpdir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    _real_folder(tmpdir)
     folder = Path(tempfile.mkdtemp(prefix=CONFIG_PREFIX, dir=tmpdir))  # mode 0700
     try:
         yield folder
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _real_folder(tmpdir: Path) -> None:
+    """Make `tmpdir` a real folder: a symlink (or file) a command put at `.tmp` is removed
+    first, so Omega never creates the home (and the system prompt) where it points."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISDIR(os.lstat(tmpdir).st_mode):
+            tmpdir.unlink()
+    tmpdir.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    if not stat.S_ISDIR(os.lstat(tmpdir).st_mode):  # replaced again meanwhile
+        raise OSError(f"{tmpdir} is not a folder")
 
 
 def write_system_prompt(home: Path, text: str) -> Path:
