@@ -46,7 +46,10 @@ def _telegram(ctx: ChannelContext) -> Channel:
     from omega.channels.telegram import TelegramChannel
 
     refused = _audit_refused(ctx.store) if ctx.store is not None else None
-    return TelegramChannel(ctx.section, health_file=ctx.health_file, refused=refused)
+    dropped = _report_dropped(ctx.store) if ctx.store is not None else None
+    return TelegramChannel(
+        ctx.section, health_file=ctx.health_file, refused=refused, dropped=dropped
+    )
 
 
 def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
@@ -67,6 +70,29 @@ def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
         await store.call(store.audit_once, entry, since)
 
     return refused
+
+
+def _report_dropped(store: Store) -> Callable[[int, int, str], Awaitable[None]]:
+    """Audits a webhook update given up after failing again and again, and keeps an alert for
+    the owner (delivered where they can be reached, `omega status` shows it meanwhile)."""
+    from omega.memory.audit import AuditEntry
+
+    async def dropped(update_id: int, tries: int, error: str) -> None:
+        entry = AuditEntry(
+            channel="telegram",
+            sender_id="",
+            status="error",
+            detail=f"webhook update {update_id} dropped after {tries} failures: {error}",
+            event="telegram_update_dropped",
+        )
+        await store.call(store.audit, entry)
+        await store.call(
+            store.keep_owner_alert,
+            f"A Telegram update ({update_id}) failed {tries} times and was dropped so that "
+            f"later messages get through: {error}. See omega.log.",
+        )
+
+    return dropped
 
 
 def _test_telegram(section: BaseModel) -> tuple[bool, str] | None:

@@ -79,6 +79,8 @@ async def download_attachments(
             continue
         try:
             file = await bot.get_file(file_id)
+            if not file.file_path:  # optional in getFile's answer; nothing to download then
+                raise TelegramError("getFile gave no file_path")
             data = bytes(await file.download_as_bytearray())
         except TelegramError as exc:
             log.warning("telegram: could not download a %s: %s", kind, exc)

@@ -47,7 +47,7 @@ from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.telegram.api import bot_commands, download_attachments, retry_after_secs
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
-from omega.channels.telegram.webhook import Refused, WebhookReceiver, delete_webhook
+from omega.channels.telegram.webhook import Dropped, Refused, WebhookReceiver, delete_webhook
 from omega.channels.text import split_text, utf16_len
 from omega.config.channels import TelegramConfig
 from omega.errors import OmegaError
@@ -88,6 +88,7 @@ class TelegramChannel:
         poll_timeout: int = POLL_TIMEOUT_SECS,
         max_download_bytes: int = MAX_DOWNLOAD_BYTES,
         refused: Refused | None = None,
+        dropped: Dropped | None = None,
     ) -> None:
         self._token = config.bot_token.get_secret_value().strip()
         self._api_url = config.api_url.rstrip("/")
@@ -107,7 +108,9 @@ class TelegramChannel:
         self.healthy = False  # polling works (the last getUpdates succeeded)
         # Webhook mode: every replica receives what the load balancer hands it (no lease).
         self.webhook = (
-            WebhookReceiver(self.bot, config, self._health, refused) if config.webhook_url else None
+            WebhookReceiver(self.bot, config, self._health, refused, dropped)
+            if config.webhook_url
+            else None
         )
         self.shared = self.webhook is not None
 
@@ -275,7 +278,9 @@ class TelegramChannel:
         if author is not None and author.id == self.bot_id:
             who = "you"
         else:
-            who = literal(author.full_name, NAME_CHARS) if author is not None else "someone"
+            # PTB's `full_name` is None for an empty first name (typed `str` all the same).
+            name = (author.full_name or author.username or "") if author is not None else ""
+            who = literal(name, NAME_CHARS) if name else "someone"
         return f'[In reply to {who}: "{quoted}"]'
 
     def _forwarded(self, origin: MessageOrigin | None) -> str:

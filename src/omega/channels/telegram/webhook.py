@@ -9,7 +9,10 @@ and never parsed. An accepted update goes through the same `Update` -> `Incoming
 as polling, with the same inbox id (chat and message id), so an update Telegram delivers again,
 to this replica or another, is recognised by the inbox and answered once. The answer is 200
 only once `submit` has put the message in the durable inbox; anything else makes Telegram
-deliver the update again later.
+deliver the update again later. Telegram delivers nothing after an update until that one is
+taken, so an update that could not be read `DROP_AFTER` times on this replica is answered 200
+all the same: logged, and handed to `dropped` (audited, the owner told), so later messages
+flow. One read but not put in the inbox (the store away) is never given up: nothing is lost.
 
 Every replica calls `setWebhook` at start (it is idempotent: the same URL, secret and update
 types); none deletes it at stop, since the others still serve it. A replica started in polling
@@ -57,11 +60,15 @@ MAX_BODY_BYTES = 1024 * 1024  # an update is JSON of a few KB; files are fetched
 REFUSED_LOG_EVERY_SECS = 60.0  # refusals beyond the first in this window are counted, not logged
 BACKOFF_FIRST_SECS = 1.0
 BACKOFF_MAX_SECS = 60.0
+DROP_AFTER = 3  # failed deliveries of one update before it is given up (answered 200)
+FAILURES_KEPT = 1000  # update ids whose failures are remembered (the oldest are forgotten)
 
 # Turns an update into the message it carries (None: not for Omega), files downloaded.
 ToMessage = Callable[[Update], Awaitable[IncomingMessage | None]]
 # Told of each refused request: why ("missing" or "wrong" secret token) and who sent it.
 Refused = Callable[[str, str], Awaitable[None]]
+# Told of each update given up after DROP_AFTER failures: its update_id, the tries, the error.
+Dropped = Callable[[int, int, str], Awaitable[None]]
 
 
 def webhook_secret(config: TelegramConfig) -> str:
@@ -116,6 +123,7 @@ class WebhookReceiver:
         config: TelegramConfig,
         health: HealthReporter,
         refused: Refused | None = None,
+        dropped: Dropped | None = None,
     ) -> None:
         self._bot = bot
         self.url = config.webhook_url
@@ -127,6 +135,8 @@ class WebhookReceiver:
         self._refused = refused
         self._refusals = 0  # refused since the last line logged about them
         self._refusal_logged = 0.0
+        self._dropped = dropped
+        self._failures: dict[int, int] = {}  # update_id: failed deliveries so far
         self.registered = False  # setWebhook was accepted
         self.port = 0  # the port listened on, once bound
 
@@ -233,13 +243,43 @@ class WebhookReceiver:
             return PlainTextResponse("Not an update.\n", status_code=400)
         try:
             incoming = await to_message(update)
+        except Exception as exc:  # an update it cannot read: given up after DROP_AFTER tries
+            if await self._given_up(update.update_id, exc):
+                return PlainTextResponse("Dropped.\n", status_code=200)
+            log.exception("telegram: webhook update %d not read", update.update_id)
+            return PlainTextResponse("Not accepted; try again.\n", status_code=500)
+        try:
             if incoming is not None:
                 await submit(incoming)
         except Exception:
-            # Not in the inbox: Telegram delivers it again (here or to another replica).
+            # Not in the inbox (the store is away): never given up, so no message is lost;
+            # Telegram delivers it again (here or to another replica).
             log.exception("telegram: webhook update %d not accepted", update.update_id)
             return PlainTextResponse("Not accepted; try again.\n", status_code=500)
+        self._failures.pop(update.update_id, None)
         return PlainTextResponse("", status_code=200)
+
+    async def _given_up(self, update_id: int, exc: Exception) -> bool:
+        """Count a failed delivery of `update_id`; at the DROP_AFTER-th, log it, tell `dropped`
+        and say so (True), so Telegram moves on to the next update."""
+        tries = self._failures.pop(update_id, 0) + 1
+        if tries < DROP_AFTER:
+            self._failures[update_id] = tries  # re-inserted: the newest are kept longest
+            while len(self._failures) > FAILURES_KEPT:
+                del self._failures[next(iter(self._failures))]
+            return False
+        log.error(
+            "telegram: webhook update %d failed %d times; dropped so later ones flow",
+            update_id,
+            tries,
+            exc_info=exc,
+        )
+        if self._dropped is not None:
+            try:
+                await self._dropped(update_id, tries, repr(exc)[:300])
+            except Exception:
+                log.exception("telegram: the dropped update %d could not be reported", update_id)
+        return True
 
     async def _refuse(self, why: str, peer: str) -> None:
         """Log (the first in each minute, then a count) and audit a refused request."""
