@@ -35,6 +35,7 @@ from omega.sandbox import probe
 from omega.schedule import resolve_timezone
 from omega.text import neutralized
 from omega.turn import (
+    ROOM_WORDS,
     MarkerContext,
     Outbox,
     PipelineDeps,
@@ -53,7 +54,7 @@ log = logging.getLogger(__name__)
 SUMMARY_CHARS = 500
 RECENT_SUMMARIES = 3
 OTHERS = "other people's conversations"
-ROOMS = "conversations in group rooms"
+ROOMS = ROOM_WORDS
 OTHERS_GAPS = "gaps not reported by the owner"
 
 HEARTBEAT_PROMPT = """\

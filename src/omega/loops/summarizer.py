@@ -3,8 +3,10 @@
 A summary the provider cannot make now leaves its conversation open: that is the queue (in the
 store, so another replica or the next start makes it), never a placeholder in its place.
 Facts are a person's for good and carry no origin: of a conversation that read a page or a
-tool's result, they come from the person's own lines alone (ARCHITECTURE §12a). Its summary
-keeps its conversation, whose reads a later prompt recalling it carries (turn.earlier_reads)."""
+tool's result, they come from the person's own lines alone (ARCHITECTURE §12a), and none come
+from a group room's, whose words are other members' too (a quote or a forward in the person's
+own line), whoever spoke there. Its summary keeps its conversation, whose reads (and room) a
+later prompt recalling it carries (turn.earlier_reads)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ import re
 
 from omega.errors import OmegaError
 from omega.providers.base import RETRY_LATER_KINDS, ProviderError
-from omega.turn import PipelineDeps, ask_provider, reads_in
+from omega.turn import PipelineDeps, ask_provider, reads_in, rooms_in
 from omega.types import ChatMessage, Context
 
 log = logging.getLogger(__name__)
@@ -105,11 +107,15 @@ async def summarize_conversation(deps: PipelineDeps, conversation_id: str) -> st
     if not summary:
         summary = f"({len(messages)} messages, summary unavailable)"
     try:
+        room = await store.call(rooms_in, store, conversation_id)
         read = await store.call(reads_in, store, conversation_id)
     except Exception:
-        log.exception("could not read what %s read; counted as external", conversation_id[:8])
-        read = "unknown"
-    if read:  # text nobody here wrote states no fact about the person
+        log.exception("could not read what %s read; counted as a room's", conversation_id[:8])
+        room, read = True, "unknown"
+    if room:  # a member's quoted words in the speaker's line are no fact about the speaker
+        log.info("no facts from %s: a group room's conversation", conversation_id[:8])
+        text = ""
+    elif read:  # text nobody here wrote states no fact about the person
         log.info("facts of %s from the person's lines only (read %s)", conversation_id[:8], read)
         text = transcript([m for m in messages if m.role == "user"])
     try:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from omega.turn.effects import (
         ATTACHMENT_NOTE,
         OWN_TEXT_TOOLS,
+        ROOM_WORDS,
         MarkerContext,
         MarkerOutcome,
         Notify,
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
         marker_context,
         owner_message,
         reads_in,
+        rooms_in,
     )
     from omega.turn.folders import FolderMigration, migrate_person_folders
     from omega.turn.load import load_granted_turn, load_turn, make_turn, person_workspace
@@ -101,6 +103,7 @@ __all__ = [
     "GROUP_RULES",
     "OWNER_COMMANDS",
     "OWN_TEXT_TOOLS",
+    "ROOM_WORDS",
     "ChannelPolicy",
     "FolderMigration",
     "MarkerContext",
@@ -156,6 +159,7 @@ __all__ = [
     "reads_in",
     "record_audit",
     "role_of",
+    "rooms_in",
     "sender_role",
     "stored_owner",
     "tells_strangers",
@@ -178,6 +182,7 @@ __getattr__ = loader(
         "Notify": "effects",
         "OWNER_COMMANDS": "privileges",
         "OWN_TEXT_TOOLS": "effects",
+        "ROOM_WORDS": "effects",
         "Outbox": "deps",
         "PipelineDeps": "deps",
         "PromptParts": "prompt",
@@ -210,6 +215,7 @@ __getattr__ = loader(
         "earlier_reads": "effects",
         "external_reads": "effects",
         "reads_in": "effects",
+        "rooms_in": "effects",
         "origin_label": "prompt",
         "is_owner": "auth",
         "stored_owner": "auth",

@@ -38,6 +38,9 @@ RECENT_CALLS = 2000
 UNCHECKED = "tool results too old to check"
 UNREADABLE = "earlier turns (memory unreadable)"
 RECALLED = "(in an earlier conversation memory recalled)"
+# A group room's words are other members' too, whoever spoke there (a quote, a forward).
+ROOM_WORDS = "conversations in group rooms"
+RECALLED_ROOMS = f"{ROOM_WORDS} (memory recalled)"
 
 
 def external_reads(
@@ -91,19 +94,44 @@ def reads_in(store: Store, *conversation_ids: str) -> str:
     return ", ".join(dict.fromkeys(names))
 
 
+def rooms_in(store: Store, *conversation_ids: str) -> bool:
+    """Whether any of these conversations was in a group room (its words are other members'
+    too, migration 026). Fails closed: one that is not there counts. Call on the store's
+    thread."""
+    ids = tuple(dict.fromkeys(conversation_ids))
+    if not ids:
+        return False
+    rows = store.query(
+        f"SELECT COUNT(*) AS n FROM conversations WHERE is_group = 0 AND id IN "
+        f"({', '.join('?' * len(ids))})",
+        ids,
+    )
+    return not rows or int(rows[0]["n"]) < len(ids)
+
+
 def conversation_reads(
-    store: Store, channel: str, sender_id: str, thread: str = "", recalled: tuple[str, ...] = ()
+    store: Store,
+    channel: str,
+    sender_id: str,
+    thread: str = "",
+    recalled: tuple[str, ...] = (),
+    room: bool = False,
 ) -> str:
     """What external content the conversation a message continues has read in its earlier
     turns (`reads_in`; "" when there is none yet): its history carries what they returned into
     this turn's prompt. Every tool call of a turn answering someone is recorded in the
     conversation its exchange is kept in (turn.ask). With `recalled`, the earlier
     conversations whose summary or messages memory put in the prompt (Context.recalled_from):
-    what they read is carried too. Call on the store's thread."""
+    what they read is carried too, and, unless the turn is a `room`'s own (it recalls only that
+    room's, with the room's rights), a group room's words (RECALLED_ROOMS: a private turn
+    recalling the person's room conversations). Call on the store's thread."""
     conversation = store.active_conversation_id(channel, sender_id, thread)
     here = reads_in(store, conversation) if conversation else ""
-    before = reads_in(store, *[c for c in recalled if c != conversation])
+    others = [c for c in recalled if c != conversation]
+    before = reads_in(store, *others)
     named = [f"{name} {RECALLED}" for name in before.split(", ") if name]
+    if not room and rooms_in(store, *others):
+        named.insert(0, RECALLED_ROOMS)
     return ", ".join(part for part in (here, *named) if part)
 
 
@@ -121,6 +149,7 @@ async def earlier_reads(
             message.sender_id,
             message.conversation,
             recalled,
+            message.is_group,
         )
     except Exception:
         log.exception("could not read what the conversation read; counted as external")
