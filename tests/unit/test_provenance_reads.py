@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from omega.evolution.gaps import own_words
-from omega.memory import Store
+from omega.memory import Store, provenance
 from omega.turn import effects, external_reads, reads_in
 from omega.types import ToolCall
 
@@ -47,7 +47,7 @@ def test_a_conversation_counts_every_tool_that_may_have_read_external_text(
 def test_a_conversation_older_than_the_calls_read_counts_as_external(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(effects, "RECENT_CALLS", 2)
+    monkeypatch.setattr(provenance, "RECENT_CALLS", 2)
     store = Store(tmp_path / "m.db")
     old = store.active_conversation("terminal", "owner")
     record(store, old, "list_files")

@@ -6,7 +6,8 @@ Without bubblewrap's PID namespace nothing else would end what a command leaves 
 subreaper the launcher gets every orphan below it re-parented to it, so it can find and kill
 them all. It exits as the command did (its exit code, or the signal that ended it).
 SIGTERM, SIGINT, SIGHUP and SIGQUIT sent to the launcher are passed on to the command (a
-graceful stop, e.g. the MCP SDK's); `ABORT_SIGNAL` (run_shell's timeout and cancel, and the
+graceful stop, e.g. the MCP SDK's; aborted when still running `TERM_GRACE_SECS` after a
+SIGTERM); `ABORT_SIGNAL` (run_shell's timeout and cancel, and the
 launcher's parent-death signal: Omega gone) kills the command and everything it started at
 once. The command is killed if the launcher itself is (its own parent-death signal).
 
@@ -33,6 +34,9 @@ PR_SET_CHILD_SUBREAPER = 36
 ABORT_SIGNAL = signal.SIGUSR1
 # Sent to the launcher: passed on to the command (a graceful stop, e.g. the MCP SDK's SIGTERM).
 FORWARDED = (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT)
+# A command still running this long after a SIGTERM was passed on is aborted: before the MCP
+# SDK's SIGKILL to the group (2 s after its SIGTERM) kills the launcher and leaves its orphans.
+TERM_GRACE_SECS = 1.0
 
 
 class _Command:
@@ -58,6 +62,8 @@ def _handlers(command: _Command, ignored: set[int]) -> dict[int, Callable[[int, 
         if command.pid > 0 and not command.ended:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(command.pid, signum)
+            if signum == signal.SIGTERM:  # SIGALRM: abort, unless it has ended by then
+                signal.setitimer(signal.ITIMER_REAL, TERM_GRACE_SECS)
 
     def abort(_signum: int, _frame: object) -> None:
         command.aborted = True
@@ -66,7 +72,7 @@ def _handlers(command: _Command, ignored: set[int]) -> dict[int, Callable[[int, 
                 os.kill(command.pid, signal.SIGKILL)  # its descendants follow: `kill_leftovers`
 
     passed = {int(sig): forward for sig in FORWARDED if sig not in ignored}
-    return {**passed, int(ABORT_SIGNAL): abort}
+    return {**passed, int(ABORT_SIGNAL): abort, int(signal.SIGALRM): abort}
 
 
 def _children(me: int) -> list[int]:

@@ -11,16 +11,15 @@ import asyncio
 import contextlib
 import errno
 import os
-import signal
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from omega.config.safety import SandboxSection
+from omega.memory.provenance import found_origin
 from omega.paths import PRIVATE_DIR_MODE, OmegaPaths
-from omega.sandbox import Sandbox
+from omega.sandbox import Sandbox, stop_launched
 from omega.sandbox.folders import UnsafeFolderError, confined_folder
-from omega.sandbox.reaper import ABORT_SIGNAL
 from omega.tools import safe_fs
 from omega.tools.context import FailedOutput, ToolError, current_deps
 from omega.tools.fetch import fetch
@@ -266,14 +265,14 @@ class BuiltinTools:
         try:
             await asyncio.wait_for(drain(), timeout)
         except TimeoutError:
-            await _stop(process)
+            await stop_launched(process, STOP_GRACE_SECS)
             output = _output(buffer, total)
             raise ToolError(
                 f"timed out after {timeout}s; the command was killed. Output so far:\n{output}"
             ) from None
         finally:
             if process.returncode is None:  # cancelled or timed out: leave nothing running
-                await _stop(process)
+                await stop_launched(process, STOP_GRACE_SECS)
         text = f"exit code {process.returncode}\n{_output(buffer, total)}"
         # A command that fails is a failed tool call in the records (the critic and
         # introspection learn from them); the model reads the same text either way.
@@ -293,7 +292,9 @@ class BuiltinTools:
         )
         if not found:
             return "no matching messages"
-        return "\n".join(
+        ids = [r.conversation_id for r in found]  # a room's or a page's words: said first
+        origin = await store.call(found_origin, store, ids, deps.group)
+        return origin + "\n".join(
             f"[{r.created_at[:10]}] {r.role}: {r.content[:MAX_RECALL_CHARS]}" for r in found
         )
 
@@ -336,26 +337,6 @@ def _refused(path: str, exc: OSError) -> ToolError:
     else:
         why = f"could not be opened: {exc.strerror or type(exc).__name__}"
     return ToolError(f"refused: {path!r} {why}")
-
-
-async def _stop(process: asyncio.subprocess.Process) -> None:
-    """End a command and everything it started: the launcher is asked first (it kills its
-    descendants, `setsid` ones included, which the process group does not hold), then the
-    group is SIGKILLed and the launcher reaped."""
-    if process.returncode is None:  # not reaped yet: its pid is still its own
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(process.pid, ABORT_SIGNAL)
-    try:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(process.wait(), STOP_GRACE_SECS)
-    finally:  # even when cancelled meanwhile
-        _kill_group(process)
-    await process.wait()
-
-
-def _kill_group(process: asyncio.subprocess.Process) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # already gone
-        os.killpg(process.pid, signal.SIGKILL)
 
 
 def _output(buffer: bytearray, total: int) -> str:

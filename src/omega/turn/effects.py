@@ -11,6 +11,11 @@ from typing import Literal
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry
+from omega.memory.provenance import ATTACHED, read_name, reads_in, rooms_in
+from omega.memory.provenance import ATTACHMENT_NOTE as ATTACHMENT_NOTE
+from omega.memory.provenance import OWN_TEXT_TOOLS as OWN_TEXT_TOOLS
+from omega.memory.provenance import ROOM_WORDS as ROOM_WORDS
+from omega.memory.provenance import UNCHECKED as UNCHECKED
 from omega.memory.store import Store
 from omega.owner import owner_alert
 from omega.paths import OmegaPaths
@@ -24,22 +29,8 @@ log = logging.getLogger(__name__)
 
 Notify = Callable[[OutgoingMessage], Awaitable[None]]
 
-# Tools whose results are only what the person or Omega wrote themselves: any other call
-# (fetch_url, run_shell, read_file, an MCP server's or a provider's own tool) may have read
-# text nobody here wrote, and its turn counts as one that read external content.
-OWN_TEXT_TOOLS = frozenset({"list_files", "write_file", "search_memory"})
-ATTACHED = "attached file"
-# How a message names a file attached to it, in the text kept in its conversation.
-ATTACHMENT_NOTE = "[Attached file: "
-# How many of the latest tool calls are read to find a conversation's: a conversation older
-# than all of them may have older ones, and counts as having read external content (fails
-# closed), so the check costs the same however long the table grows.
-RECENT_CALLS = 2000
-UNCHECKED = "tool results too old to check"
 UNREADABLE = "earlier turns (memory unreadable)"
 RECALLED = "(in an earlier conversation memory recalled)"
-# A group room's words are other members' too, whoever spoke there (a quote, a forward).
-ROOM_WORDS = "conversations in group rooms"
 RECALLED_ROOMS = f"{ROOM_WORDS} (memory recalled)"
 
 
@@ -51,62 +42,10 @@ def external_reads(
     earlier turns its history carries read (`conversation_reads`). Fails closed: a tool it
     does not know counts."""
     names = [name for name in earlier.split(", ") if name]
-    names += [call.name for call in calls if call.name not in OWN_TEXT_TOOLS]
+    names += [read_name(call.name, call.result_preview) for call in calls]
     if message is not None and message.attachments:
         names.append(ATTACHED)
-    return ", ".join(dict.fromkeys(names))
-
-
-def reads_in(store: Store, *conversation_ids: str) -> str:
-    """What external content these conversations read ("" when none): the names of the tool
-    calls recorded in them that may have returned text nobody here wrote (as
-    `external_reads`), and an attached file. A conversation started before the latest
-    RECENT_CALLS tool calls counts as having read some (UNCHECKED), as does one that is not
-    there. The same four queries however many conversations. Call on the store's thread."""
-    if not conversation_ids:
-        return ""
-    among = f"conversation_id IN ({', '.join('?' * len(conversation_ids))})"
-    top = store.query("SELECT MAX(id) AS top FROM tool_calls")
-    floor = int(top[0]["top"] or 0) - RECENT_CALLS if top else 0
-    rows = store.query(
-        f"SELECT DISTINCT tool FROM tool_calls WHERE id > ? AND {among} ORDER BY tool",
-        (floor, *conversation_ids),
-    )
-    names = [str(row["tool"]) for row in rows if row["tool"] not in OWN_TEXT_TOOLS]
-    if floor > 0:  # calls older than the window: were any of them these conversations'?
-        older = store.query(
-            "SELECT created_at FROM tool_calls WHERE id <= ? ORDER BY id DESC LIMIT 1", (floor,)
-        )
-        started = store.query(
-            f"SELECT COUNT(*) AS n, MIN(started_at) AS first FROM conversations WHERE "
-            f"{among.replace('conversation_id', 'id')}",
-            conversation_ids,
-        )
-        known = bool(started) and int(started[0]["n"]) == len(set(conversation_ids))
-        if not known or (older and str(older[0]["created_at"]) >= str(started[0]["first"])):
-            names.append(UNCHECKED)
-    attached = store.query(
-        f"SELECT 1 FROM messages WHERE {among} AND role = 'user' AND content LIKE ? LIMIT 1",
-        (*conversation_ids, f"{ATTACHMENT_NOTE}%"),
-    )
-    if attached:
-        names.append(ATTACHED)
-    return ", ".join(dict.fromkeys(names))
-
-
-def rooms_in(store: Store, *conversation_ids: str) -> bool:
-    """Whether any of these conversations was in a group room (its words are other members'
-    too, migration 026). Fails closed: one that is not there counts. Call on the store's
-    thread."""
-    ids = tuple(dict.fromkeys(conversation_ids))
-    if not ids:
-        return False
-    rows = store.query(
-        f"SELECT COUNT(*) AS n FROM conversations WHERE is_group = 0 AND id IN "
-        f"({', '.join('?' * len(ids))})",
-        ids,
-    )
-    return not rows or int(rows[0]["n"]) < len(ids)
+    return ", ".join(dict.fromkeys(name for name in names if name))
 
 
 def conversation_reads(

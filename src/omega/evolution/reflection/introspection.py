@@ -18,10 +18,10 @@ from omega.evolution.proposals import LoopResult, ProposalStore, scope_of, valid
 from omega.evolution.reflection.critic import review_tools
 from omega.evolution.reflection.lessons import room_scope
 from omega.memory.db import utc_now
+from omega.memory.provenance import read_name
 from omega.memory.store import Store
 from omega.replica import replica_name
 from omega.turn import (
-    OWN_TEXT_TOOLS,
     Outbox,
     PipelineDeps,
     ask_provider,
@@ -144,9 +144,9 @@ def record_cycle(
 
 
 def read_external(rows: list[dict[str, Any]]) -> bool:
-    """Whether a timeline's calls may have read text nobody here wrote (turn.OWN_TEXT_TOOLS):
-    the gate then never approves a skill it suggests by itself (issue 37)."""
-    return any(str(row["tool"]) not in OWN_TEXT_TOOLS for row in rows)
+    """Whether a timeline's calls may have read text nobody here wrote (memory.provenance
+    `read_name`): the gate then never approves a skill it suggests by itself (issue 37)."""
+    return any(read_name(str(row["tool"]), str(row.get("result_preview") or "")) for row in rows)
 
 
 async def maybe_introspect(deps: PipelineDeps, out: Outbox, agent: str) -> LoopResult | None:

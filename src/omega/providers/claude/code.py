@@ -21,7 +21,6 @@ import contextlib
 import logging
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -60,7 +59,7 @@ from omega.providers.claude.stream import (
     RunOutcome,
     StreamParser,
 )
-from omega.sandbox import Sandbox
+from omega.sandbox import Sandbox, stop_launched
 from omega.sandbox.folders import UnsafeFolderError, confined_folder
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
@@ -94,16 +93,9 @@ def render_prompt(context: Context) -> str:
     return f"{history}{context.prompt}"
 
 
-def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    """SIGKILL the child's whole process group (it leads one: start_new_session=True)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(proc.pid, signal.SIGKILL)
-
-
-async def _reap(proc: asyncio.subprocess.Process) -> None:
-    """Wait (briefly) for a killed child so it leaves no zombie."""
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(proc.wait(), EXIT_GRACE_SECS)
+async def _stop(proc: asyncio.subprocess.Process) -> None:
+    """End the CLI and all it started (its MCP servers and what they left the group with)."""
+    await stop_launched(proc, EXIT_GRACE_SECS)
 
 
 async def _drain_tail(stream: asyncio.StreamReader | None, tail: bytearray) -> None:
@@ -131,7 +123,7 @@ async def _read_stdout(
         except TimeoutError:
             # We have the answer but something in the group keeps stdout open.
             log.warning("claude-code: output still open after the result; killing the CLI")
-            _kill_group(proc)
+            await _stop(proc)
             return
         if not line:
             return
@@ -155,7 +147,7 @@ async def _wait_exit(proc: asyncio.subprocess.Process) -> None:
     try:
         await asyncio.wait_for(proc.wait(), EXIT_GRACE_SECS)
     except TimeoutError:
-        _kill_group(proc)  # a leftover grandchild holds the pipes open
+        await _stop(proc)  # a leftover grandchild holds the pipes open
         await proc.wait()
 
 
@@ -460,16 +452,14 @@ class ClaudeCodeProvider:
                 await _wait_exit(proc)
                 await asyncio.wait({stderr_task}, timeout=1.0)
         except TimeoutError:
-            _kill_group(proc)
-            await _reap(proc)
+            await _stop(proc)
             # What its tools did is recorded; the one it was waiting on timed out.
             salvage_tool_calls(parser.finish(time.monotonic(), TIMED_OUT).tool_calls)
             raise ProviderError(
                 f"claude CLI timed out after {self._config.timeout_secs}s", kind="timeout"
             ) from None
         except BaseException:  # cancelled (or a bug): never leave the CLI running
-            _kill_group(proc)
-            await _reap(proc)
+            await _stop(proc)
             salvage_tool_calls(parser.finish(time.monotonic(), STOPPED).tool_calls)
             raise
         finally:
