@@ -73,8 +73,9 @@ def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
 
 
 def _report_dropped(store: Store) -> Callable[[int, int, str], Awaitable[None]]:
-    """Audits a webhook update given up after failing again and again, and keeps an alert for
-    the owner (delivered where they can be reached, `omega status` shows it meanwhile)."""
+    """Audits a Telegram update (webhook or polled) given up after failing again and again, and
+    keeps an alert for the owner (delivered where they can be reached, `omega status` shows it
+    meanwhile)."""
     from omega.memory.audit import AuditEntry
 
     async def dropped(update_id: int, tries: int, error: str) -> None:
@@ -82,7 +83,7 @@ def _report_dropped(store: Store) -> Callable[[int, int, str], Awaitable[None]]:
             channel="telegram",
             sender_id="",
             status="error",
-            detail=f"webhook update {update_id} dropped after {tries} failures: {error}",
+            detail=f"update {update_id} dropped after {tries} failures: {error}",
             event="telegram_update_dropped",
         )
         await store.call(store.audit, entry)

@@ -54,7 +54,7 @@ async def download_attachments(
             continue
         try:
             data = await file.read()
-        except (discord.HTTPException, aiohttp.ClientError) as exc:
+        except (discord.HTTPException, aiohttp.ClientError, TimeoutError) as exc:  # a stalled CDN
             log.warning("discord: could not download %s: %s", name, exc)
             notes.append(f"[The file {name} sent here could not be downloaded.]")
             continue

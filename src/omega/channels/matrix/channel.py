@@ -242,33 +242,51 @@ class MatrixChannel:
             log.warning("matrix: could not join %s: %s", room_id, joined.message)
 
     async def _event(self, room_id: str, source: Mapping[str, Any], submit: Submit) -> None:
-        """Hand one timeline event to Omega when it is a message for it."""
+        """Hand one timeline event to Omega when it is a message for it. One that cannot be
+        read is skipped with a log line (its sync would bring it back, and stop the channel,
+        forever); the homeserver away, or the message not handed over, is raised: synced again."""
+        from aiohttp import ClientError
+
+        try:
+            message = await self._incoming(room_id, source)
+        except (StoppedError, TimeoutError, HomeserverError, ClientError, OSError):
+            raise
+        except Exception:
+            event_id = str(source.get("event_id"))[:100]
+            log.exception("matrix: event %s in %s could not be read; skipped", event_id, room_id)
+            return
+        if message is not None:
+            await submit(message)  # returns once the message is durable in the inbox
+
+    async def _incoming(self, room_id: str, source: Mapping[str, Any]) -> IncomingMessage | None:
+        """What a timeline event says to Omega, or None when it is not a message for it (an
+        encrypted room's is not: the room is told once that it cannot be read)."""
         sender = str(source.get("sender") or "")
         kind = source.get("type")
         if sender == self.client.user_id or not sender:
-            return
+            return None
         if kind == "m.room.encrypted":
             await self._tell_encrypted(room_id)
-            return
+            return None
         content = source.get("content")
         if kind != "m.room.message" or not isinstance(content, Mapping):
-            return
+            return None
         relation = content.get("m.relates_to")
         if isinstance(relation, Mapping) and relation.get("rel_type") == "m.replace":
-            return  # an edit: the first version was answered already
+            return None  # an edit: the first version was answered already
         msgtype = content.get("msgtype")
         if msgtype == "m.notice":
-            return  # other bots' notices: answering them makes loops
+            return None  # other bots' notices: answering them makes loops
         is_group = await self._members(room_id) > 2
         if is_group and not addressed(content, self.client.user_id, self.display_name):
-            return
+            return None
         text, attachments = await self._content(content)
         if not text and not attachments:
-            return
+            return None
         room = self.client.rooms.get(room_id)
         name = (room.user_name(sender) if room is not None else None) or sender
         root = thread_root(content)
-        message = IncomingMessage(
+        return IncomingMessage(
             channel=NAME,
             sender_id=sender,
             sender_name=scrub(name),
@@ -280,7 +298,6 @@ class MatrixChannel:
             id=f"matrix:{source.get('event_id')}",
             assurance="platform",  # the sender's homeserver signs for its users
         )
-        await submit(message)  # returns once the message is durable in the inbox
 
     async def _content(self, content: Mapping[str, Any]) -> tuple[str, list[Attachment]]:
         """A message's text and its file, downloaded (a note instead when it cannot be)."""
@@ -310,7 +327,11 @@ class MatrixChannel:
     async def _download(self, url: str) -> bytes | None:
         from nio import MemoryDownloadResponse
 
-        answer = await self._until_stopped(self.client.download(mxc=url))
+        try:
+            answer = await self._until_stopped(self.client.download(mxc=url))
+        except ValueError as exc:  # no URL nio can make of it ("mxc://[x", a lone surrogate)
+            log.warning("matrix: could not download %r: %s", url[:200], exc)
+            return None
         if isinstance(answer, MemoryDownloadResponse):
             return bytes(answer.body)
         log.warning("matrix: could not download %s: %s", url, getattr(answer, "message", ""))

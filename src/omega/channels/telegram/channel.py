@@ -47,7 +47,13 @@ from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.telegram.api import bot_commands, download_attachments, retry_after_secs
 from omega.channels.telegram.format import MAX_CAPTION_UNITS, render_html
-from omega.channels.telegram.webhook import Dropped, Refused, WebhookReceiver, delete_webhook
+from omega.channels.telegram.webhook import (
+    Dropped,
+    Refused,
+    Unread,
+    WebhookReceiver,
+    delete_webhook,
+)
 from omega.channels.text import split_text, utf16_len
 from omega.config.channels import TelegramConfig
 from omega.errors import OmegaError
@@ -61,7 +67,6 @@ POLL_TIMEOUT_SECS = 30
 BACKOFF_FIRST_SECS = 1.0
 BACKOFF_MAX_SECS = 60.0
 SEND_ATTEMPTS = 3  # a send refused with 429 is retried after `retry_after` this many times
-SUBMIT_ATTEMPTS = 3  # an update whose submit keeps failing is skipped after this many tries
 MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024  # the Bot API's own getFile limit
 QUOTE_CHARS = 500  # how much of a replied-to message reaches the context
 NAME_CHARS = 60  # how much of an author's name (a quote's, a forward's) reaches the context
@@ -113,6 +118,7 @@ class TelegramChannel:
             else None
         )
         self.shared = self.webhook is not None
+        self._unread = Unread(dropped, "polling")
 
     @property
     def name(self) -> str:
@@ -176,7 +182,6 @@ class TelegramChannel:
     async def _poll(self, submit: Submit) -> None:
         offset: int | None = None
         backoff = BACKOFF_FIRST_SECS
-        failures: dict[int, int] = {}
         while not self._stop.is_set():
             try:
                 updates = await self._until_stopped(
@@ -204,26 +209,35 @@ class TelegramChannel:
             self._health.report("polling")
             backoff = BACKOFF_FIRST_SECS
             for update in updates:
-                try:
-                    incoming = await self._incoming(update)
-                    if incoming is not None:
-                        await submit(incoming)
-                except Exception:
-                    tries = failures[update.update_id] = failures.get(update.update_id, 0) + 1
-                    if tries < SUBMIT_ATTEMPTS:
-                        # Not confirmed: the update comes again with the next getUpdates.
-                        log.exception("telegram: update %d not accepted", update.update_id)
-                        await self._sleep(backoff)
-                        break
-                    log.exception(
-                        "telegram: update %d failed %d times; skipped", update.update_id, tries
-                    )
-                failures.pop(update.update_id, None)
+                # Not handed: not confirmed either, so it comes again with the next getUpdates.
+                if not await self._handed(update, submit):
+                    await self._sleep(backoff)
+                    break
                 offset = update.update_id + 1
         if offset is not None:
             # Confirm what was handled, so the next start does not receive it again.
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(self.bot.get_updates(offset=offset, timeout=0, limit=1), 5)
+
+    async def _handed(self, update: Update, submit: Submit) -> bool:
+        """Whether a polled update is done with: its message in the inbox, none for Omega, or
+        unread DROP_AFTER times and given up. One read but not stored (the store away) never
+        is: nothing is lost."""
+        try:
+            incoming = await self._incoming(update)
+        except Exception as exc:
+            if await self._unread.given_up(update.update_id, exc):
+                return True
+            log.exception("telegram: update %d not read", update.update_id)
+            return False
+        self._unread.read(update.update_id)
+        try:
+            if incoming is not None:
+                await submit(incoming)  # returns once the message is durable
+        except Exception:
+            log.exception("telegram: update %d not accepted", update.update_id)
+            return False
+        return True
 
     async def _incoming(self, update: Update) -> IncomingMessage | None:
         """The message an update carries, with its files downloaded, or None when it is not

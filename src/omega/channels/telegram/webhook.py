@@ -71,6 +71,43 @@ Refused = Callable[[str, str], Awaitable[None]]
 Dropped = Callable[[int, int, str], Awaitable[None]]
 
 
+class Unread:
+    """The updates that could not be read, in either mode: each is tried again until the
+    DROP_AFTER-th failure gives it up (logged, told to `dropped`), so later updates flow."""
+
+    def __init__(self, dropped: Dropped | None, mode: str) -> None:
+        self._dropped = dropped
+        self._mode = mode  # "webhook" or "polling", for the log line
+        self._failures: dict[int, int] = {}  # update_id: failed reads so far
+
+    async def given_up(self, update_id: int, exc: Exception) -> bool:
+        """Count a failed read of `update_id`; at the DROP_AFTER-th, log it, tell `dropped`
+        and say so (True): it is to be confirmed to Telegram unread."""
+        tries = self._failures.pop(update_id, 0) + 1
+        if tries < DROP_AFTER:
+            self._failures[update_id] = tries  # re-inserted: the newest are kept longest
+            while len(self._failures) > FAILURES_KEPT:
+                del self._failures[next(iter(self._failures))]
+            return False
+        log.error(
+            "telegram: %s update %d failed %d times; dropped so later ones flow",
+            self._mode,
+            update_id,
+            tries,
+            exc_info=exc,
+        )
+        if self._dropped is not None:
+            try:
+                await self._dropped(update_id, tries, repr(exc)[:300])
+            except Exception:
+                log.exception("telegram: the dropped update %d could not be reported", update_id)
+        return True
+
+    def read(self, update_id: int) -> None:
+        """Forget the failures of an update that was read at last."""
+        self._failures.pop(update_id, None)
+
+
 def webhook_secret(config: TelegramConfig) -> str:
     """The secret token: the configured one, else one derived from the bot token (HMAC, so the
     same on every replica with that token, and the token cannot be read back from it)."""
@@ -135,8 +172,7 @@ class WebhookReceiver:
         self._refused = refused
         self._refusals = 0  # refused since the last line logged about them
         self._refusal_logged = 0.0
-        self._dropped = dropped
-        self._failures: dict[int, int] = {}  # update_id: failed deliveries so far
+        self._unread = Unread(dropped, "webhook")
         self.registered = False  # setWebhook was accepted
         self.port = 0  # the port listened on, once bound
 
@@ -244,10 +280,11 @@ class WebhookReceiver:
         try:
             incoming = await to_message(update)
         except Exception as exc:  # an update it cannot read: given up after DROP_AFTER tries
-            if await self._given_up(update.update_id, exc):
+            if await self._unread.given_up(update.update_id, exc):
                 return PlainTextResponse("Dropped.\n", status_code=200)
             log.exception("telegram: webhook update %d not read", update.update_id)
             return PlainTextResponse("Not accepted; try again.\n", status_code=500)
+        self._unread.read(update.update_id)
         try:
             if incoming is not None:
                 await submit(incoming)
@@ -256,30 +293,7 @@ class WebhookReceiver:
             # Telegram delivers it again (here or to another replica).
             log.exception("telegram: webhook update %d not accepted", update.update_id)
             return PlainTextResponse("Not accepted; try again.\n", status_code=500)
-        self._failures.pop(update.update_id, None)
         return PlainTextResponse("", status_code=200)
-
-    async def _given_up(self, update_id: int, exc: Exception) -> bool:
-        """Count a failed delivery of `update_id`; at the DROP_AFTER-th, log it, tell `dropped`
-        and say so (True), so Telegram moves on to the next update."""
-        tries = self._failures.pop(update_id, 0) + 1
-        if tries < DROP_AFTER:
-            self._failures[update_id] = tries  # re-inserted: the newest are kept longest
-            while len(self._failures) > FAILURES_KEPT:
-                del self._failures[next(iter(self._failures))]
-            return False
-        log.error(
-            "telegram: webhook update %d failed %d times; dropped so later ones flow",
-            update_id,
-            tries,
-            exc_info=exc,
-        )
-        if self._dropped is not None:
-            try:
-                await self._dropped(update_id, tries, repr(exc)[:300])
-            except Exception:
-                log.exception("telegram: the dropped update %d could not be reported", update_id)
-        return True
 
     async def _refuse(self, why: str, peer: str) -> None:
         """Log (the first in each minute, then a count) and audit a refused request."""
