@@ -7,6 +7,7 @@
 - A `.tmp` the model replaced with a symlink: the `claude` CLI's private home is made there by
   Omega itself, unconfined, before the sandbox repairs `.tmp` for the command; it must never be
   made where the link points ($OMEGA_HOME/skills here).
+- Memory: a command that eats it must be what the kernel's OOM killer ends, not Omega.
 
 Each attack is also run where it must get through (`rwx`, or without the fix), so it is real.
 """
@@ -124,3 +125,17 @@ def test_a_symlinked_temp_folder_never_gets_the_claude_home(
     assert not list(skills.glob(CONFIG_PREFIX + "*")), "Omega made the CLI's home in skills/"
     tmp = isolated_env / "workspace" / ".tmp"
     assert tmp.is_dir() and not tmp.is_symlink()
+
+
+@pytest.mark.parametrize("mode", ["sandbox", "rx", "rwx"])
+def test_a_command_is_offered_to_the_oom_killer_before_omega(
+    fake_openai: FakeOpenAI, isolated_env: Path, mode: Mode
+) -> None:
+    """A command that eats the memory (256 processes of 8 GiB each may) is the one the kernel
+    ends, not Omega: every command runs with the highest OOM score, whatever the mode."""
+    command = "cat /proc/self/oom_score_adj"
+    out = chat(
+        fake_openai, [tool_call("m", "run_shell", command=command)], OMEGA_SANDBOX__MODE=mode
+    )
+    assert out["m"].splitlines()[-1].strip() == "1000", out
+    assert Path("/proc/self/oom_score_adj").read_text().strip() != "1000"  # not this test's

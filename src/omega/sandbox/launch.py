@@ -106,6 +106,14 @@ def drop_root_capabilities() -> None:
     libc.capset(ctypes.byref(_CapHeader(_CAPABILITY_VERSION_3, 0)), nothing)
 
 
+def prefer_for_oom() -> None:
+    """Offer this process, and all it runs, first to the kernel's OOM killer (score 1000): a
+    command that eats the memory ends before Omega does. Raising one's own score needs no
+    privilege; where /proc cannot say so, nothing changes."""
+    with contextlib.suppress(OSError):
+        Path("/proc/self/oom_score_adj").write_text("1000\n")
+
+
 def _supervises(policy: Policy) -> bool:
     """Whether the launcher stays to supervise the command: on Linux, except directly inside
     the bubblewrap namespace it made (its PID namespace dies with the command, and all in it).
@@ -126,6 +134,7 @@ def main(argv: list[str] | None = None) -> int:
     parent = os.getppid()
     try:
         policy = Policy.from_json(args[0])
+        prefer_for_oom()  # before bubblewrap: inherited by it and everything below
         if policy.namespace and not inside_one():
             inner = replace(policy, namespace=())  # the launcher again, inside: confine, exec
             launcher = [sys.executable, "-I", "-B", str(Path(__file__).resolve())]
