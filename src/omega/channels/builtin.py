@@ -46,7 +46,7 @@ def _telegram(ctx: ChannelContext) -> Channel:
     from omega.channels.telegram import TelegramChannel
 
     refused = _audit_refused(ctx.store) if ctx.store is not None else None
-    dropped = _report_dropped(ctx.store) if ctx.store is not None else None
+    dropped = report_dropped(ctx.store) if ctx.store is not None else None
     return TelegramChannel(
         ctx.section, health_file=ctx.health_file, refused=refused, dropped=dropped
     )
@@ -72,25 +72,26 @@ def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
     return refused
 
 
-def _report_dropped(store: Store) -> Callable[[int, int, str], Awaitable[None]]:
-    """Audits a Telegram update (webhook or polled) given up after failing again and again, and
-    keeps an alert for the owner (delivered where they can be reached, `omega status` shows it
-    meanwhile)."""
+def report_dropped(
+    store: Store, channel: str = "telegram", thing: str = "update"
+) -> Callable[[int, int, str], Awaitable[None]]:
+    """Audits an update or message given up on, unread again and again (Telegram, Discord), and
+    keeps an alert for the owner (delivered where they can reach it; `omega status` shows it)."""
     from omega.memory.audit import AuditEntry
 
-    async def dropped(update_id: int, tries: int, error: str) -> None:
+    async def dropped(item_id: int, tries: int, error: str) -> None:
         entry = AuditEntry(
-            channel="telegram",
+            channel=channel,
             sender_id="",
             status="error",
-            detail=f"update {update_id} dropped after {tries} failures: {error}",
-            event="telegram_update_dropped",
+            detail=f"{thing} {item_id} dropped after {tries} failures: {error}",
+            event=f"{channel}_{thing}_dropped",
         )
         await store.call(store.audit, entry)
         await store.call(
             store.keep_owner_alert,
-            f"A Telegram update ({update_id}) failed {tries} times and was dropped so that "
-            f"later messages get through: {error}. See omega.log.",
+            f"A {channel.capitalize()} {thing} ({item_id}) failed {tries} times and was dropped "
+            f"so that later messages get through: {error}. See omega.log.",
         )
 
     return dropped

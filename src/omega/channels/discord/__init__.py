@@ -35,11 +35,14 @@ def _build(ctx: ChannelContext) -> Channel:
         raise ChannelUnavailableError(
             f"the Discord channel needs discord.py ({exc.name or exc}): {INSTALL}"
         ) from None
+    from omega.channels.builtin import report_dropped
     from omega.channels.discord.state import DiscordState
 
     state = DiscordState.load(ctx.paths.home / "discord.state.json", ctx.state())
+    # A message given up unread is audited and told to the owner, as Telegram's updates are.
+    dropped = report_dropped(ctx.store, "discord", "message") if ctx.store is not None else None
     channel: DiscordChannel
-    channel = DiscordChannel(section, state, ctx.health(lambda: channel.account))
+    channel = DiscordChannel(section, state, ctx.health(lambda: channel.account), dropped)
     return channel
 
 

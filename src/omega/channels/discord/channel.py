@@ -6,7 +6,9 @@ Each message's id for Omega is `discord:<message id>`, so one replayed or seen t
 answered once by the durable inbox; a crash after `submit` is answered after the restart.
 
 Messages reach `submit` one at a time, in the order they came, from a queue that `on_message`
-fills; attachments are downloaded before `submit`, so their bytes are in the inbox too.
+fills; attachments are downloaded before `submit`, so their bytes are in the inbox too. Only a
+message that cannot be read is given up, after a few tries; one read is submitted until the
+store takes it (inbound.py).
 Replies never ping anyone (`AllowedMentions.none()`): a model's "@everyone" stays text.
 
 Nothing of a refused stranger is kept: a channel is remembered for catching up (state.py)
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import io
 import logging
 import re
@@ -30,8 +33,10 @@ import yarl
 from discord.gateway import DiscordWebSocket
 
 from omega.channels.base import Submit
+from omega.channels.discord import inbound
 from omega.channels.discord.config import DiscordConfig
 from omega.channels.discord.files import download_attachments, photo_filename
+from omega.channels.discord.inbound import Dropped
 from omega.channels.discord.pieces import discord_pieces
 from omega.channels.discord.state import DiscordState
 from omega.channels.health import HealthReporter
@@ -46,16 +51,8 @@ CHANNEL_TARGET = "channel:"  # a reply target naming a guild channel; a bare id 
 RETRY_SECS = (1.0, 5.0, 30.0, 120.0)
 HEALTH_REFRESH_SECS = 30.0  # waits after a failed start, the last one repeated
 CATCH_UP_LIMIT = 100  # messages read back per channel after a new session
-SUBMIT_ATTEMPTS = 3  # a message whose submit keeps failing is dropped after this many tries
 DM_CHANNELS_KEPT = 1000  # users whose DM channel id is remembered, most recently used last
-_ANSWERED_TYPES = ("default", "reply")
-_FILE_NAME = re.compile(r"[\w-][\w.-]{0,99}\.[A-Za-z0-9]{1,5}")
-_IMAGE_MAGIC = (
-    (b"\x89PNG", "png"),
-    (b"\xff\xd8\xff", "jpg"),
-    (b"GIF8", "gif"),
-    (b"RIFF", "webp"),
-)  # joins, pins, boosts... are not messages to answer
+_ANSWERED_TYPES = ("default", "reply")  # joins, pins, boosts... are not messages to answer
 
 
 class DiscordSendError(OmegaError):
@@ -77,8 +74,15 @@ class DiscordChannel:
 
     name = NAME
 
-    def __init__(self, config: DiscordConfig, state: DiscordState, health: HealthReporter) -> None:
+    def __init__(
+        self,
+        config: DiscordConfig,
+        state: DiscordState,
+        health: HealthReporter,
+        dropped: Dropped | None = None,
+    ) -> None:
         self.config = config
+        self._dropped = dropped
         self.state = state
         self.health = health
         self.client: discord.Client | None = None
@@ -215,22 +219,32 @@ class DiscordChannel:
         return client
 
     async def _consume(self, submit: Submit) -> None:
-        """Hand the queued messages to `submit`, in order."""
+        """Hand the queued messages to `submit`, in order: each read (or given up unread), then
+        stored however long the store is away; `run` cancels it at the stop."""
         while True:
             message, dm = await self._queue.get()
             if dm is None:
                 dm = not _in_guild(message)
-            for attempt in range(1, SUBMIT_ATTEMPTS + 1):
+            read, incoming = await inbound.read(
+                message.id,
+                functools.partial(self._incoming, message, dm),
+                self._sleep,
+                self._stop,
+                self._dropped,
+            )
+            if not read:  # given up (logged and reported), or left for the next start
+                if self._stop.is_set():
+                    return
+                continue
+            if incoming is not None and not await inbound.store(
+                incoming, submit, self._sleep, self._stop
+            ):
+                return  # the channel stopped first
+            if str(message.channel.id) in self.state.channels:  # answered there before
                 try:
-                    incoming = await self._incoming(message, dm)
-                    if incoming is not None:
-                        await submit(incoming)  # returns once the message is durable
-                    if str(message.channel.id) in self.state.channels:  # answered there before
-                        await self._handed(message.channel.id, message.id, dm)
-                    break
-                except Exception:
-                    log.exception("discord: message %s not accepted (try %d)", message.id, attempt)
-                    await self._sleep(1.0)
+                    await self._handed(message.channel.id, message.id, dm)
+                except Exception:  # stored all the same; only the catch-up mark is behind
+                    log.exception("discord: message %s not noted as handed", message.id)
 
     async def _handed(self, channel_id: int, message_id: int, dm: bool) -> None:
         """Note the newest message of a remembered channel (one change and save at a time:
