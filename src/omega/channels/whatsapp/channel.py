@@ -69,7 +69,7 @@ PAIR_TIMEOUT_SECS = 180.0  # whatsmeow's codes run out after about this long
 SENT_IDS_KEPT = 2000  # ids of sent messages remembered for echo prevention
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 MAX_CAPTION_UNITS = 1024
-SUBMIT_ATTEMPTS = 3
+STORE_PAUSE_MAX_SECS = 30.0  # the longest pause between tries to store a message read
 
 Send = Callable[[OutgoingMessage], Awaitable[None]]
 Audience = tuple[str, str]  # (channel, target) told about pairing
@@ -417,15 +417,19 @@ class WhatsAppChannel:
             incoming = await to_incoming(self.client, message, own, self._max_download)
             if incoming is None or self._submit is None:
                 return
-            for attempt in range(1, SUBMIT_ATTEMPTS + 1):
+            # Read, it is only lost if the store never takes it: tried again (1 s, doubling to
+            # STORE_PAUSE_MAX_SECS) until it does, or the channel stops.
+            pause = 1.0
+            while True:
                 try:
                     await self._submit(incoming)
                     break
                 except Exception:
-                    log.exception("whatsapp: message %s not accepted (try %d)", message.id, attempt)
-                    if attempt == SUBMIT_ATTEMPTS:
+                    log.exception("whatsapp: message %s not stored; trying again", message.id)
+                    await self._sleep(pause)
+                    if self._stop.is_set():
                         return
-                    await self._sleep(1.0)
+                    pause = min(pause * 2, STORE_PAUSE_MAX_SECS)
             try:
                 await self.client.mark_read(message)
             except Exception as exc:
