@@ -11,11 +11,13 @@ from typing import Literal
 
 from omega.config import Config
 from omega.memory.audit import AuditEntry
-from omega.memory.provenance import ATTACHED, read_name, reads_in, rooms_in
+from omega.memory.provenance import ATTACHED, read_name
 from omega.memory.provenance import ATTACHMENT_NOTE as ATTACHMENT_NOTE
 from omega.memory.provenance import OWN_TEXT_TOOLS as OWN_TEXT_TOOLS
 from omega.memory.provenance import ROOM_WORDS as ROOM_WORDS
 from omega.memory.provenance import UNCHECKED as UNCHECKED
+from omega.memory.provenance import reads_in as reads_in
+from omega.memory.provenance import rooms_in as rooms_in
 from omega.memory.store import Store
 from omega.owner import owner_alert
 from omega.paths import OmegaPaths
