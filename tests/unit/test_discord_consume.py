@@ -130,7 +130,7 @@ async def test_a_message_that_cannot_be_read_is_given_up_and_the_next_flows(
 ) -> None:
     channel, _ = made
     reads: list[int] = []
-    dropped: list[tuple[int, int, str]] = []
+    dropped: list[tuple[int | str, int, str]] = []
     read = channel._incoming
 
     async def incoming(message: discord.Message, dm: bool) -> IncomingMessage | None:
@@ -139,7 +139,7 @@ async def test_a_message_that_cannot_be_read_is_given_up_and_the_next_flows(
             raise KeyError("a shape nobody knows")
         return await read(message, dm)
 
-    async def report(message_id: int, tries: int, error: str) -> None:
+    async def report(message_id: int | str, tries: int, error: str) -> None:
         dropped.append((message_id, tries, error))
 
     monkeypatch.setattr(channel, "_incoming", incoming)

@@ -1,5 +1,5 @@
 """The Slack channel in-process against the wire double: an event is acknowledged only once
-its message is durable (a failed submit leaves it for Slack to retry), and the bot token is
+its message is durable (a failed submit is tried again first), and the bot token is
 never sent to a file host that is not Slack's."""
 
 from __future__ import annotations
@@ -90,14 +90,22 @@ async def test_an_event_is_acknowledged_only_after_it_is_durable(
         done.set_result(None)
         return done
 
+    paused = asyncio.Event()
+    resume = asyncio.Event()
+
+    async def pause(secs: float) -> None:  # the store is away until the test says otherwise
+        paused.set()
+        await resume.wait()
+
+    channel._sleep = pause  # type: ignore[method-assign]
     task = asyncio.create_task(channel.run(submit))
     try:
         await _until(lambda: slack.connections == 1)
-        ts, event_id = await asyncio.to_thread(slack.dm, ANA, "hello")
-        await asyncio.sleep(1.0)
+        ts, _ = await asyncio.to_thread(slack.dm, ANA, "hello")
+        await asyncio.wait_for(paused.wait(), 15)
         [first] = slack.envelopes
-        assert first.acked_at is None  # not durable: Slack must deliver it again
-        await asyncio.to_thread(slack.retry, event_id)
+        assert first.acked_at is None  # not durable: not acknowledged (submitted again)
+        resume.set()
         await _until(lambda: slack.envelopes[-1].acked_at is not None)
         assert [m.id for m in taken] == [f"slack:{TEAM}:D0ANA00001:{ts}"]
         assert taken[0].sender_name == "Ana" and taken[0].reply_target == "D0ANA00001"

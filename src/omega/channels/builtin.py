@@ -74,12 +74,12 @@ def _audit_refused(store: Store) -> Callable[[str, str], Awaitable[None]]:
 
 def report_dropped(
     store: Store, channel: str = "telegram", thing: str = "update"
-) -> Callable[[int, int, str], Awaitable[None]]:
-    """Audits an update or message given up on, unread again and again (Telegram, Discord), and
-    keeps an alert for the owner (delivered where they can reach it; `omega status` shows it)."""
+) -> Callable[[int | str, int, str], Awaitable[None]]:
+    """Audits an update, message or event given up on, unread (Telegram, Discord, Slack,
+    Matrix), and keeps an alert for the owner (delivered where they can reach it; status too)."""
     from omega.memory.audit import AuditEntry
 
-    async def dropped(item_id: int, tries: int, error: str) -> None:
+    async def dropped(item_id: int | str, tries: int, error: str) -> None:
         entry = AuditEntry(
             channel=channel,
             sender_id="",

@@ -264,17 +264,28 @@ class DiscordChannel:
             else:
                 channel = client.get_partial_messageable(channel_id)
             try:
-                found = [
-                    message
-                    async for message in channel.history(
-                        limit=CATCH_UP_LIMIT, after=discord.Object(last), oldest_first=True
-                    )
-                ]
+                found = await self._history(client, channel, last)
             except (discord.HTTPException, aiohttp.ClientError) as exc:
                 log.warning("discord: could not read channel %s's history: %s", channel_id, exc)
                 continue
             for message in sorted(found, key=lambda m: m.id):
                 self._queue.put_nowait((message, dm))
+
+    async def _history(
+        self, client: discord.Client, channel: discord.PartialMessageable, last: int
+    ) -> list[discord.Message]:
+        """The messages of `channel` after `last` (one page, as `history` reads it); one that
+        discord.py cannot parse (an attachment without `size`) is logged, reported, skipped."""
+        state = client._connection  # history's own parser, but one message at a time
+        found: list[discord.Message] = []
+        for raw in await state.http.logs_from(channel.id, CATCH_UP_LIMIT, after=last):
+            try:
+                found.append(state.create_message(channel=channel, data=raw))
+            except Exception as exc:
+                ident = str(raw.get("id"))[:30] if isinstance(raw, dict) else "?"
+                log.warning("discord: message %s in %s unreadable: %r", ident, channel.id, exc)
+                await inbound.report(self._dropped, ident, 1, exc)
+        return found
 
     async def _incoming(self, message: discord.Message, dm: bool) -> IncomingMessage | None:
         """The IncomingMessage for `message`, or None when it is not for Omega (a bot's, a

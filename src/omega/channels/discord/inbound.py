@@ -20,7 +20,7 @@ STORE_BACKOFF_FIRST_SECS = 1.0  # a message read but not stored is submitted aga
 STORE_BACKOFF_MAX_SECS = 30.0  # doubling up to this, until the store takes it
 
 # Told of a message given up unread: its id, the tries, the last error (audited, the owner told).
-Dropped = Callable[[int, int, str], Awaitable[None]]
+Dropped = Callable[[int | str, int, str], Awaitable[None]]
 # The channel's pause: returns early when the channel stops.
 Pause = Callable[[float], Awaitable[None]]
 
@@ -51,12 +51,19 @@ async def read(
         READ_ATTEMPTS,
         exc_info=error,
     )
+    await report(dropped, message_id, READ_ATTEMPTS, error)
+    return False, None
+
+
+async def report(
+    dropped: Dropped | None, message_id: int | str, tries: int, error: BaseException | None
+) -> None:
+    """Tell `dropped` of a message given up unread (a failure to tell is only logged)."""
     if dropped is not None:
         try:
-            await dropped(message_id, READ_ATTEMPTS, repr(error)[:300])
+            await dropped(message_id, tries, repr(error)[:300])
         except Exception:
             log.exception("discord: the dropped message %s could not be reported", message_id)
-    return False, None
 
 
 async def store(

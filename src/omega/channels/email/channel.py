@@ -57,6 +57,10 @@ class SendMailError(OmegaError):
     """The SMTP server refused the mail or could not be reached."""
 
 
+class NotStoredError(OmegaError):
+    """`submit` failed (the store away): tried again after a pause, as a lost connection."""
+
+
 class EmailChannel:
     """IMAP in (IDLE or polling), SMTP out."""
 
@@ -99,7 +103,8 @@ class EmailChannel:
                 self.health.report("running")
                 failures = 0
                 await self._serve(session, submit)
-            except (MailboxError, OSError, EOFError) as exc:  # imaplib.abort is an OSError
+            # imaplib.abort is an OSError; a mail not stored is neither seen nor passed.
+            except (MailboxError, OSError, EOFError, NotStoredError) as exc:
                 await self._failed(exc, failures)
                 failures += 1
             finally:
@@ -181,7 +186,10 @@ class EmailChannel:
             assurance=mail.assurance,
             assurance_detail=mail.assurance_detail,
         )
-        await submit(message)  # returns once the message is durable in the inbox
+        try:
+            await submit(message)  # returns once the message is durable in the inbox
+        except Exception as exc:  # the store away: the mail stays unseen and is read again
+            raise NotStoredError(f"mail {ident} not stored yet: {exc!r}"[:300]) from exc
         if await self._admitted(ident):
             async with self._lock:
                 self.state.admit(ident)  # saved with the cursor

@@ -30,6 +30,7 @@ def _build(ctx: ChannelContext) -> Channel:
     missing = missing_settings(ctx.section)
     if missing:
         raise ChannelUnavailableError(f"[channel.matrix] needs {', '.join(missing)}")
+    from omega.channels.builtin import report_dropped
     from omega.channels.matrix.channel import MatrixChannel
     from omega.channels.matrix.state import SyncState
 
@@ -38,7 +39,9 @@ def _build(ctx: ChannelContext) -> Channel:
         owner.partition(":")[2] for owner in ctx.config.auth.owners if owner.startswith("matrix:")
     )
     state = SyncState.load(ctx.paths.home / STATE_FILE, ctx.state())
-    return MatrixChannel(section, state, ctx.health(lambda: section.user_id), owners)
+    # An event skipped unread is audited and told to the owner, as Telegram's updates are.
+    dropped = report_dropped(ctx.store, "matrix", "event") if ctx.store is not None else None
+    return MatrixChannel(section, state, ctx.health(lambda: section.user_id), owners, dropped)
 
 
 PLUGIN = ChannelPlugin(

@@ -26,6 +26,7 @@ import logging
 from collections.abc import Awaitable, Mapping
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from omega.channels import inbound
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.matrix.config import MAX_MESSAGE_UNITS, MatrixConfig
@@ -107,8 +108,10 @@ class MatrixChannel:
         state: SyncState,
         health: HealthReporter,
         owners: tuple[str, ...] = (),
+        dropped: inbound.Dropped | None = None,
     ) -> None:
         self.config = config
+        self.dropped = dropped  # told of an event skipped unread (audited, the owner told)
         self.state = state
         self.health = health
         self.owners = owners  # owners' Matrix ids, whose invitations are always accepted
@@ -243,20 +246,29 @@ class MatrixChannel:
 
     async def _event(self, room_id: str, source: Mapping[str, Any], submit: Submit) -> None:
         """Hand one timeline event to Omega when it is a message for it. One that cannot be
-        read is skipped with a log line (its sync would bring it back, and stop the channel,
-        forever); the homeserver away, or the message not handed over, is raised: synced again."""
+        read is skipped, logged and reported (its sync would bring it back, and stop the
+        channel, forever); the homeserver away is raised: synced again. One read is submitted
+        until the store takes it (a store failure ended the channel), or StoppedError."""
         from aiohttp import ClientError
 
+        event_id = str(source.get("event_id"))[:100]
         try:
             message = await self._incoming(room_id, source)
         except (StoppedError, TimeoutError, HomeserverError, ClientError, OSError):
             raise
-        except Exception:
-            event_id = str(source.get("event_id"))[:100]
+        except Exception as exc:
             log.exception("matrix: event %s in %s could not be read; skipped", event_id, room_id)
+            if self.dropped is not None:
+                try:
+                    await self.dropped(event_id, 1, repr(exc)[:300])
+                except Exception:
+                    log.exception("matrix: the skipped event %s could not be reported", event_id)
             return
         if message is not None:
-            await submit(message)  # returns once the message is durable in the inbox
+            try:  # the sync token is saved only once this returned
+                await inbound.store(NAME, message, submit, self._sleep, self._stop)
+            except inbound.Stopped:
+                raise StoppedError from None
 
     async def _incoming(self, room_id: str, source: Mapping[str, Any]) -> IncomingMessage | None:
         """What a timeline event says to Omega, or None when it is not a message for it (an

@@ -33,6 +33,7 @@ def _build(ctx: ChannelContext) -> Channel:
             f"the Slack channel needs slack-bolt, slack-sdk and aiohttp ({exc.name} is "
             f"missing): {INSTALL}"
         ) from None
+    from omega.channels.builtin import report_dropped
     from omega.channels.slack.state import SlackState
 
     env = dict(os.environ)
@@ -46,6 +47,7 @@ def _build(ctx: ChannelContext) -> Channel:
         ctx.section.app_token_value(env),
         state,
         ctx.health(lambda: f"@{channel.bot_name}" if channel.bot_name else ""),
+        report_dropped(ctx.store, "slack", "message") if ctx.store is not None else None,
     )
     return channel
 

@@ -30,6 +30,7 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import AsyncRateLimitErrorRetryHandler
 from slack_sdk.web.async_client import AsyncWebClient
 
+from omega.channels import inbound
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.slack.config import SlackConfig
@@ -94,8 +95,10 @@ class SlackChannel:
         app_token: str,
         state: SlackState,
         health: HealthReporter,
+        dropped: inbound.Dropped | None = None,
     ) -> None:
         self.config = config
+        self._dropped = dropped  # told of a message given up unread (audited, owner told)
         self.state = state
         self.health = health
         self._bot_token = bot_token
@@ -217,8 +220,8 @@ class SlackChannel:
         return app
 
     async def _on_event(self, body: dict[str, Any]) -> None:
-        """Hand the message an event carries to Omega; returns once it is durable (then
-        Bolt acknowledges the event). An exception leaves it unacknowledged: Slack retries."""
+        """Hand the message an event carries to Omega; returns once it is durable, or given up
+        unread (then Bolt acknowledges the event). A stop first leaves it to Slack's retry."""
         event = body.get("event")
         if not isinstance(event, dict) or self._submit is None:
             return
@@ -227,7 +230,17 @@ class SlackChannel:
         found = addressed(event, team, self.bot_user_id, self.state.followed if follow else set())
         if found is None:
             return
-        await self._submit(await self._incoming(found))
+        submit = self._submit
+        # Slack delivers an unacknowledged event only three times more, minutes apart: one
+        # read is stored here however long the store is away; one unreadable is given up
+        # (audited, the owner told) and acknowledged. A stop leaves it unacknowledged.
+        ident = found.inbox_id
+        pause, stop = self._sleep, self._stop
+        _, incoming = await inbound.read(
+            NAME, ident, lambda: self._incoming(found), pause, stop, self._dropped
+        )
+        if incoming is not None:
+            await inbound.store(NAME, incoming, submit, pause, stop)
 
     async def _incoming(self, found: Addressed) -> IncomingMessage:
         attachments, notes = await self._files(found.files)
