@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 PRIVATE_FILE_MODE = 0o600
 PRIVATE_DIR_MODE = 0o700
+OWNER_BITS = 0o700
+
+
+def private_mode(st_mode: int) -> int:
+    """The owner-only mode for what `st_mode` describes: 0700 for a folder, else 0600."""
+    return PRIVATE_DIR_MODE if stat.S_ISDIR(st_mode) else PRIVATE_FILE_MODE
 
 
 def default_home() -> Path:

@@ -107,6 +107,14 @@ class Sandbox:
         return self._status
 
     @property
+    def home_exposed(self) -> bool:
+        """Whether commands can change the modes of $OMEGA_HOME's files (Landlock does not
+        cover chmod): no bubblewrap namespace hides it (Landlock alone, `rwx`, degraded)."""
+        if self.mode == "rwx" or self.status.degraded:
+            return True
+        return not (self.status.namespace or self._platform == "darwin")
+
+    @property
     def tmpdir(self) -> Path:
         """The private temp dir commands get as TMPDIR (inside the workspace, owner-only)."""
         return self.workspace / TMP_NAME

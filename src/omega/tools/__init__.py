@@ -11,6 +11,7 @@ something the others do not need (pydantic-ai, the memory store, the MCP client)
 - safe_fs (module): file operations that never follow a link out of a folder
 - wrappers (module): the pydantic-ai toolsets that run and record tool calls (imports pydantic-ai)
 - mcp (module): skills' MCP servers, started in the sandbox
+- home_guard (module): Omega's file modes put back after a command that changed them
 - mcp_health (module): what each MCP server last did, for status and self-healing
 - mcp_status (module): each MCP server's state in one line, for status and the Health page
 - human (module): tools the owner added by hand, pinned by digest
@@ -30,6 +31,7 @@ __all__ = [
     "ToolSpec",
     "builtin_registry",
     "current_deps",
+    "home_guard",
     "human",
     "mcp",
     "mcp_health",

@@ -23,6 +23,7 @@ from omega.sandbox.folders import UnsafeFolderError, confined_folder
 from omega.tools import safe_fs
 from omega.tools.context import FailedOutput, ToolError, current_deps
 from omega.tools.fetch import fetch
+from omega.tools.home_guard import guarded
 from omega.tools.html_text import html_to_text
 from omega.tools.registry import ToolRegistry
 
@@ -240,6 +241,14 @@ class BuiltinTools:
         timeout = min(max(timeout_secs, 1), MAX_SHELL_TIMEOUT)
         root = self.root()
         sandbox = self.sandbox.for_workspace(self.current_workspace())
+        deps = current_deps()
+        who = (deps.channel, deps.sender_id)
+        # Without bubblewrap, the modes of Omega's own files are checked after the command.
+        async with guarded(sandbox, self.store, f"run_shell: {command}", deps.call_id, who):
+            return await self._shell(sandbox, root, command, limit=timeout)
+
+    async def _shell(self, sandbox: Sandbox, root: Path, command: str, *, limit: int) -> str:
+        """Run `command` confined by `sandbox` in `root` for at most `limit` seconds."""
         process = await asyncio.create_subprocess_exec(
             *sandbox.command(["/bin/sh", "-c", command]),
             cwd=root,
@@ -263,12 +272,12 @@ class BuiltinTools:
             await process.wait()
 
         try:
-            await asyncio.wait_for(drain(), timeout)
+            await asyncio.wait_for(drain(), limit)
         except TimeoutError:
             await stop_launched(process, STOP_GRACE_SECS)
             output = _output(buffer, total)
             raise ToolError(
-                f"timed out after {timeout}s; the command was killed. Output so far:\n{output}"
+                f"timed out after {limit}s; the command was killed. Output so far:\n{output}"
             ) from None
         finally:
             if process.returncode is None:  # cancelled or timed out: leave nothing running

@@ -34,6 +34,7 @@ class ToolDeps:
     # memory search stays inside that conversation.
     thread: str = ""
     group: bool = False
+    call_id: str = ""  # the model's id of the tool call running now (set by the toolset)
 
 
 # The run's deps, set around each tool call by the registry's toolset, so plain functions (no

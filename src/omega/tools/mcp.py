@@ -25,6 +25,7 @@ from omega.config.safety import SandboxSection
 from omega.paths import OmegaPaths, default_home
 from omega.sandbox import Sandbox
 from omega.sandbox.servers import server_environment
+from omega.tools.home_guard import guarded
 from omega.tools.mcp_health import mark_running, mark_stopped, probe_server, record_failure
 from omega.types import McpServer
 
@@ -182,6 +183,9 @@ async def start_servers(
             record_failure(home, server.name, missing)
         return started
     planned = launches(servers, sandbox, cwd)
+    # Left last, once the servers stopped: the modes of Omega's files checked (home_guard).
+    names = ", ".join(dict.fromkeys(launch.server.name for launch in planned))
+    await stack.enter_async_context(guarded(sandbox, None, f"the MCP server(s) {names}"))
     for launch, toolset in _toolsets(planned, init_timeout, home, tool_deadline):
         try:  # a hang on start-up ends at the toolset's init_timeout
             await stack.enter_async_context(toolset)

@@ -10,7 +10,7 @@ import json
 import logging
 import time
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pydantic_ai import RunContext
@@ -47,7 +47,7 @@ class RegistryToolset(WrapperToolset[ToolDeps]):
         tool: ToolsetTool[ToolDeps],
     ) -> Any:
         deps = ctx.deps if isinstance(ctx.deps, ToolDeps) else ToolDeps()
-        token = set_current_deps(deps)
+        token = set_current_deps(replace(deps, call_id=ctx.tool_call_id or ""))
         try:
             return await super().call_tool(name, tool_args, ctx, tool)
         except ToolError as exc:

@@ -11,7 +11,7 @@ import stat
 from pathlib import Path
 
 from omega.ops.security.model import AuditContext, Finding, Severity, milder
-from omega.paths import PRIVATE_DIR_MODE, PRIVATE_FILE_MODE
+from omega.paths import PRIVATE_DIR_MODE, private_mode
 
 BACKUP_PREFIX = "omega-backup-"  # the folders `omega backup` writes (ops/backup.py)
 PRE_RESTORE_PREFIX = "pre-restore-"  # what `omega restore` moved aside (ops/backup.py)
@@ -30,8 +30,7 @@ SECRET_FILES: tuple[tuple[str, Severity, str], ...] = (
 )
 
 
-def _wanted(mode: int) -> int:
-    return PRIVATE_DIR_MODE if stat.S_ISDIR(mode) else PRIVATE_FILE_MODE
+_wanted = private_mode  # the same owner-only modes the sandbox's guard restores
 
 
 def _chmod(path: Path, new: int) -> str:

@@ -61,6 +61,7 @@ from omega.providers.claude.stream import (
 )
 from omega.sandbox import Sandbox, stop_launched
 from omega.sandbox.folders import UnsafeFolderError, confined_folder
+from omega.tools.home_guard import guarded
 from omega.types import Context, McpServer, Reply, ToolCall, Usage
 
 log = logging.getLogger(__name__)
@@ -249,16 +250,19 @@ class ClaudeCodeProvider:
         folder.mkdir(parents=True, exist_ok=True)
         # Background calls have no tools, so no MCP servers either.
         servers = usable_servers(context.mcp_servers) if context.use_tools else ()
-        # The CLI's own state for this call only, in the person's private temp dir.
-        with private_home(self._sandbox.for_workspace(folder).tmpdir) as home:
-            if servers:
-                async with mcp_lock(folder):
-                    with mcp_settings(folder, servers, self._sandbox.for_workspace(folder)):
-                        reply = await self._complete(
-                            executable, context, servers, deadline, folder, home
-                        )
-            else:
-                reply = await self._complete(executable, context, (), deadline, folder, home)
+        sandbox = self._sandbox.for_workspace(folder)
+        # The CLI's own state for this call only, in the person's private temp dir; once it
+        # ended, the modes of Omega's files are checked where no namespace hid them.
+        async with guarded(sandbox, None, "the claude CLI"):
+            with private_home(sandbox.tmpdir) as home:
+                if servers:
+                    async with mcp_lock(folder):
+                        with mcp_settings(folder, servers, sandbox):
+                            reply = await self._complete(
+                                executable, context, servers, deadline, folder, home
+                            )
+                else:
+                    reply = await self._complete(executable, context, (), deadline, folder, home)
         elapsed_ms = int((time.perf_counter() - started) * 1000)
         log.info(
             "claude-code: answered in %d ms (%d tool calls)", elapsed_ms, len(reply.tool_calls)
