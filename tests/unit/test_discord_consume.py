@@ -11,7 +11,7 @@ from typing import Any
 import discord
 import pytest
 
-from omega.channels.discord import inbound
+from omega.channels import inbound
 from omega.channels.discord.channel import DiscordChannel
 from omega.types import IncomingMessage
 from tests.unit.test_fuzz_channels_discord import Cdn, a_user
@@ -152,7 +152,7 @@ async def test_a_message_that_cannot_be_read_is_given_up_and_the_next_flows(
 
     assert reads == [201] * inbound.READ_ATTEMPTS + [202]
     assert store.stored == ["discord:202"]
-    assert dropped == [(201, inbound.READ_ATTEMPTS, "KeyError('a shape nobody knows')")]
+    assert dropped == [("201", inbound.READ_ATTEMPTS, "KeyError('a shape nobody knows')")]
 
 
 async def test_a_stop_while_the_store_is_away_gives_nothing_up(

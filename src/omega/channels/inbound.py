@@ -53,12 +53,19 @@ async def read(
     log.error(
         "%s: message %s unreadable; dropped so later ones flow", channel, ident, exc_info=error
     )
+    await report(channel, dropped, ident, READ_ATTEMPTS, error)
+    return False, None
+
+
+async def report(
+    channel: str, dropped: Dropped | None, ident: int | str, tries: int, error: BaseException | None
+) -> None:
+    """Tell `dropped` of a message given up unread (a failure to tell is only logged)."""
     if dropped is not None:
         try:
-            await dropped(ident, READ_ATTEMPTS, repr(error)[:300])
+            await dropped(ident, tries, repr(error)[:300])
         except Exception:
             log.exception("%s: the dropped message %s could not be reported", channel, ident)
-    return False, None
 
 
 async def store(

@@ -8,7 +8,7 @@ answered once by the durable inbox; a crash after `submit` is answered after the
 Messages reach `submit` one at a time, in the order they came, from a queue that `on_message`
 fills; attachments are downloaded before `submit`, so their bytes are in the inbox too. Only a
 message that cannot be read is given up, after a few tries; one read is submitted until the
-store takes it (inbound.py).
+store takes it (omega.channels.inbound).
 Replies never ping anyone (`AllowedMentions.none()`): a model's "@everyone" stays text.
 
 Nothing of a refused stranger is kept: a channel is remembered for catching up (state.py)
@@ -32,14 +32,14 @@ import discord
 import yarl
 from discord.gateway import DiscordWebSocket
 
+from omega.channels import inbound
 from omega.channels.base import Submit
-from omega.channels.discord import inbound
 from omega.channels.discord.config import DiscordConfig
 from omega.channels.discord.files import download_attachments, photo_filename
-from omega.channels.discord.inbound import Dropped
 from omega.channels.discord.pieces import discord_pieces
 from omega.channels.discord.state import DiscordState
 from omega.channels.health import HealthReporter
+from omega.channels.inbound import Dropped
 from omega.errors import OmegaError
 from omega.text import scrub
 from omega.types import IncomingMessage, OutgoingMessage
@@ -225,21 +225,21 @@ class DiscordChannel:
             message, dm = await self._queue.get()
             if dm is None:
                 dm = not _in_guild(message)
-            read, incoming = await inbound.read(
-                message.id,
-                functools.partial(self._incoming, message, dm),
-                self._sleep,
-                self._stop,
-                self._dropped,
-            )
-            if not read:  # given up (logged and reported), or left for the next start
-                if self._stop.is_set():
-                    return
-                continue
-            if incoming is not None and not await inbound.store(
-                incoming, submit, self._sleep, self._stop
-            ):
-                return  # the channel stopped first
+            try:
+                read, incoming = await inbound.read(
+                    NAME,
+                    str(message.id),
+                    functools.partial(self._incoming, message, dm),
+                    self._sleep,
+                    self._stop,
+                    self._dropped,
+                )
+                if not read:  # given up: logged and reported
+                    continue
+                if incoming is not None:
+                    await inbound.store(NAME, incoming, submit, self._sleep, self._stop)
+            except inbound.Stopped:  # left for the next start's catch-up
+                return
             if str(message.channel.id) in self.state.channels:  # answered there before
                 try:
                     await self._handed(message.channel.id, message.id, dm)
@@ -284,7 +284,7 @@ class DiscordChannel:
             except Exception as exc:
                 ident = str(raw.get("id"))[:30] if isinstance(raw, dict) else "?"
                 log.warning("discord: message %s in %s unreadable: %r", ident, channel.id, exc)
-                await inbound.report(self._dropped, ident, 1, exc)
+                await inbound.report(NAME, self._dropped, ident, 1, exc)
         return found
 
     async def _incoming(self, message: discord.Message, dm: bool) -> IncomingMessage | None:
