@@ -37,6 +37,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Literal, TextIO
 
+from omega.channels import inbound
 from omega.channels.base import Submit
 from omega.channels.health import HealthReporter
 from omega.channels.text import split_text, utf16_len
@@ -69,7 +70,6 @@ PAIR_TIMEOUT_SECS = 180.0  # whatsmeow's codes run out after about this long
 SENT_IDS_KEPT = 2000  # ids of sent messages remembered for echo prevention
 MAX_DOWNLOAD_BYTES = 50 * 1024 * 1024
 MAX_CAPTION_UNITS = 1024
-STORE_PAUSE_MAX_SECS = 30.0  # the longest pause between tries to store a message read
 
 Send = Callable[[OutgoingMessage], Awaitable[None]]
 Audience = tuple[str, str]  # (channel, target) told about pairing
@@ -417,19 +417,10 @@ class WhatsAppChannel:
             incoming = await to_incoming(self.client, message, own, self._max_download)
             if incoming is None or self._submit is None:
                 return
-            # Read, it is only lost if the store never takes it: tried again (1 s, doubling to
-            # STORE_PAUSE_MAX_SECS) until it does, or the channel stops.
-            pause = 1.0
-            while True:
-                try:
-                    await self._submit(incoming)
-                    break
-                except Exception:
-                    log.exception("whatsapp: message %s not stored; trying again", message.id)
-                    await self._sleep(pause)
-                    if self._stop.is_set():
-                        return
-                    pause = min(pause * 2, STORE_PAUSE_MAX_SECS)
+            try:  # WhatsApp does not deliver it again: tried until the store takes it
+                await inbound.store(NAME, incoming, self._submit, self._sleep, self._stop)
+            except inbound.Stopped:
+                return
             try:
                 await self.client.mark_read(message)
             except Exception as exc:
