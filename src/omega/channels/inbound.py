@@ -10,6 +10,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from omega.channels.base import Submit
+from omega.errors import OmegaError
 from omega.types import IncomingMessage
 
 log = logging.getLogger(__name__)
@@ -25,7 +26,7 @@ Dropped = Callable[[int | str, int, str], Awaitable[None]]
 Pause = Callable[[float], Awaitable[None]]
 
 
-class Stopped(Exception):  # noqa: N818 - a signal, not a failure
+class Stopped(OmegaError):  # noqa: N818 - a signal, not a failure
     """The channel stopped before the message was read or stored: it is left unconfirmed."""
 
 
