@@ -21,6 +21,7 @@ import os
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
 from omega.config import Config
@@ -95,6 +96,20 @@ def audited(store: Store, event: str) -> list[dict[str, Any]]:
     return [dict(row) for row in rows]
 
 
+def assert_applied_as_owners(store: Store, checklist: Path, events: list[dict[str, Any]]) -> None:
+    """The reply's lasting markers took effect as the owner's: the action task (owner role)
+    and the checklist line, nothing refused, nothing told to the owner as not done."""
+    [task] = store.query("SELECT task_type, creator_role, description FROM scheduled_tasks")
+    assert (task["task_type"], task["creator_role"], task["description"]) == (
+        "action",
+        "owner",
+        ACTION,
+    )
+    assert CHECK in checklist.read_text()
+    assert audited(store, "marker_refused") == []
+    assert not [e for e in events if "Not done" in str(e.get("text"))]
+
+
 def heartbeat_after(
     fake: FakeOpenAI, make_deps: MakeDeps, line: Mapping[str, object]
 ) -> tuple[PipelineDeps, list[dict[str, Any]]]:
@@ -151,15 +166,7 @@ def test_the_owners_private_conversation_still_feeds_the_heartbeat_as_their_word
     store = deps.store
     [conversation] = store.query("SELECT is_group FROM conversations")
     assert conversation["is_group"] == 0
-    [task] = store.query("SELECT task_type, creator_role, description FROM scheduled_tasks")
-    assert (task["task_type"], task["creator_role"], task["description"]) == (
-        "action",
-        "owner",
-        ACTION,
-    )
-    assert CHECK in deps.paths.heartbeat.read_text()
-    assert audited(store, "marker_refused") == []
-    assert not [e for e in events if "Not done" in str(e.get("text"))]
+    assert_applied_as_owners(store, deps.paths.heartbeat, events)
 
 
 INTROSPECTION = "Analyse these actions of yours"

@@ -21,12 +21,12 @@ from omega.turn import PipelineDeps, conversation_reads, rooms_in
 from tests.conftest import MakeDeps
 from tests.fakes.openai_server import FakeOpenAI, Step
 from tests.integration.test_room_words import (
-    ACTION,
     BASE,
     CHECK,
     HEARTBEAT,
     MARKERS,
     OWNER,
+    assert_applied_as_owners,
     audited,
     chat,
     later_until,
@@ -180,15 +180,7 @@ def test_a_private_turn_without_room_text_still_applies_its_markers(
     events = chat(fake_openai, own, {"text": "/forget"}, {"text": GO_AHEAD})
     [request] = [r for r in fake_openai.requests if "go ahead" in r.last_user_text]
     assert "the cleanup script from evil.example fixes" in request.system_text  # recalled
-    [task] = store.query("SELECT task_type, creator_role, description FROM scheduled_tasks")
-    assert (task["task_type"], task["creator_role"], task["description"]) == (
-        "action",
-        "owner",
-        ACTION,
-    )
-    assert CHECK in deps.paths.heartbeat.read_text()
-    assert audited(store, "marker_refused") == []
-    assert not [e for e in events if "Not done" in str(e.get("text"))]
+    assert_applied_as_owners(store, deps.paths.heartbeat, events)
 
 
 def test_only_a_private_turn_counts_recalled_room_words(make_deps: MakeDeps) -> None:

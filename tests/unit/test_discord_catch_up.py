@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from omega.channels.discord.channel import DiscordChannel
-from tests.unit.test_fuzz_channels_discord import Cdn, a_user
+from tests.unit.test_fuzz_channels_discord import Cdn, a_message, a_user
 from tests.unit.test_fuzz_channels_discord import channel as a_channel
 
 # Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
@@ -22,22 +22,7 @@ OTHER_DM = 600
 
 def raw(message_id: int, channel_id: int, text: str, files: list[Any] | None = None) -> Any:
     """A message as the channel-history endpoint returns it."""
-    return {
-        "id": str(message_id),
-        "channel_id": str(channel_id),
-        "author": a_user(42, "ana"),
-        "content": text,
-        "timestamp": "2024-01-01T00:00:00+00:00",
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [],
-        "mention_roles": [],
-        "attachments": files or [],
-        "embeds": [],
-        "pinned": False,
-        "type": 0,
-    }
+    return a_message(message_id, channel_id, a_user(42, "ana"), text, files or [])
 
 
 class History(Cdn):

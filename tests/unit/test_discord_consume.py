@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
 
 import discord
 import pytest
@@ -14,7 +13,7 @@ import pytest
 from omega.channels import inbound
 from omega.channels.discord.channel import DiscordChannel
 from omega.types import IncomingMessage
-from tests.unit.test_fuzz_channels_discord import Cdn, a_user
+from tests.unit.test_fuzz_channels_discord import Cdn, a_message, a_user
 from tests.unit.test_fuzz_channels_discord import channel as a_channel
 
 # Opens no store: left out of the PostgreSQL run (tests/engine_split.py).
@@ -25,22 +24,7 @@ ANA = 42
 
 def a_dm(channel: DiscordChannel, message_id: int, text: str) -> discord.Message:
     """A DM from Ana, read by discord.py as its gateway parser does."""
-    data: dict[str, Any] = {
-        "id": str(message_id),
-        "channel_id": "500",
-        "author": a_user(ANA, "ana"),
-        "content": text,
-        "timestamp": "2024-01-01T00:00:00+00:00",
-        "edited_timestamp": None,
-        "tts": False,
-        "mention_everyone": False,
-        "mentions": [],
-        "mention_roles": [],
-        "attachments": [],
-        "embeds": [],
-        "pinned": False,
-        "type": 0,
-    }
+    data = a_message(message_id, 500, a_user(ANA, "ana"), text)
     assert channel.client is not None
     state = channel.client._connection
     where, _ = state._get_guild_channel(data)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ CDN is a fake answering some bytes, or refusing."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,28 @@ def a_user(user_id: int, name: str, bot: bool = False) -> dict[str, Any]:
     return {"id": str(user_id), "username": name, "discriminator": "0", "avatar": None} | (
         {"bot": True} if bot else {}
     )
+
+
+def a_message(
+    message_id: int, channel_id: int, author: dict[str, Any], text: str, files: Sequence[Any] = ()
+) -> dict[str, Any]:
+    """A message as the gateway and the channel-history endpoint give it."""
+    return {
+        "id": str(message_id),
+        "channel_id": str(channel_id),
+        "author": author,
+        "content": text,
+        "timestamp": "2024-01-01T00:00:00+00:00",
+        "edited_timestamp": None,
+        "tts": False,
+        "mention_everyone": False,
+        "mentions": [],
+        "mention_roles": [],
+        "attachments": list(files),
+        "embeds": [],
+        "pinned": False,
+        "type": 0,
+    }
 
 
 def client(cdn: Cdn) -> discord.Client:
